@@ -1,0 +1,79 @@
+//! How to run a network: length, warm-up, replications, seeds.
+
+use serde::Serialize;
+
+/// When one replication ends.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// After this many interactions complete after warm-up (system
+    /// completions: a closed job back at think, an open job leaving).
+    Jobs(u64),
+    /// After this much simulated time after warm-up, in seconds.
+    Time(f64),
+}
+
+/// What part of the start of each replication is discarded.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Warmup {
+    /// Keep everything.
+    None,
+    /// Discard the first this-many completed interactions.
+    Jobs(u64),
+    /// Discard the first this-many seconds.
+    Time(f64),
+    /// Choose the truncation point with the MSER-5 rule on batch means of
+    /// the system response time.
+    Mser5,
+}
+
+/// Stop adding replications when the relative 95% CI half-width of system
+/// throughput and mean response time are both at most `relative_half_width`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Precision {
+    /// Target half-width / mean, e.g. 0.01.
+    pub relative_half_width: f64,
+    /// Upper bound on replications.
+    pub max_replications: u32,
+}
+
+/// Everything besides the network that decides a run's results.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunConfig {
+    /// Root seed; every random stream derives from (seed, replication, stream id).
+    pub seed: u64,
+    /// Independent replications (at least 2 for a confidence interval).
+    pub replications: u32,
+    /// End of each replication.
+    pub stop: Stop,
+    /// Discarded start of each replication.
+    pub warmup: Warmup,
+    /// Optional target precision (adds replications beyond `replications`).
+    pub precision: Option<Precision>,
+    /// Response-time SLA in seconds: P(R > sla_s) is reported.
+    pub sla_s: Option<f64>,
+    /// Abort a replication as unstable when more jobs than this are present
+    /// in the network at once (open workloads).
+    pub max_jobs_present: u64,
+    /// Abort a replication after this many events (guards endless runs).
+    pub max_events: u64,
+    /// Worker threads for replications; 0 means one per core. Never changes results.
+    pub threads: usize,
+}
+
+impl Default for RunConfig {
+    fn default() -> RunConfig {
+        RunConfig {
+            seed: 1,
+            replications: 5,
+            stop: Stop::Jobs(100_000),
+            warmup: Warmup::Jobs(10_000),
+            precision: None,
+            sla_s: None,
+            max_jobs_present: 10_000_000,
+            max_events: 20_000_000_000,
+            threads: 0,
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Results: per replication raw figures, and the summary across replications
+//! with 95% confidence intervals. Plain structs that serialize at the edge.
+
+use serde::Serialize;
+
+/// A mean across replications with the half-width of its 95% confidence
+/// interval (Student t with R−1 degrees of freedom; 0 with one replication).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Default)]
+pub struct Estimate {
+    /// Mean across replications.
+    pub mean: f64,
+    /// Half-width of the 95% confidence interval.
+    pub ci95: f64,
+}
+
+/// Response-time mean and percentiles, in seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Default)]
+pub struct ResponseEstimate {
+    /// Mean response time.
+    pub mean: f64,
+    /// CI half-width of the mean.
+    pub ci95: f64,
+    /// Median.
+    pub p50: Estimate,
+    /// 90th percentile.
+    pub p90: Estimate,
+    /// 95th percentile.
+    pub p95: Estimate,
+    /// 99th percentile.
+    pub p99: Estimate,
+    /// 99.9th percentile.
+    pub p999: Estimate,
+}
+
+/// Whole-network figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct SystemResults {
+    /// Completed interactions per second.
+    pub throughput_per_s: Estimate,
+    /// Interaction response time (from leaving think / arriving to exit).
+    pub response_time_s: ResponseEstimate,
+    /// Fraction of interactions slower than the SLA, when one is set.
+    pub sla_violation: Option<Estimate>,
+}
+
+/// Figures of one station.
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct StationResults {
+    /// Station name.
+    pub name: String,
+    /// Station kind (`delay`, `queue`, `latch`, ...).
+    pub kind: String,
+    /// Departures per second.
+    pub throughput_per_s: Estimate,
+    /// Busy fraction: mean busy servers / servers (0 for a delay station).
+    pub utilization: Estimate,
+    /// Mean number present (queued and in service).
+    pub mean_jobs: Estimate,
+    /// Mean time from arrival at the station to departure.
+    pub response_time_s: Estimate,
+    /// Mean time from arrival to start of service.
+    pub wait_time_s: Estimate,
+    /// Mean jobs per batch (batch and link stations).
+    pub mean_batch_size: Option<Estimate>,
+    /// Batches started per second (batch and link stations).
+    pub batches_per_s: Option<Estimate>,
+}
+
+/// Figures of one job class.
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct ClassResults {
+    /// Class name.
+    pub name: String,
+    /// Completed interactions per second.
+    pub throughput_per_s: Estimate,
+    /// Interaction response time.
+    pub response_time_s: ResponseEstimate,
+}
+
+/// Figures of one region (throttle).
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct RegionResults {
+    /// Region name.
+    pub name: String,
+    /// Mean time waiting for admission.
+    pub wait_time_s: Estimate,
+    /// Mean number waiting for admission.
+    pub mean_waiting: Estimate,
+    /// Mean number inside.
+    pub mean_inside: Estimate,
+}
+
+/// Summary of a run across replications.
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct RunResults {
+    /// Whole network.
+    pub system: SystemResults,
+    /// One entry per station, in spec order.
+    pub stations: Vec<StationResults>,
+    /// One entry per class, in spec order.
+    pub classes: Vec<ClassResults>,
+    /// One entry per region, in spec order.
+    pub regions: Vec<RegionResults>,
+    /// Replications that were run.
+    pub replications: u32,
+    /// Events processed over all replications.
+    pub events: u64,
+    /// Simulated seconds after warm-up, summed over replications.
+    pub measured_time_s: f64,
+    /// Mean simulated seconds discarded as warm-up per replication.
+    pub warmup_time_s: f64,
+}
+
+/// Raw figures of one replication (after warm-up).
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct ReplicationResult {
+    /// Index of the replication (decides its random streams).
+    pub index: u32,
+    /// Events processed, warm-up included.
+    pub events: u64,
+    /// Measured simulated time, seconds.
+    pub measured_time_s: f64,
+    /// Discarded warm-up time, seconds.
+    pub warmup_time_s: f64,
+    /// System throughput, mean response and percentiles (p50, p90, p95, p99, p999).
+    pub system: ReplicationClass,
+    /// Per class, in spec order.
+    pub classes: Vec<ReplicationClass>,
+    /// Per station, in spec order.
+    pub stations: Vec<ReplicationStation>,
+    /// Per region, in spec order.
+    pub regions: Vec<ReplicationRegion>,
+}
+
+/// One replication's figures for the system or one class.
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct ReplicationClass {
+    /// Completions counted.
+    pub completions: u64,
+    /// Completions per second.
+    pub throughput_per_s: f64,
+    /// Mean response time, seconds.
+    pub mean_response_s: f64,
+    /// p50, p90, p95, p99, p99.9 of the response time, seconds.
+    pub percentiles_s: [f64; 5],
+    /// Fraction of responses over the SLA (0 without one).
+    pub sla_violation: f64,
+}
+
+/// One replication's figures for a station.
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct ReplicationStation {
+    /// Departures per second.
+    pub throughput_per_s: f64,
+    /// Busy fraction.
+    pub utilization: f64,
+    /// Time-average number present.
+    pub mean_jobs: f64,
+    /// Mean response time, seconds.
+    pub response_time_s: f64,
+    /// Mean wait before service, seconds.
+    pub wait_time_s: f64,
+    /// Mean batch size (batch/link), 0 otherwise.
+    pub mean_batch_size: f64,
+    /// Batches per second (batch/link), 0 otherwise.
+    pub batches_per_s: f64,
+}
+
+/// One replication's figures for a region.
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct ReplicationRegion {
+    /// Mean admission wait, seconds.
+    pub wait_time_s: f64,
+    /// Time-average number waiting.
+    pub mean_waiting: f64,
+    /// Time-average number inside.
+    pub mean_inside: f64,
+}
+
+/// The two-sided 97.5% quantile of Student's t with `df` degrees of freedom.
+pub fn t975(df: u32) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => T[df as usize - 1],
+        // Cornish–Fisher style expansion around the normal quantile.
+        _ => {
+            let z = 1.959_963_984_540_054;
+            let d = f64::from(df);
+            z + (z * z * z + z) / (4.0 * d)
+                + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
+        }
+    }
+}
+
+/// Mean and 95% CI half-width of independent observations.
+pub fn estimate(xs: impl IntoIterator<Item = f64>) -> Estimate {
+    let xs: Vec<f64> = xs.into_iter().collect();
+    let n = xs.len();
+    if n == 0 {
+        return Estimate::default();
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        return Estimate { mean, ci95: 0.0 };
+    }
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
+    Estimate {
+        mean,
+        ci95: t975((n - 1) as u32) * (var / n as f64).sqrt(),
+    }
+}
