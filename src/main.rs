@@ -1,3 +1,38 @@
-fn main() {
-    println!("qsim");
+//! The `qsim` command: parse options, load the model, run, report.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod cmd;
+
+/// Discrete-event simulator for queueing networks whose service centers
+/// slow down under contention.
+#[derive(Parser, Debug)]
+#[command(name = "qsim", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Simulate a model and print per-station and system figures with 95% CIs.
+    Run(cmd::run::RunArgs),
+    /// Validate a model: report every problem with file:line:column.
+    Check(cmd::run::CheckArgs),
+    /// Fit the Universal Scalability Law to measured (concurrency, throughput) rows.
+    Fit(cmd::fit::FitArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Run(args) => cmd::run::run(args),
+        Command::Check(args) => cmd::run::check(args),
+        Command::Fit(args) => cmd::fit::fit(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => cmd::report_error(&err),
+    }
 }

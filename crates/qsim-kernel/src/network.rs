@@ -778,3 +778,62 @@ fn check_branches(
         );
     }
 }
+
+impl Network {
+    /// Mean visits per interaction of `class` to each station (the solution
+    /// of the traffic equations v = entry + v·P), or `None` when the routing
+    /// never exits (a closed loop without `Exit`) or the class does not exist.
+    /// Fork sub-jobs are not counted: the fork and join stations get the
+    /// parent's visits.
+    pub fn visit_ratios(&self, class: ClassId) -> Option<Vec<f64>> {
+        let spec = &self.spec;
+        let n = spec.stations.len();
+        match &spec.classes.get(class)?.routing {
+            Routing::Sequence(seq) => {
+                let mut v = vec![0.0; n];
+                for &s in seq {
+                    v[s] += 1.0;
+                }
+                Some(v)
+            }
+            Routing::Probabilistic { entry, from } => {
+                // Solve (I - P^T) v = e by Gaussian elimination with partial pivoting.
+                let mut a = vec![vec![0.0; n + 1]; n];
+                for (i, row) in a.iter_mut().enumerate() {
+                    row[i] = 1.0;
+                }
+                for &(t, p) in entry {
+                    if let Target::Station(s) = t {
+                        a[s][n] += p;
+                    }
+                }
+                for (s, branches) in from.iter().enumerate() {
+                    for &(t, p) in branches {
+                        if let Target::Station(d) = t {
+                            a[d][s] -= p;
+                        }
+                    }
+                }
+                for col in 0..n {
+                    let pivot = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+                    if a[pivot][col].abs() < 1e-12 {
+                        return None;
+                    }
+                    a.swap(col, pivot);
+                    for row in 0..n {
+                        if row != col {
+                            let f = a[row][col] / a[col][col];
+                            if f != 0.0 {
+                                for k in col..=n {
+                                    a[row][k] -= f * a[col][k];
+                                }
+                            }
+                        }
+                    }
+                }
+                let v: Vec<f64> = (0..n).map(|i| a[i][n] / a[i][i]).collect();
+                v.iter().all(|x| x.is_finite() && *x >= -1e-9).then(|| v.into_iter().map(|x| x.max(0.0)).collect())
+            }
+        }
+    }
+}

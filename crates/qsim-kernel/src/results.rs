@@ -109,6 +109,10 @@ pub struct RunResults {
     pub measured_time_s: f64,
     /// Mean simulated seconds discarded as warm-up per replication.
     pub warmup_time_s: f64,
+    /// The raw figures of every replication, in index order (for derived
+    /// metrics and for sweeps that combine replications themselves).
+    #[serde(skip)]
+    pub replication_results: Vec<ReplicationResult>,
 }
 
 /// Raw figures of one replication (after warm-up).

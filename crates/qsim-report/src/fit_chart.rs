@@ -1,0 +1,83 @@
+//! The chart of a USL fit: measured points and the fitted curve.
+
+use plotters::prelude::*;
+use std::path::Path;
+
+/// Why a chart could not be drawn.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ChartError(String);
+
+fn err<E: std::fmt::Display>(e: E) -> ChartError {
+    ChartError(e.to_string())
+}
+
+/// Draws measured `(x, y)` points and `curve(x)` to `path`; the extension
+/// (`.svg` or `.png`) picks the format.
+pub fn usl_fit_chart(
+    path: &Path,
+    measured: &[(f64, f64)],
+    curve: &dyn Fn(f64) -> f64,
+    x_label: &str,
+    y_label: &str,
+) -> Result<(), ChartError> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    match ext.as_str() {
+        "svg" => draw(SVGBackend::new(path, (900, 600)).into_drawing_area(), measured, curve, x_label, y_label),
+        "png" => draw(BitMapBackend::new(path, (900, 600)).into_drawing_area(), measured, curve, x_label, y_label),
+        _ => Err(ChartError(format!(
+            "cannot tell the chart format from {}: expected a .svg or .png file name",
+            path.display()
+        ))),
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    measured: &[(f64, f64)],
+    curve: &dyn Fn(f64) -> f64,
+    x_label: &str,
+    y_label: &str,
+) -> Result<(), ChartError>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(err)?;
+    let x_max = measured.iter().map(|p| p.0).fold(0.0, f64::max) * 1.1;
+    let steps = 200;
+    let line: Vec<(f64, f64)> = (1..=steps).map(|i| x_max * f64::from(i) / f64::from(steps)).map(|x| (x, curve(x))).collect();
+    let y_max = measured.iter().map(|p| p.1).chain(line.iter().map(|p| p.1)).fold(0.0, f64::max) * 1.1;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("Universal Scalability Law fit", ("sans-serif", 26))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..x_max.max(1.0), 0.0..y_max.max(1e-9))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .label_style(("sans-serif", 16))
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(measured.iter().map(|&(x, y)| Circle::new((x, y), 3, BLUE.mix(0.6).filled())))
+        .map_err(err)?
+        .label("measured")
+        .legend(|(x, y)| Circle::new((x, y), 4, BLUE.filled()));
+    chart
+        .draw_series(LineSeries::new(line, RED.stroke_width(2)))
+        .map_err(err)?
+        .label("USL fit")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 16))
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! Reporting for qsim: results as text tables, JSON and CSV, and sweep
+//! charts as SVG and PNG. Formatting only; the binary decides where output
+//! goes.
+//!
+//! A [`Report`] bundles a run's [`RunResults`] with what a reader needs
+//! beside them (model name, derived metrics, run settings); [`to_json`],
+//! [`to_table`] and [`to_csv`] render it.
+#![warn(missing_docs)]
+
+pub mod charts;
+mod csv_out;
+pub mod fit_chart;
+mod json;
+mod table;
+
+pub use csv_out::to_csv;
+pub use json::to_json;
+pub use table::to_table;
+
+use qsim_kernel::{Estimate, RunConfig, RunResults};
+use serde::Serialize;
+
+/// A run's results with the context needed to read them.
+#[derive(Clone, Debug)]
+pub struct Report<'a> {
+    /// Model file as given on the command line.
+    pub model: &'a str,
+    /// The run settings that produced the results.
+    pub config: &'a RunConfig,
+    /// The results.
+    pub results: &'a RunResults,
+    /// Derived metrics declared in the model, in declaration order.
+    pub derived: Vec<(String, Estimate)>,
+    /// Where closed jobs started (`thinking` or `at station X`).
+    pub initial_state: String,
+    /// Warnings to show with the results.
+    pub warnings: Vec<String>,
+}
+
+/// The station that limits throughput.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Bottleneck {
+    /// Station name.
+    pub station: String,
+    /// Its utilization (busy fraction).
+    pub utilization: f64,
+}
+
+/// Names the station that limits throughput: the one with the highest
+/// utilization (busy fraction of its servers; for a station with a speed
+/// curve, the fraction of time it is working at the curve's rate). Delay
+/// stations never limit throughput. `None` when no station qualifies.
+pub fn bottleneck(results: &RunResults) -> Option<Bottleneck> {
+    results
+        .stations
+        .iter()
+        .filter(|s| s.kind != "delay" && s.kind != "fork" && s.kind != "join")
+        .filter(|s| s.utilization.mean.is_finite())
+        .max_by(|a, b| a.utilization.mean.total_cmp(&b.utilization.mean))
+        .map(|s| Bottleneck {
+            station: s.name.clone(),
+            utilization: s.utilization.mean,
+        })
+}
+
+/// One line naming the bottleneck, e.g. `bottleneck: latch1 (utilization 99.7%)`.
+pub fn bottleneck_line(results: &RunResults) -> String {
+    match bottleneck(results) {
+        Some(b) if b.utilization >= 0.9 => format!(
+            "bottleneck: {} (utilization {:.1}%): it limits throughput",
+            b.station,
+            100.0 * b.utilization
+        ),
+        Some(b) => format!(
+            "bottleneck: none saturated; busiest station {} (utilization {:.1}%)",
+            b.station,
+            100.0 * b.utilization
+        ),
+        None => "bottleneck: none (only delay stations)".to_string(),
+    }
+}

@@ -1,0 +1,207 @@
+//! The human-readable table of one run.
+
+use crate::{Report, bottleneck_line};
+use qsim_kernel::{Estimate, Stop, Warmup};
+use std::fmt::Write;
+
+/// A number with about four significant digits, without exponent for the
+/// usual ranges.
+fn num(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    let a = x.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if a >= 1e6 || a < 1e-3 {
+        format!("{x:.3e}")
+    } else if a >= 1000.0 {
+        format!("{x:.0}")
+    } else if a >= 100.0 {
+        format!("{x:.1}")
+    } else if a >= 10.0 {
+        format!("{x:.2}")
+    } else if a >= 1.0 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// A duration in seconds with a readable unit.
+pub(crate) fn time_unit(max_s: f64) -> (&'static str, f64) {
+    let a = max_s.abs();
+    if a >= 1.0 || a == 0.0 || !a.is_finite() {
+        ("s", 1.0)
+    } else if a >= 1e-3 {
+        ("ms", 1e3)
+    } else if a >= 1e-6 {
+        ("us", 1e6)
+    } else {
+        ("ns", 1e9)
+    }
+}
+
+fn dur(x: f64) -> String {
+    let (u, k) = time_unit(x);
+    format!("{} {u}", num(x * k))
+}
+
+fn pm(e: &Estimate) -> String {
+    format!("{} ± {}", num(e.mean), num(e.ci95))
+}
+
+fn pm_dur(e: &Estimate) -> String {
+    let (u, k) = time_unit(e.mean);
+    format!("{} ± {} {u}", num(e.mean * k), num(e.ci95 * k))
+}
+
+fn pct(e: &Estimate) -> String {
+    format!("{:.1}% ± {:.1}", 100.0 * e.mean, 100.0 * e.ci95)
+}
+
+fn columns(out: &mut String, rows: &[Vec<String>]) {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..n)
+        .map(|i| rows.iter().filter_map(|r| r.get(i)).map(|c| c.chars().count()).max().unwrap_or(0))
+        .collect();
+    for r in rows {
+        let mut line = String::from("  ");
+        for (i, cell) in r.iter().enumerate() {
+            let pad = widths[i] - cell.chars().count();
+            if i == 0 {
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad));
+            } else {
+                line.push_str("  ");
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+/// Renders a report as an aligned text table (per system, station, class,
+/// region and derived metric, each with its 95% CI) and a bottleneck line.
+pub fn to_table(report: &Report) -> String {
+    let r = report.results;
+    let c = report.config;
+    let mut out = String::new();
+    let stop = match c.stop {
+        Stop::Jobs(n) => format!("{n} jobs"),
+        Stop::Time(t) => format!("{} simulated", dur(t)),
+    };
+    let warmup = match c.warmup {
+        Warmup::None => "no warm-up".to_string(),
+        Warmup::Jobs(n) => format!("warm-up {n} jobs"),
+        Warmup::Time(t) => format!("warm-up {}", dur(t)),
+        Warmup::Mser5 => format!("warm-up MSER-5 (mean {})", dur(r.warmup_time_s)),
+    };
+    let _ = writeln!(out, "model {}", report.model);
+    let _ = writeln!(
+        out,
+        "  {} replications x {stop}, {warmup}, seed {}, initial state: {}, {} events",
+        r.replications, c.seed, report.initial_state, r.events
+    );
+    let _ = writeln!(out, "  (± is the half-width of a 95% confidence interval)");
+    for w in &report.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+
+    let s = &r.system;
+    let rt = &s.response_time_s;
+    let _ = writeln!(out, "\nsystem");
+    let mut rows = vec![
+        vec!["throughput".into(), format!("{} /s", pm(&s.throughput_per_s))],
+        vec!["response time".into(), pm_dur(&Estimate { mean: rt.mean, ci95: rt.ci95 })],
+    ];
+    for (label, e) in [("p50", &rt.p50), ("p90", &rt.p90), ("p95", &rt.p95), ("p99", &rt.p99), ("p99.9", &rt.p999)] {
+        rows.push(vec![format!("  {label}"), pm_dur(e)]);
+    }
+    if let Some(v) = &s.sla_violation {
+        let sla = c.sla_s.map(dur).unwrap_or_default();
+        rows.push(vec![format!("P(R > {sla})"), pct(v)]);
+    }
+    columns(&mut out, &rows);
+
+    if !r.stations.is_empty() {
+        let _ = writeln!(out, "\nstations");
+        let mut rows = vec![vec![
+            "name".into(),
+            "kind".into(),
+            "throughput /s".into(),
+            "utilization".into(),
+            "mean jobs".into(),
+            "response".into(),
+            "wait".into(),
+        ]];
+        for st in &r.stations {
+            let mut row = vec![
+                st.name.clone(),
+                st.kind.clone(),
+                pm(&st.throughput_per_s),
+                if st.kind == "delay" || st.kind == "fork" || st.kind == "join" {
+                    "-".into()
+                } else {
+                    pct(&st.utilization)
+                },
+                pm(&st.mean_jobs),
+                pm_dur(&st.response_time_s),
+                pm_dur(&st.wait_time_s),
+            ];
+            if let (Some(b), Some(bs)) = (&st.mean_batch_size, &st.batches_per_s) {
+                row.push(format!("batch {} ({} /s)", pm(b), num(bs.mean)));
+            }
+            rows.push(row);
+        }
+        columns(&mut out, &rows);
+    }
+
+    if r.classes.len() > 1 {
+        let _ = writeln!(out, "\nclasses");
+        let mut rows = vec![vec!["name".into(), "throughput /s".into(), "response".into(), "p99".into()]];
+        for cl in &r.classes {
+            let rt = &cl.response_time_s;
+            rows.push(vec![
+                cl.name.clone(),
+                pm(&cl.throughput_per_s),
+                pm_dur(&Estimate { mean: rt.mean, ci95: rt.ci95 }),
+                pm_dur(&rt.p99),
+            ]);
+        }
+        columns(&mut out, &rows);
+    }
+
+    if !r.regions.is_empty() {
+        let _ = writeln!(out, "\nregions");
+        let mut rows = vec![vec!["name".into(), "admission wait".into(), "mean waiting".into(), "mean inside".into()]];
+        for g in &r.regions {
+            rows.push(vec![g.name.clone(), pm_dur(&g.wait_time_s), pm(&g.mean_waiting), pm(&g.mean_inside)]);
+        }
+        columns(&mut out, &rows);
+    }
+
+    if !report.derived.is_empty() {
+        let _ = writeln!(out, "\nderived");
+        let rows: Vec<Vec<String>> = report.derived.iter().map(|(n, e)| vec![n.clone(), pm(e)]).collect();
+        columns(&mut out, &rows);
+    }
+    let _ = writeln!(out, "\n{}", bottleneck_line(r));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_units_read_well() {
+        assert_eq!(num(1998.26), "1998");
+        assert_eq!(num(0.49871), "0.4987");
+        assert_eq!(num(12.3456), "12.35");
+        assert_eq!(dur(0.0481), "48.10 ms");
+        assert_eq!(dur(2.5e-5), "25.00 us");
+        assert_eq!(time_unit(3.0).0, "s");
+    }
+}

@@ -1,0 +1,83 @@
+//! `qsim fit`: fit the Universal Scalability Law to measured throughput.
+
+use super::UsageError;
+use super::run::Format;
+use anyhow::{Context, Result};
+use clap::Args;
+use qsim_analytic::usl;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `qsim fit`.
+#[derive(Args, Debug)]
+pub struct FitArgs {
+    /// CSV file with a header row: one measurement per row.
+    pub file: PathBuf,
+    /// Column holding the concurrency (load).
+    #[arg(long, default_value = "concurrency")]
+    pub x: String,
+    /// Column holding the throughput.
+    #[arg(long, default_value = "throughput")]
+    pub y: String,
+    /// Output format (table or json).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Draw the measurements and the fitted curve to this file (.svg or .png).
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+/// Reads, fits, prints the coefficients and the speed snippet.
+pub fn fit(args: &FitArgs) -> Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| UsageError(format!("cannot read {}: {e}", args.file.display())))?;
+    let file = args.file.display();
+    let points = usl::parse_measurements(&text, Some(&args.x), Some(&args.y))
+        .map_err(|e| UsageError(format!("{file}: {e}")))?;
+    let fit = usl::fit(&points).map_err(|e| UsageError(format!("{file}: {e}")))?;
+    if let Some(path) = &args.plot {
+        let measured: Vec<(f64, f64)> = points.iter().map(|p| (p.concurrency, p.throughput_per_s)).collect();
+        let m = fit.model;
+        qsim_report::fit_chart::usl_fit_chart(path, &measured, &|n| m.throughput(n), &args.x, &args.y)
+            .with_context(|| format!("drawing {}", path.display()))?;
+    }
+    match args.format {
+        Format::Json => {
+            let m = &fit.model;
+            let se = fit.std_errors;
+            let v = serde_json::json!({
+                "file": file.to_string(),
+                "x": args.x,
+                "y": args.y,
+                "points": fit.points,
+                "sigma": m.sigma,
+                "kappa": m.kappa,
+                "lambda": m.lambda,
+                "std_errors": se.map(|s| serde_json::json!({"sigma": s.sigma, "kappa": s.kappa, "lambda": s.lambda})),
+                "r_squared": fit.r_squared,
+                "residual_std_error": fit.residual_std_error,
+                "peak_concurrency": fit.peak_concurrency,
+                "peak_throughput": fit.peak_throughput_per_s,
+                "speed_toml": fit.speed_toml(),
+            });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        _ => {
+            let m = &fit.model;
+            let se = |f: fn(&usl::UslStdErrors) -> f64| {
+                fit.std_errors.as_ref().map_or("n/a".to_string(), |s| format!("{:.4e}", f(s)))
+            };
+            println!("USL fit of {file}: {} = f({}), {} points", args.y, args.x, fit.points);
+            println!("  sigma  (contention) {:>12.6}  std. error {}", m.sigma, se(|s| s.sigma));
+            println!("  kappa  (coherency)  {:>12.4e}  std. error {}", m.kappa, se(|s| s.kappa));
+            println!("  lambda (1-job rate) {:>12.4}  std. error {}", m.lambda, se(|s| s.lambda));
+            println!("  R² {:.4}, residual std. error {:.4}", fit.r_squared, fit.residual_std_error);
+            match (fit.peak_concurrency, fit.peak_throughput_per_s) {
+                (Some(n), Some(x)) => println!("  predicted peak: {x:.4} at concurrency {n:.1}"),
+                _ => println!("  no peak: kappa is 0, throughput approaches lambda/sigma"),
+            }
+            println!("\nspeed curve for a model station:\n{}", fit.speed_toml().trim_end());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,238 @@
+//! `qsim run` and `qsim check`.
+
+use super::UsageError;
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use qsim_kernel::{
+    Estimate, InitialState, Network, ReplicationResult, RunConfig, RunResults, Stop, estimate,
+};
+use qsim_model::{Model, Override};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Output formats of `qsim run`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned text for people.
+    Table,
+    /// One JSON object (schema in README.md).
+    Json,
+    /// Long-format CSV: scope,name,metric,mean,ci95.
+    Csv,
+}
+
+/// Options shared by commands that load a model.
+#[derive(Args, Debug, Clone)]
+pub struct ModelArgs {
+    /// The model file (TOML).
+    pub model: PathBuf,
+    /// Override a model value by key path, e.g. `--set workload.population=500`.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub set: Vec<String>,
+}
+
+impl ModelArgs {
+    /// Loads the model with its overrides; errors are usage errors (exit 2).
+    pub fn load(&self) -> Result<Model> {
+        let overrides = parse_overrides(&self.set)?;
+        Ok(qsim_model::load_file(&self.model, &overrides)?)
+    }
+}
+
+/// Parses `--set` arguments.
+pub fn parse_overrides(set: &[String]) -> Result<Vec<Override>> {
+    set.iter()
+        .map(|s| Override::parse(s).map_err(anyhow::Error::from))
+        .collect()
+}
+
+/// Options that change how a model is run (not what it is).
+#[derive(Args, Debug, Clone)]
+pub struct RunOptions {
+    /// Root seed of the random streams.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Independent replications (confidence intervals need at least 2).
+    #[arg(long)]
+    pub replications: Option<u32>,
+    /// Stop each replication after this many completed jobs (after warm-up).
+    #[arg(long, conflicts_with = "time")]
+    pub jobs: Option<u64>,
+    /// Stop each replication after this many simulated seconds (after warm-up).
+    #[arg(long)]
+    pub time: Option<f64>,
+    /// Worker threads (default: one per core); never changes the results.
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+impl RunOptions {
+    /// Applies the options on top of the model's own run settings.
+    pub fn apply(&self, config: &mut RunConfig) -> Result<()> {
+        if let Some(seed) = self.seed {
+            config.seed = seed;
+        }
+        if let Some(r) = self.replications {
+            if r == 0 {
+                return Err(UsageError("--replications must be at least 1, found 0".into()).into());
+            }
+            config.replications = r;
+        }
+        if let Some(n) = self.jobs {
+            if n == 0 {
+                return Err(UsageError("--jobs must be at least 1, found 0".into()).into());
+            }
+            config.stop = Stop::Jobs(n);
+        }
+        if let Some(t) = self.time {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(UsageError(format!("--time must be a positive number of seconds, found {t}")).into());
+            }
+            config.stop = Stop::Time(t);
+        }
+        if let Some(t) = self.threads {
+            config.threads = t;
+        }
+        Ok(())
+    }
+}
+
+/// Arguments of `qsim run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    options: RunOptions,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+}
+
+/// Arguments of `qsim check`.
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+/// `qsim check`: load and validate, print a one-line summary.
+pub fn check(args: &CheckArgs) -> Result<ExitCode> {
+    let model = args.model.load()?;
+    let spec = model.network.spec();
+    println!(
+        "{}: ok ({} stations, {} classes, {} regions)",
+        args.model.model.display(),
+        spec.stations.len(),
+        spec.classes.len(),
+        spec.regions.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `qsim run`: simulate and report.
+pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    let model = args.model.load()?;
+    let mut config = model.run.clone();
+    args.options.apply(&mut config)?;
+    let results = qsim_kernel::run(&model.network, &config)
+        .with_context(|| format!("simulating {}", args.model.model.display()))?;
+    let derived = derived_metrics(&model, &results)?;
+    let model_name = args.model.model.display().to_string();
+    let report = qsim_report::Report {
+        model: &model_name,
+        config: &config,
+        results: &results,
+        derived,
+        initial_state: initial_state(&model.network),
+        warnings: Vec::new(),
+    };
+    let text = match args.format {
+        Format::Table => qsim_report::to_table(&report),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&qsim_report::to_json(&report))?;
+            s.push('\n');
+            s
+        }
+        Format::Csv => qsim_report::to_csv(&report),
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, text)
+            .with_context(|| format!("writing {}", path.display()))?,
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Describes where closed jobs start.
+pub fn initial_state(network: &Network) -> String {
+    match network.spec().initial {
+        InitialState::Thinking => "all jobs thinking".into(),
+        InitialState::AtStation(s) => format!("all jobs at {}", network.spec().stations[s].name),
+    }
+}
+
+/// Evaluates the model's derived metrics on every replication and returns
+/// their means with 95% CIs.
+pub fn derived_metrics(model: &Model, results: &RunResults) -> Result<Vec<(String, Estimate)>> {
+    let mut out = Vec::new();
+    for metric in &model.derived {
+        let mut values = Vec::with_capacity(results.replication_results.len());
+        for rep in &results.replication_results {
+            let lookup = |name: &str| metric_value(&model.network, rep, name);
+            let v = metric
+                .expr
+                .eval(&lookup)
+                .map_err(|e| UsageError(format!("derived metric {}: {e}", metric.name)))?;
+            values.push(v);
+        }
+        out.push((metric.name.clone(), estimate(values)));
+    }
+    Ok(out)
+}
+
+/// The value of a metric name of the expression language in one replication.
+pub fn metric_value(network: &Network, rep: &ReplicationResult, name: &str) -> Option<f64> {
+    let spec = network.spec();
+    let sys = &rep.system;
+    let p = &sys.percentiles_s;
+    match name {
+        "throughput" => return Some(sys.throughput_per_s),
+        "response_time" => return Some(sys.mean_response_s),
+        "p50" => return Some(p[0]),
+        "p90" => return Some(p[1]),
+        "p95" => return Some(p[2]),
+        "p99" => return Some(p[3]),
+        "p999" => return Some(p[4]),
+        _ => {}
+    }
+    let (scope, rest) = name.split_once('.')?;
+    let (item, field) = rest.rsplit_once('.')?;
+    match scope {
+        "stations" => {
+            let i = spec.stations.iter().position(|s| s.name == item)?;
+            let s = rep.stations.get(i)?;
+            match field {
+                "throughput" => Some(s.throughput_per_s),
+                "utilization" => Some(s.utilization),
+                "mean_jobs" => Some(s.mean_jobs),
+                "response_time" => Some(s.response_time_s),
+                _ => None,
+            }
+        }
+        "classes" => {
+            let i = spec.classes.iter().position(|c| c.name == item)?;
+            let c = rep.classes.get(i)?;
+            match field {
+                "throughput" => Some(c.throughput_per_s),
+                "response_time" => Some(c.mean_response_s),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}

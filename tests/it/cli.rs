@@ -1,0 +1,140 @@
+//! The `qsim` binary: exit codes, located errors, determinism across threads.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn qsim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_qsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("qsim runs")
+}
+
+/// Writes `text` to a fresh file under the target directory's temp area.
+fn model_file(name: &str, text: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-models");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs `qsim run` on a bad model and checks: exit code 2, no panic, and a
+/// message naming `file:line:col`, the key path and the word expected.
+fn check_rejected(name: &str, text: &str, line_col: &str, key_path: &str) {
+    let path = model_file(name, text);
+    let out = qsim(&["run", path.to_str().unwrap(), "--jobs", "1000"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{name}: exit code; stderr:\n{err}");
+    assert!(!err.contains("panicked"), "{name}: panicked:\n{err}");
+    assert!(err.contains(&format!("{name}:{line_col}")), "{name}: no location {line_col} in:\n{err}");
+    assert!(err.contains(key_path), "{name}: no key path {key_path} in:\n{err}");
+    // `qsim check` reports the same problem the same way.
+    let out = qsim(&["check", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{name}: check exit code");
+}
+
+const HEAD: &str = "[workload]\ntype = \"open\"\narrival = { dist = \"exponential\", mean = 2.0 }\nroute = [\"cpu\"]\n\n";
+
+#[test]
+fn malformed_toml_is_located() {
+    let path = model_file("malformed.toml", "[workload\ntype = \"open\"\n");
+    let out = qsim(&["run", path.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("malformed.toml:1:"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn unknown_station_kind_is_located() {
+    let text = format!("{HEAD}[stations.cpu]\nkind = \"quueue\"\nservice = {{ dist = \"exponential\", mean = 1.0 }}\n");
+    check_rejected("kind.toml", &text, "7:8", "stations.cpu.kind");
+}
+
+#[test]
+fn negative_rate_is_located() {
+    let text = format!(
+        "{HEAD}[stations.cpu]\nkind = \"queue\"\nservice = {{ dist = \"exponential\", mean = 1.0 }}\nspeed = {{ table = [{{ n = 1, rate = 2.0 }}, {{ n = 5, rate = -3.0 }}] }}\n"
+    );
+    check_rejected("negative.toml", &text, "9:", "stations.cpu.speed.table[1].rate");
+}
+
+#[test]
+fn route_to_missing_station_is_located() {
+    let text = "[workload]\ntype = \"open\"\narrival = { dist = \"exponential\", mean = 2.0 }\nroute = [\"cpu\", \"disk\"]\n\n[stations.cpu]\nkind = \"queue\"\nservice = { dist = \"exponential\", mean = 1.0 }\n";
+    check_rejected("missing.toml", text, "4:", "workload.route");
+}
+
+#[test]
+fn probabilities_not_summing_to_one_are_located() {
+    let text = "[workload]\ntype = \"closed\"\npopulation = 3\n\n[workload.routing]\nsource = { cpu = 1.0 }\ncpu = { cpu = 0.5, sink = 0.4 }\n\n[stations.cpu]\nkind = \"queue\"\nservice = { dist = \"exponential\", mean = 1.0 }\n";
+    check_rejected("sum.toml", text, "7:", "workload.routing.cpu");
+}
+
+#[test]
+fn unstable_open_workload_is_reported_not_run() {
+    // Arrivals every 0.5 s on average at a 1 s server: utilization 2.
+    let text = format!("{HEAD}[stations.cpu]\nkind = \"queue\"\nservice = {{ dist = \"exponential\", mean = 1.0 }}\n").replace("mean = 2.0", "mean = 0.5");
+    let path = model_file("unstable.toml", &text);
+    let out = qsim(&["run", path.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("unstable"), "{err}");
+    assert!(err.contains("unstable.toml:3:"), "{err}");
+}
+
+#[test]
+fn same_seed_gives_identical_json_at_any_thread_count() {
+    let run = |threads: &str| {
+        let out = qsim(&[
+            "run", "models/cpu_two_disks.toml", "--format", "json", "--seed", "42", "--replications", "6",
+            "--jobs", "20000", "--threads", threads,
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out.stdout
+    };
+    let one = run("1");
+    let two = run("2");
+    assert!(!one.is_empty());
+    assert_eq!(one, two, "JSON differs between --threads 1 and --threads 2");
+    let other_seed = qsim(&["run", "models/cpu_two_disks.toml", "--format", "json", "--seed", "43", "--replications", "6", "--jobs", "20000"]);
+    assert_ne!(one, other_seed.stdout, "the seed must matter");
+}
+
+#[test]
+fn json_has_the_documented_shape() {
+    let out = qsim(&["run", "models/mm1.toml", "--format", "json", "--jobs", "20000"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in ["mean", "ci95"] {
+        assert!(v["system"]["throughput_per_s"][key].is_number(), "{v}");
+    }
+    for p in ["p50", "p90", "p95", "p99", "p999"] {
+        assert!(v["system"]["response_time_s"][p]["mean"].is_number(), "{p} in {v}");
+    }
+    let stations = v["stations"].as_object().unwrap();
+    assert!(!stations.is_empty());
+    for (_, s) in stations {
+        for key in ["throughput_per_s", "utilization", "mean_jobs", "response_time_s"] {
+            assert!(s[key]["mean"].is_number() && s[key]["ci95"].is_number(), "{key} in {s}");
+        }
+    }
+    assert!(v["classes"].is_object());
+}
+
+#[test]
+fn bad_arguments_exit_with_2() {
+    let out = qsim(&["run", "models/mm1.toml", "--set", "workload.no_such_key=3"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no_such_key"));
+    let out = qsim(&["run", "models/does_not_exist.toml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let out = qsim(&["run", "models/mm1.toml", "--jobs", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}

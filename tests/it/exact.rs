@@ -1,0 +1,213 @@
+//! Simulation against exact queueing results from `qsim-analytic`.
+
+use crate::support::{assert_close, mean_of, model, run};
+use qsim_analytic::{mva, single};
+
+fn open_single(servers: u32, discipline: &str, arrival_mean: f64, service: &str) -> String {
+    format!(
+        r#"
+[workload]
+type = "open"
+arrival = {{ dist = "exponential", mean = {arrival_mean} }}
+route = ["server"]
+
+[stations.server]
+kind = "queue"
+servers = {servers}
+discipline = "{discipline}"
+service = {service}
+"#
+    )
+}
+
+#[test]
+fn mm1_rho_05_mean_and_p99() {
+    let m = model(&open_single(1, "fcfs", 2.0, r#"{ dist = "exponential", mean = 1.0 }"#), &[]);
+    let r = run(&m, 10, 400_000, 20_000);
+    let exact = single::mm1(0.5, 1.0).unwrap();
+    let rt = &r.system.response_time_s;
+    assert_close("M/M/1 rho 0.5 mean response", mean_of(rt), exact.mean_response_s, 10, 0.0, 0.02);
+    // R is exponential with rate mu - lambda = 0.5; the histogram's buckets are
+    // at most 1% wide, hence the 1% allowance.
+    let p99 = single::mm1_response_percentile_s(0.5, 1.0, 0.99).unwrap();
+    assert_close("M/M/1 rho 0.5 p99", rt.p99, p99, 10, 0.01, 0.03);
+    let st = &r.stations[0];
+    assert_close("M/M/1 rho 0.5 utilization", st.utilization, 0.5, 10, 0.0, 0.02);
+    assert_close("M/M/1 rho 0.5 mean jobs", st.mean_jobs, exact.mean_number, 10, 0.0, 0.03);
+}
+
+#[test]
+fn mm1_rho_09_mean_and_p99() {
+    let m = model(&open_single(1, "fcfs", 1.0 / 0.9, r#"{ dist = "exponential", mean = 1.0 }"#), &[]);
+    let r = run(&m, 10, 2_000_000, 100_000);
+    let exact = single::mm1(0.9, 1.0).unwrap();
+    let rt = &r.system.response_time_s;
+    assert_close("M/M/1 rho 0.9 mean response", mean_of(rt), exact.mean_response_s, 10, 0.0, 0.03);
+    let p99 = single::mm1_response_percentile_s(0.9, 1.0, 0.99).unwrap();
+    assert_close("M/M/1 rho 0.9 p99", rt.p99, p99, 10, 0.01, 0.04);
+    assert_close("M/M/1 rho 0.9 throughput", r.system.throughput_per_s, 0.9, 10, 0.0, 0.01);
+}
+
+#[test]
+fn mm4_rho_08() {
+    // lambda = 3.2, mu = 1, c = 4: rho = 0.8.
+    let m = model(&open_single(4, "fcfs", 1.0 / 3.2, r#"{ dist = "exponential", mean = 1.0 }"#), &[]);
+    let r = run(&m, 10, 1_000_000, 50_000);
+    let exact = single::mmc(3.2, 1.0, 4).unwrap();
+    assert_close("M/M/4 mean response", mean_of(&r.system.response_time_s), exact.mean_response_s, 10, 0.0, 0.02);
+    assert_close("M/M/4 wait", r.stations[0].wait_time_s, exact.mean_wait_s, 10, 0.0, 0.04);
+    assert_close("M/M/4 utilization", r.stations[0].utilization, 0.8, 10, 0.0, 0.01);
+}
+
+#[test]
+fn md1_and_me41_match_pollaczek_khinchine() {
+    // rho = 0.8 with mean service 1 s.
+    for (label, service, scv) in [
+        ("M/D/1", r#"{ dist = "deterministic", value = 1.0 }"#, 0.0),
+        ("M/E4/1", r#"{ dist = "erlang", k = 4, mean = 1.0 }"#, 0.25),
+        ("M/H2/1", r#"{ dist = "hyperexponential", mean = 1.0, scv = 4.0 }"#, 4.0),
+    ] {
+        let m = model(&open_single(1, "fcfs", 1.25, service), &[]);
+        let r = run(&m, 10, 1_000_000, 50_000);
+        let exact = single::mg1(0.8, 1.0, scv).unwrap();
+        let max_ci = if scv > 1.0 { 0.05 } else { 0.02 };
+        assert_close(label, mean_of(&r.system.response_time_s), exact.mean_response_s, 10, 0.0, max_ci);
+    }
+}
+
+#[test]
+fn processor_sharing_is_insensitive_to_the_service_distribution() {
+    // M/G/1-PS has mean response S / (1 - rho) whatever G is; deterministic
+    // service separates PS from FCFS (FCFS would give the M/D/1 value, 3.0).
+    let m = model(&open_single(1, "ps", 1.25, r#"{ dist = "deterministic", value = 1.0 }"#), &[]);
+    let r = run(&m, 10, 1_000_000, 50_000);
+    assert_close("M/D/1-PS mean response", mean_of(&r.system.response_time_s), 1.0 / (1.0 - 0.8), 10, 0.0, 0.03);
+}
+
+const CENTRAL_SERVER: &str = r#"
+[workload]
+type = "closed"
+population = 5
+think = { dist = "exponential", mean = 1.0 }
+
+[workload.routing]
+source = { cpu = 1.0 }
+cpu = { disk1 = 0.45, disk2 = 0.45, sink = 0.1 }
+disk1 = { cpu = 1.0 }
+disk2 = { cpu = 1.0 }
+
+[stations.cpu]
+kind = "queue"
+service = { dist = "exponential", mean = 0.005 }
+
+[stations.disk1]
+kind = "queue"
+service = { dist = "exponential", mean = 0.03 }
+
+[stations.disk2]
+kind = "queue"
+service = { dist = "exponential", mean = 0.027 }
+"#;
+
+#[test]
+fn central_server_matches_exact_mva_at_several_populations() {
+    // Visits per interaction: cpu 10, disk1 4.5, disk2 4.5.
+    let stations = [
+        mva::Station::queue("cpu", 10.0 * 0.005),
+        mva::Station::queue("disk1", 4.5 * 0.03),
+        mva::Station::queue("disk2", 4.5 * 0.027),
+    ];
+    let exact = mva::exact(&stations, 1.0, 40).unwrap();
+    for n in [1u32, 5, 10, 40] {
+        let m = model(CENTRAL_SERVER, &[&format!("workload.population={n}")]);
+        let r = run(&m, 10, 200_000, 10_000);
+        let e = exact.at(n).unwrap();
+        let label = format!("central server N={n}");
+        assert_close(&format!("{label} throughput"), r.system.throughput_per_s, e.throughput_per_s, 10, 0.0, 0.02);
+        assert_close(&format!("{label} response"), mean_of(&r.system.response_time_s), e.response_s, 10, 0.0, 0.03);
+        for (i, name) in ["cpu", "disk1", "disk2"].iter().enumerate() {
+            let st = &r.stations[i];
+            assert_eq!(&st.name, name);
+            assert_close(&format!("{label} {name} utilization"), st.utilization, e.stations[i].utilization, 10, 0.0, 0.03);
+        }
+    }
+}
+
+/// A closed loop of `n` jobs: exponential think time `z`, then one station
+/// whose completion rate with k jobs present is `rate(k)` (a speed table).
+fn load_dependent(n: u32, z: f64, table: &str) -> String {
+    format!(
+        r#"
+[workload]
+type = "closed"
+population = {n}
+think = {{ dist = "exponential", mean = {z} }}
+route = ["ld"]
+
+[stations.ld]
+kind = "queue"
+service = {{ dist = "exponential", mean = 1.0 }}
+speed = {{ table = {table} }}
+"#
+    )
+}
+
+#[test]
+fn load_dependent_station_matches_birth_death_chain() {
+    // States k = 0..=N jobs at the station. Birth rate (N - k)/Z (thinkers
+    // finishing), death rate rate(k). p(k) ∝ prod_{i=1..k} ((N-i+1)/Z) / rate(i).
+    let n = 10u32;
+    let z = 1.0;
+    let points = [(1.0, 2.0), (5.0, 6.0), (10.0, 3.0)];
+    let rate = |k: f64| -> f64 {
+        if k <= points[0].0 {
+            return points[0].1;
+        }
+        for w in points.windows(2) {
+            if k <= w[1].0 {
+                return w[0].1 + (w[1].1 - w[0].1) * (k - w[0].0) / (w[1].0 - w[0].0);
+            }
+        }
+        points[points.len() - 1].1
+    };
+    let mut p = vec![1.0f64];
+    for k in 1..=n {
+        let prev = p[(k - 1) as usize];
+        p.push(prev * f64::from(n - k + 1) / z / rate(f64::from(k)));
+    }
+    let total: f64 = p.iter().sum();
+    let p: Vec<f64> = p.iter().map(|x| x / total).collect();
+    let x: f64 = (1..=n).map(|k| p[k as usize] * rate(f64::from(k))).sum();
+    let l: f64 = (0..=n).map(|k| p[k as usize] * f64::from(k)).sum();
+
+    let m = model(&load_dependent(n, z, "[{ n = 1, rate = 2.0 }, { n = 5, rate = 6.0 }, { n = 10, rate = 3.0 }]"), &[]);
+    let r = run(&m, 10, 300_000, 10_000);
+    assert_close("birth-death throughput", r.system.throughput_per_s, x, 10, 0.0, 0.01);
+    assert_close("birth-death mean jobs", r.stations[0].mean_jobs, l, 10, 0.0, 0.02);
+    assert_close("birth-death busy fraction", r.stations[0].utilization, 1.0 - p[0], 10, 0.0, 0.02);
+}
+
+#[test]
+fn n_jobs_looping_through_a_speed_table_give_rate_of_n() {
+    // Zero think time: all N jobs are always at the station, so the rate in
+    // force is rate(7) = 7 (interpolated between the points), never rate(6) = 6
+    // as a simulator would give that draws the next service before the
+    // departing job has rejoined.
+    let text = r#"
+[workload]
+type = "closed"
+population = 7
+route = ["ld"]
+
+[stations.ld]
+kind = "queue"
+service = { dist = "exponential", mean = 1.0 }
+speed = { table = [{ n = 5, rate = 5.0 }, { n = 9, rate = 9.0 }] }
+"#;
+    let m = model(text, &[]);
+    let r = run(&m, 10, 300_000, 1_000);
+    assert_close("throughput = rate(N)", r.system.throughput_per_s, 7.0, 10, 0.0, 0.01);
+    let m8 = model(text, &["workload.population=8"]);
+    let r8 = run(&m8, 10, 300_000, 1_000);
+    assert_close("throughput = rate(N), N=8", r8.system.throughput_per_s, 8.0, 10, 0.0, 0.01);
+}

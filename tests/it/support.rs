@@ -1,0 +1,67 @@
+//! Shared helpers: load a model from text, run it, compare with an exact
+//! value using the run's own confidence interval.
+
+use qsim_kernel::{Estimate, RunConfig, RunResults, Stop, Warmup};
+use qsim_model::{Model, Override, load_str};
+
+/// Loads a model from TOML text (panics with the located errors: a test bug).
+pub fn model(text: &str, overrides: &[&str]) -> Model {
+    let overrides: Vec<Override> = overrides.iter().map(|o| Override::parse(o).unwrap()).collect();
+    match load_str("test.toml", text, &overrides) {
+        Ok(m) => m,
+        Err(e) => panic!("test model does not load:\n{e}"),
+    }
+}
+
+/// Runs a model with `reps` replications of `jobs` completions each.
+pub fn run(model: &Model, reps: u32, jobs: u64, warmup: u64) -> RunResults {
+    let config = RunConfig {
+        seed: 20261122,
+        replications: reps,
+        stop: Stop::Jobs(jobs),
+        warmup: Warmup::Jobs(warmup),
+        ..model.run.clone()
+    };
+    qsim_kernel::run(&model.network, &config).expect("run fails")
+}
+
+/// Two-sided 99.9% quantile of Student's t over the 95% one, for `df`
+/// degrees of freedom: widening a reported 95% half-width by this factor
+/// gives a 99.9% interval, so a correct simulator fails one comparison in a
+/// thousand rather than one in twenty.
+fn widen_95_to_999(df: u32) -> f64 {
+    let (t999, t95) = match df {
+        4 => (8.610, 2.776),
+        9 => (4.781, 2.262),
+        19 => (3.883, 2.093),
+        29 => (3.659, 2.045),
+        _ => panic!("add the t quantiles for {df} degrees of freedom"),
+    };
+    t999 / t95
+}
+
+/// Asserts that `exact` lies in the 99.9% confidence interval of `sim`,
+/// widened by `bias` (a relative allowance for a known discretization, such
+/// as the 1% bucket width of the percentile histogram). Also asserts the
+/// interval is narrow (below `max_rel_ci` of the exact value) so the test
+/// can actually fail.
+pub fn assert_close(label: &str, sim: Estimate, exact: f64, reps: u32, bias: f64, max_rel_ci: f64) {
+    let half = sim.ci95 * widen_95_to_999(reps - 1) + bias * exact.abs();
+    assert!(
+        (sim.mean - exact).abs() <= half,
+        "{label}: simulated {} ± {} (99.9% half-width {half}), exact {exact}",
+        sim.mean,
+        sim.ci95
+    );
+    assert!(
+        sim.ci95 <= max_rel_ci * exact.abs(),
+        "{label}: confidence interval too wide to test anything: ± {} around {}",
+        sim.ci95,
+        sim.mean
+    );
+}
+
+/// A response-time mean as an [`Estimate`].
+pub fn mean_of(r: &qsim_kernel::ResponseEstimate) -> Estimate {
+    Estimate { mean: r.mean, ci95: r.ci95 }
+}
