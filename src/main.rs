@@ -22,6 +22,8 @@ enum Command {
     Check(cmd::run::CheckArgs),
     /// Fit the Universal Scalability Law to measured (concurrency, throughput) rows.
     Fit(cmd::fit::FitArgs),
+    /// Exact analytic figures (MVA, M/M/c, bounds) where the model allows; --compare adds simulation.
+    Solve(cmd::solve::SolveArgs),
 }
 
 fn main() -> ExitCode {
@@ -30,6 +32,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(args),
         Command::Check(args) => cmd::run::check(args),
         Command::Fit(args) => cmd::fit::fit(args),
+        Command::Solve(args) => cmd::solve::run(args),
     };
     match result {
         Ok(code) => code,

@@ -2,6 +2,7 @@
 //! prints the outcome. Only this layer prints.
 
 pub mod fit;
+pub mod solve;
 pub mod run;
 
 use std::io::ErrorKind;

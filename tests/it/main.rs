@@ -3,4 +3,5 @@
 
 mod cli;
 mod exact;
+mod scenarios;
 mod support;

@@ -39,9 +39,13 @@
 
 pub mod config;
 pub mod dist;
+mod fel;
+mod hist;
 pub mod network;
 pub mod results;
+pub mod rng;
 mod run;
+mod sim;
 pub mod time;
 
 pub use config::{Precision, RunConfig, Stop, Warmup};
@@ -49,4 +53,5 @@ pub use dist::{Dist, DistError, Family};
 pub use network::*;
 pub use results::*;
 pub use run::{RunError, run, run_replication, summarize};
+pub use sim::Simulation;
 pub use time::SimTime;

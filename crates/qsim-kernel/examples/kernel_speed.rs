@@ -1,0 +1,88 @@
+//! Example: events per second of the kernel on an M/M/1 (ρ = 0.9) or a
+//! closed CPU + 2 disks network, and a long run to check that memory stays
+//! flat (run it under `/usr/bin/time -v`).
+//!
+//! Usage: `cargo run -p qsim-kernel --release --example kernel_speed -- mm1 10000000`
+//! or `... -- closed3 1000000` (model, then completed interactions).
+
+use qsim_kernel::*;
+
+fn q(name: &str, mean: f64) -> Result<StationSpec, DistError> {
+    Ok(StationSpec {
+        name: name.into(),
+        kind: StationKind::Queue {
+            servers: 1,
+            discipline: Discipline::Fcfs,
+        },
+        service: vec![Some(Dist::exponential(mean)?)],
+        speed: None,
+    })
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let model = std::env::args().nth(1).unwrap_or_else(|| "mm1".into());
+    let jobs: u64 = std::env::args()
+        .nth(2)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(10_000_000);
+    let spec = match model.as_str() {
+        "mm1" => NetworkSpec {
+            stations: vec![q("server", 1.0)?],
+            classes: vec![ClassSpec {
+                name: "default".into(),
+                workload: Workload::Open {
+                    interarrival: Dist::exponential(1.0 / 0.9)?,
+                },
+                routing: Routing::Sequence(vec![0]),
+                priority: 0,
+            }],
+            ..NetworkSpec::default()
+        },
+        _ => NetworkSpec {
+            stations: vec![q("cpu", 0.005)?, q("disk1", 0.01)?, q("disk2", 0.01)?],
+            classes: vec![ClassSpec {
+                name: "users".into(),
+                workload: Workload::Closed {
+                    population: 20,
+                    think: Some(Dist::exponential(0.5)?),
+                },
+                routing: Routing::Probabilistic {
+                    entry: vec![(Target::Station(0), 1.0)],
+                    from: vec![
+                        vec![
+                            (Target::Station(1), 0.45),
+                            (Target::Station(2), 0.45),
+                            (Target::Exit, 0.1),
+                        ],
+                        vec![(Target::Station(0), 1.0)],
+                        vec![(Target::Station(0), 1.0)],
+                    ],
+                },
+                priority: 0,
+            }],
+            ..NetworkSpec::default()
+        },
+    };
+    let network = Network::new(spec).map_err(|e| format!("{e:?}"))?;
+    let config = RunConfig {
+        stop: Stop::Jobs(jobs),
+        warmup: Warmup::None,
+        ..RunConfig::default()
+    };
+    let t = std::time::Instant::now();
+    let r = run_replication(&network, &config, 0)?;
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "{model} {jobs} interactions: {} events in {secs:.2} s = {:.1} M events/s; mean response {:.4} s, p99 {:.4} s",
+        r.events,
+        r.events as f64 / secs / 1e6,
+        r.system.mean_response_s,
+        r.system.percentiles_s[3],
+    );
+    if model == "mm1" {
+        // M/M/1 at ρ = 0.9: R = 1/(μ−λ) = 10 s.
+        assert!((r.system.mean_response_s - 10.0).abs() < 2.0);
+    }
+    Ok(())
+}

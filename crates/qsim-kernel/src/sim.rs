@@ -1,0 +1,1746 @@
+//! The simulation engine: one replication of a network, event by event.
+//!
+//! See the crate docs for the rules (simultaneous events, determinism). The
+//! design, in short:
+//!
+//! * a future-event list ([`crate::fel`]) of packed `u64` events, dispatched
+//!   by a `match` on the event kind (no trait objects, no allocation);
+//! * jobs in a slab (`Vec<Job>` plus a free list), referred to by `u32`;
+//! * fixed-speed delay and queue stations schedule each completion directly;
+//! * stations with a speed curve, and PS stations, run a *virtual-work
+//!   clock* `V` that advances at the per-job speed `g(n)`: a job entering
+//!   service gets the finish tag `F = V + work`, and the station keeps at most
+//!   one live "next completion" event (the job with the smallest tag). When
+//!   `n` changes the station is marked dirty; after the event has been fully
+//!   handled (including a departing job re-entering the same station) the
+//!   dirty stations recompute `g` and reschedule, invalidating the old event
+//!   with a version number (stale events are skipped and not counted). This
+//!   re-times the remaining work of every job in service continuously;
+//! * statistics are streaming sums and time integrals plus log-linear
+//!   histograms: memory does not grow with run length.
+
+use crate::config::{RunConfig, Stop, Warmup};
+use crate::dist::{Dist, unit};
+use crate::fel::Fel;
+use crate::hist::Histogram;
+use crate::network::*;
+use crate::results::*;
+use crate::rng::{self, SimRng};
+use crate::run::RunError;
+use crate::time::SimTime;
+use rand_distr::{Distribution, Exp1};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// "No station" / "leave the network" marker in routing.
+const EXIT: u32 = u32::MAX;
+/// Job slot id meaning "none".
+const NONE: u32 = u32::MAX;
+
+// Event kinds (low 8 bits of a packed event); operand `a` is bits 8..32,
+// operand `b` bits 32..64.
+const EV_ARRIVAL: u64 = 0; // a = class
+const EV_THINK: u64 = 1; // b = job
+const EV_DONE: u64 = 2; // a = station, b = job (fixed-speed completion)
+const EV_VDONE: u64 = 3; // a = station, b = version (virtual-clock completion)
+const EV_WARMUP: u64 = 4; // control: end of a timed warm-up
+const EV_STOP: u64 = 5; // control: end of a timed run
+const EV_BATCH_TIMER: u64 = 6; // a = station, b = version
+const EV_GROUP_DONE: u64 = 7; // a = station, b = slot (batch / link)
+const EV_LATCH_GRANT: u64 = 8; // a = station, b = job: hand-off finished, job holds the latch
+const EV_LATCH_POLL: u64 = 9; // a = station, b = job: a spinning waiter polls
+const EV_LATCH_WOKEN: u64 = 10; // a = station, b = job: a sleeper finished its context switch
+const EV_LATCH_DONE: u64 = 11; // a = station, b = job: critical section over
+
+#[inline(always)]
+fn ev(kind: u64, a: u32, b: u32) -> u64 {
+    kind | (u64::from(a) << 8) | (u64::from(b) << 32)
+}
+
+/// Adds a non-negative duration to a time without ever reaching infinity.
+#[inline(always)]
+fn later(now: f64, d: f64) -> f64 {
+    (now + d).min(f64::MAX)
+}
+
+/// A distribution with the common cases unpacked so that sampling them
+/// inlines into the event handlers.
+#[derive(Clone, Debug)]
+enum Sampler {
+    Exp(f64),
+    Det(f64),
+    Any(Dist),
+}
+
+impl Sampler {
+    fn new(d: &Dist) -> Sampler {
+        if d.is_exponential() {
+            Sampler::Exp(d.mean())
+        } else if d.variance() == 0.0 {
+            // Every family with zero variance always returns its mean.
+            Sampler::Det(d.mean())
+        } else {
+            Sampler::Any(d.clone())
+        }
+    }
+
+    #[inline(always)]
+    fn sample(&self, rng: &mut SimRng) -> f64 {
+        match self {
+            Sampler::Exp(m) => {
+                let e: f64 = Exp1.sample(rng);
+                e * m
+            }
+            Sampler::Det(v) => *v,
+            Sampler::Any(d) => d.sample(rng),
+        }
+    }
+}
+
+/// One job (or fork sub-job) in the slab.
+#[derive(Clone, Copy, Debug, Default)]
+struct Job {
+    /// Start of the interaction (leaving think, or arrival).
+    t0: f64,
+    /// Arrival at the current station.
+    t_arr: f64,
+    /// Start of service at the current station.
+    t_start: f64,
+    class: u32,
+    /// Next index in a sequence route.
+    pos: u32,
+    /// Current station (or EXIT while thinking / outside).
+    station: u32,
+    /// Fork record of a sub-job, or NONE.
+    fork: u32,
+    /// Target station while waiting for region admission.
+    pending: u32,
+    /// Mechanism scratch: latch spin polls done / NUMA node.
+    polls: u32,
+    node: u32,
+}
+
+/// Branches of probabilistic routing with cumulative probabilities.
+#[derive(Clone, Debug, Default)]
+struct Branches {
+    targets: Vec<u32>,
+    cum: Vec<f64>,
+}
+
+impl Branches {
+    fn new(list: &[(Target, f64)]) -> Branches {
+        let mut b = Branches::default();
+        let mut acc = 0.0;
+        for &(t, p) in list {
+            if p <= 0.0 {
+                continue;
+            }
+            acc += p;
+            b.targets.push(match t {
+                Target::Station(s) => s as u32,
+                Target::Exit => EXIT,
+            });
+            b.cum.push(acc);
+        }
+        if let Some(last) = b.cum.last_mut() {
+            // Guard against rounding: the last branch catches everything.
+            *last = f64::INFINITY;
+        }
+        b
+    }
+
+    #[inline]
+    fn pick(&self, rng: &mut SimRng) -> u32 {
+        match self.targets.len() {
+            0 => EXIT,
+            1 => self.targets[0],
+            _ => {
+                let u = unit(rng);
+                for (i, &c) in self.cum.iter().enumerate() {
+                    if u < c {
+                        return self.targets[i];
+                    }
+                }
+                EXIT
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Route {
+    Seq(Vec<u32>),
+    Prob {
+        entry: Branches,
+        from: Vec<Branches>,
+    },
+}
+
+/// Additive statistics of one class.
+#[derive(Clone, Debug, Default)]
+struct ClassStats {
+    completions: u64,
+    sum_resp: f64,
+    sla_over: u64,
+    hist: Histogram,
+}
+
+struct ClassRt {
+    rng: SimRng,
+    open: Option<Sampler>,
+    think: Option<Sampler>,
+    route: Route,
+    priority: i32,
+    stats: ClassStats,
+}
+
+/// Additive statistics of one station.
+#[derive(Clone, Copy, Debug, Default)]
+struct StStats {
+    /// Jobs present (queued and in service).
+    n: u32,
+    /// Busy servers.
+    busy: u32,
+    last: f64,
+    area_n: f64,
+    area_busy: f64,
+    departures: u64,
+    sum_resp: f64,
+    sum_wait: f64,
+    /// Extra busy time (spinning charged to a cpu station).
+    extra_busy: f64,
+    batches: u64,
+    batch_jobs: u64,
+}
+
+impl StStats {
+    /// Integrates the time-weighted sums up to `now`; call before changing
+    /// `n` or `busy`.
+    #[inline(always)]
+    fn acc(&mut self, now: f64) {
+        let dt = now - self.last;
+        self.area_n += f64::from(self.n) * dt;
+        self.area_busy += f64::from(self.busy) * dt;
+        self.last = now;
+    }
+
+    fn reset(&mut self, now: f64) {
+        *self = StStats {
+            n: self.n,
+            busy: self.busy,
+            last: now,
+            ..StStats::default()
+        };
+    }
+}
+
+/// Jobs waiting for service, in discipline order.
+#[derive(Clone, Debug)]
+enum Waiting {
+    Fifo(VecDeque<u32>),
+    Lifo(Vec<u32>),
+    /// (priority, FIFO tie-break, job).
+    Prio(BinaryHeap<(i32, Reverse<u64>, u32)>, u64),
+}
+
+impl Waiting {
+    fn new(d: Discipline) -> Waiting {
+        match d {
+            Discipline::Lcfs => Waiting::Lifo(Vec::new()),
+            Discipline::Priority => Waiting::Prio(BinaryHeap::new(), 0),
+            _ => Waiting::Fifo(VecDeque::new()),
+        }
+    }
+    #[inline(always)]
+    fn push(&mut self, j: u32, prio: i32) {
+        match self {
+            Waiting::Fifo(q) => q.push_back(j),
+            Waiting::Lifo(q) => q.push(j),
+            Waiting::Prio(q, seq) => {
+                q.push((prio, Reverse(*seq), j));
+                *seq += 1;
+            }
+        }
+    }
+    #[inline(always)]
+    fn pop(&mut self) -> Option<u32> {
+        match self {
+            Waiting::Fifo(q) => q.pop_front(),
+            Waiting::Lifo(q) => q.pop(),
+            Waiting::Prio(q, _) => q.pop().map(|x| x.2),
+        }
+    }
+    fn len(&self) -> usize {
+        match self {
+            Waiting::Fifo(q) => q.len(),
+            Waiting::Lifo(q) => q.len(),
+            Waiting::Prio(q, _) => q.len(),
+        }
+    }
+}
+
+/// A tiny binary min-heap of (finish tag bits, job).
+#[derive(Clone, Debug, Default)]
+struct TagHeap {
+    h: Vec<(u64, u32)>,
+}
+
+impl TagHeap {
+    #[inline]
+    fn len(&self) -> usize {
+        self.h.len()
+    }
+    #[inline]
+    fn push(&mut self, tag: f64, j: u32) {
+        let e = ((tag + 0.0).to_bits(), j);
+        let mut i = self.h.len();
+        self.h.push(e);
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if e < self.h[p] {
+                self.h[i] = self.h[p];
+                i = p;
+            } else {
+                break;
+            }
+        }
+        self.h[i] = e;
+    }
+    #[inline]
+    fn min_tag(&self) -> Option<f64> {
+        self.h.first().map(|e| f64::from_bits(e.0))
+    }
+    #[inline]
+    fn pop(&mut self) -> Option<(f64, u32)> {
+        let last = self.h.pop()?;
+        let n = self.h.len();
+        if n == 0 {
+            return Some((f64::from_bits(last.0), last.1));
+        }
+        let top = self.h[0];
+        let mut i = 0;
+        loop {
+            let l = 2 * i + 1;
+            if l >= n {
+                break;
+            }
+            let r = l + 1;
+            let c = if r < n && self.h[r] < self.h[l] { r } else { l };
+            if self.h[c] < last {
+                self.h[i] = self.h[c];
+                i = c;
+            } else {
+                break;
+            }
+        }
+        self.h[i] = last;
+        Some((f64::from_bits(top.0), top.1))
+    }
+}
+
+/// Contention-dependent speed with a cache of integer points.
+#[derive(Clone, Debug)]
+struct SpeedRt {
+    speed: Speed,
+    cache: Vec<f64>,
+}
+
+impl SpeedRt {
+    fn new(speed: Speed) -> SpeedRt {
+        let cache = (0..=1024u32)
+            .map(|n| speed.rate(f64::from(n.max(1))))
+            .collect();
+        SpeedRt { speed, cache }
+    }
+    #[inline]
+    fn rate(&self, n: u32) -> f64 {
+        match self.cache.get(n as usize) {
+            Some(&r) => r,
+            None => self.speed.rate(f64::from(n)),
+        }
+    }
+}
+
+/// Which jobs a virtual-clock station serves at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum VMode {
+    /// Up to `c` jobs in service, the rest wait (FCFS, LCFS, priority, latch).
+    Queue,
+    /// Every job present is in service, sharing the capacity.
+    Shared,
+}
+
+/// Virtual-work clock of a station with a speed curve or PS.
+#[derive(Clone, Debug)]
+struct VClock {
+    mode: VMode,
+    /// Servers (u32::MAX for a delay station).
+    c: u32,
+    speed: Option<SpeedRt>,
+    v: f64,
+    /// Per-job work rate in effect since `last`.
+    g: f64,
+    last: f64,
+    version: u32,
+    insvc: TagHeap,
+    pending: bool,
+    pend_tag: f64,
+    pend_g: f64,
+    dirty: bool,
+}
+
+impl VClock {
+    #[inline(always)]
+    fn advance(&mut self, now: f64) {
+        self.v += self.g * (now - self.last);
+        self.last = now;
+    }
+
+    /// Per-job work rate with `n` present and `k` in service.
+    #[inline]
+    fn per_job(&self, n: u32, k: u32) -> f64 {
+        let total = match &self.speed {
+            Some(s) => s.rate(n),
+            None => f64::from(n.min(self.c)),
+        };
+        total / f64::from(k.max(1))
+    }
+}
+
+/// NUMA placement and hand-off state of a latch.
+#[derive(Clone, Debug)]
+struct LatchRt {
+    numa: Option<NumaSpec>,
+    spin: Option<SpinSpec>,
+    wake: Wake,
+    /// Upper bound of one poll wait in seconds.
+    poll_max_s: f64,
+    speed: Option<SpeedRt>,
+    rng: SimRng,
+    /// Holding, or reserved for a job in hand-off / a woken sleeper.
+    held: bool,
+    /// Node of the last holder.
+    holder_node: u32,
+    /// Waiters that sleep (FIFO).
+    sleepers: VecDeque<u32>,
+    /// Waiters spinning right now.
+    spinners: u32,
+    /// Sleepers currently waking up (Wake::All herd members in flight).
+    waking: u32,
+    /// The cpu station charged with spinning.
+    cpu: Option<usize>,
+}
+
+/// Batch (group commit) and link state.
+#[derive(Clone, Debug)]
+struct GroupRt {
+    /// Jobs per group at most.
+    max_batch: u32,
+    /// Groups in flight at most (1 for a batch station).
+    slots: u32,
+    /// Per-job service added to a batch.
+    per_job_s: f64,
+    max_wait_s: Option<f64>,
+    /// Jobs of each in-flight slot.
+    groups: Vec<Vec<u32>>,
+    free_slots: Vec<u32>,
+    timer_version: u32,
+    timer_armed: bool,
+}
+
+#[derive(Clone, Debug)]
+struct ForkRt {
+    fan_out: u32,
+    targets: Vec<u32>,
+    cum: Vec<f64>,
+    random: bool,
+    join: u32,
+    next: u32,
+    rng: SimRng,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// Infinite servers, fixed speed.
+    Delay,
+    /// `c` servers, fixed speed.
+    Queue { c: u32 },
+    /// Speed curve or PS.
+    V(Box<VClock>),
+    Latch(Box<LatchRt>),
+    Group(Box<GroupRt>),
+    Fork(Box<ForkRt>),
+    Join { quorum: Option<u32> },
+}
+
+struct StationRt {
+    stats: StStats,
+    rng: SimRng,
+    /// Service per class (zero for classes that never visit).
+    service: Vec<Sampler>,
+    /// 1 / mean service per class (0 when the mean is 0): normalizes work
+    /// for stations with a speed curve.
+    inv_mean: Vec<f64>,
+    kind: Kind,
+    waiting: Waiting,
+    /// Denominator of utilization (0: always report 0).
+    servers: f64,
+    /// Regions the station belongs to.
+    regions: Vec<u32>,
+}
+
+/// A fork in progress: the parent waits at the join for its sub-jobs.
+#[derive(Clone, Copy, Debug, Default)]
+struct ForkRec {
+    parent: u32,
+    join: u32,
+    needed: u32,
+    arrived: u32,
+    outstanding: u32,
+    released: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct RegionStats {
+    last: f64,
+    area_inside: f64,
+    area_waiting: f64,
+    admitted: u64,
+    sum_wait: f64,
+}
+
+struct RegionRt {
+    limit: u32,
+    inside: u32,
+    members: Vec<bool>,
+    queue: VecDeque<u32>,
+    stats: RegionStats,
+}
+
+impl RegionRt {
+    #[inline]
+    fn acc(&mut self, now: f64) {
+        let dt = now - self.stats.last;
+        self.stats.area_inside += f64::from(self.inside) * dt;
+        self.stats.area_waiting += self.queue.len() as f64 * dt;
+        self.stats.last = now;
+    }
+}
+
+/// When the measured part starts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum WarmPlan {
+    None,
+    Jobs(u64),
+    Time(f64),
+}
+
+/// When a replication ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum StopPlan {
+    /// Interactions completed after warm-up.
+    Jobs(u64),
+    /// Seconds after warm-up.
+    Time(f64),
+    /// Absolute simulated time.
+    AbsTime(f64),
+}
+
+/// Batch means of system response times for MSER-5 with bounded memory.
+///
+/// Observations are summed in batches of 5; when 512 batches exist,
+/// neighbours are merged pairwise and the batch size doubles, so memory
+/// stays at most 512 sums whatever the run length.
+#[derive(Clone, Debug)]
+pub(crate) struct Mser {
+    batch: u64,
+    cur_sum: f64,
+    cur_n: u64,
+    sums: Vec<f64>,
+}
+
+impl Mser {
+    fn new() -> Mser {
+        Mser {
+            batch: 5,
+            cur_sum: 0.0,
+            cur_n: 0,
+            sums: Vec::with_capacity(512),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, x: f64) {
+        self.cur_sum += x;
+        self.cur_n += 1;
+        if self.cur_n == self.batch {
+            self.sums.push(self.cur_sum);
+            self.cur_sum = 0.0;
+            self.cur_n = 0;
+            if self.sums.len() == 512 {
+                for i in 0..256 {
+                    self.sums[i] = self.sums[2 * i] + self.sums[2 * i + 1];
+                }
+                self.sums.truncate(256);
+                self.batch *= 2;
+            }
+        }
+    }
+
+    /// Observations to discard: d·batch where d minimizes
+    /// MSER(d) = Σ_{j>d}(Z_j − Z̄_d)² / (m−d)² over d ≤ m/2.
+    pub(crate) fn truncation(&self) -> u64 {
+        let m = self.sums.len();
+        if m < 4 {
+            return 0;
+        }
+        let b = self.batch as f64;
+        let z: Vec<f64> = self.sums.iter().map(|s| s / b).collect();
+        // Suffix sums of z and z².
+        let mut s1 = vec![0.0; m + 1];
+        let mut s2 = vec![0.0; m + 1];
+        for j in (0..m).rev() {
+            s1[j] = s1[j + 1] + z[j];
+            s2[j] = s2[j + 1] + z[j] * z[j];
+        }
+        let mut best = (f64::INFINITY, 0);
+        for d in 0..=m / 2 {
+            let k = (m - d) as f64;
+            let ss = (s2[d] - s1[d] * s1[d] / k).max(0.0);
+            let stat = ss / (k * k);
+            if stat < best.0 {
+                best = (stat, d);
+            }
+        }
+        best.1 as u64 * self.batch
+    }
+}
+
+/// One replication of a network that can be advanced step by step.
+///
+/// Build it with [`Simulation::new`], then call [`Simulation::run`] (to the
+/// stopping rule of the [`RunConfig`]), [`Simulation::step`] or
+/// [`Simulation::run_until`], and read [`Simulation::result`]. With
+/// [`Warmup::Mser5`] a `Simulation` measures from time zero (the truncation
+/// is chosen by [`crate::run_replication`], which needs the whole run).
+pub struct Simulation {
+    now: f64,
+    fel: Fel,
+    jobs: Vec<Job>,
+    free: Vec<u32>,
+    stations: Vec<StationRt>,
+    classes: Vec<ClassRt>,
+    regions: Vec<RegionRt>,
+    forks: Vec<ForkRec>,
+    free_forks: Vec<u32>,
+    route_rng: SimRng,
+    dirty: Vec<u32>,
+    events: u64,
+    in_network: u64,
+    max_jobs: u64,
+    max_events: u64,
+    measuring: bool,
+    measure_start: f64,
+    warm: WarmPlan,
+    stop: StopPlan,
+    warm_count: u64,
+    completions: u64,
+    finished: bool,
+    sla: f64,
+    mser: Option<Mser>,
+    error: Option<RunError>,
+    index: u32,
+    names: Vec<String>,
+}
+
+fn kind_name(k: &StationKind) -> &'static str {
+    match k {
+        StationKind::Delay => "delay",
+        StationKind::Queue { .. } => "queue",
+        StationKind::Latch(_) => "latch",
+        StationKind::Batch(_) => "batch",
+        StationKind::Link(_) => "link",
+        StationKind::Fork(_) => "fork",
+        StationKind::Join(_) => "join",
+    }
+}
+
+/// The name of a station kind as used in results (`delay`, `queue`, ...).
+pub(crate) fn station_kind_name(k: &StationKind) -> &'static str {
+    kind_name(k)
+}
+
+impl Simulation {
+    /// Sets up replication `index` of `network` under `config`, with every
+    /// closed job placed per the network's initial state.
+    pub fn new(network: &Network, config: &RunConfig, index: u32) -> Result<Simulation, RunError> {
+        crate::run::check_config(config)?;
+        let warm = match config.warmup {
+            Warmup::None | Warmup::Mser5 => WarmPlan::None,
+            Warmup::Jobs(n) => WarmPlan::Jobs(n),
+            Warmup::Time(t) => WarmPlan::Time(t),
+        };
+        let stop = match config.stop {
+            Stop::Jobs(n) => StopPlan::Jobs(n),
+            Stop::Time(t) => StopPlan::Time(t),
+        };
+        let mser = matches!(config.warmup, Warmup::Mser5);
+        Ok(Simulation::with_plan(
+            network, config, index, warm, stop, mser,
+        ))
+    }
+
+    pub(crate) fn with_plan(
+        network: &Network,
+        config: &RunConfig,
+        index: u32,
+        warm: WarmPlan,
+        stop: StopPlan,
+        mser: bool,
+    ) -> Simulation {
+        let spec = network.spec();
+        let seed = config.seed;
+        let nc = spec.classes.len();
+        let mut stations = Vec::with_capacity(spec.stations.len());
+        for (s, st) in spec.stations.iter().enumerate() {
+            let service: Vec<Dist> = (0..nc)
+                .map(|c| {
+                    st.service
+                        .get(c)
+                        .cloned()
+                        .flatten()
+                        .unwrap_or_else(|| Dist::deterministic(0.0).expect("zero is valid"))
+                })
+                .collect();
+            let inv_mean = service
+                .iter()
+                .map(|d: &Dist| {
+                    let m = d.mean();
+                    if m > 0.0 { 1.0 / m } else { 0.0 }
+                })
+                .collect();
+            let speed = st.speed.clone().map(SpeedRt::new);
+            let vclock = |mode: VMode, c: u32, speed: Option<SpeedRt>| {
+                Kind::V(Box::new(VClock {
+                    mode,
+                    c,
+                    speed,
+                    v: 0.0,
+                    g: 0.0,
+                    last: 0.0,
+                    version: 0,
+                    insvc: TagHeap::default(),
+                    pending: false,
+                    pend_tag: 0.0,
+                    pend_g: 0.0,
+                    dirty: false,
+                }))
+            };
+            let mech_rng = rng::stream(seed, index, rng::mechanism_stream(s));
+            let (kind, waiting, servers) = match &st.kind {
+                StationKind::Delay => match speed {
+                    None => (Kind::Delay, Waiting::new(Discipline::Fcfs), 0.0),
+                    Some(sp) => (
+                        vclock(VMode::Shared, u32::MAX, Some(sp)),
+                        Waiting::new(Discipline::Fcfs),
+                        0.0,
+                    ),
+                },
+                StationKind::Queue {
+                    servers,
+                    discipline,
+                } => {
+                    let c = *servers;
+                    let k = match (discipline, speed) {
+                        (Discipline::Ps, sp) => vclock(VMode::Shared, c, sp),
+                        (_, None) => Kind::Queue { c },
+                        (_, Some(sp)) => vclock(VMode::Queue, c, Some(sp)),
+                    };
+                    (k, Waiting::new(*discipline), f64::from(c))
+                }
+                StationKind::Latch(l) => {
+                    let k = if l.numa.is_none() && l.spin.is_none() {
+                        // A plain latch is a single FCFS server.
+                        match speed {
+                            None => Kind::Queue { c: 1 },
+                            Some(sp) => vclock(VMode::Queue, 1, Some(sp)),
+                        }
+                    } else {
+                        let poll_max_s = l.spin.as_ref().map_or(0.0, |sp| {
+                            sp.spin_wait_delay * sp.pauses_per_unit * sp.pause_cycles
+                                / sp.clock_ghz
+                                * 1e-9
+                        });
+                        Kind::Latch(Box::new(LatchRt {
+                            numa: l.numa.clone(),
+                            spin: l.spin.clone(),
+                            wake: l.wake,
+                            poll_max_s,
+                            speed,
+                            rng: mech_rng.clone(),
+                            held: false,
+                            holder_node: 0,
+                            sleepers: VecDeque::new(),
+                            spinners: 0,
+                            waking: 0,
+                            cpu: l.spin.as_ref().and_then(|s| s.cpu),
+                        }))
+                    };
+                    (k, Waiting::new(Discipline::Fcfs), 1.0)
+                }
+                StationKind::Batch(b) => (
+                    Kind::Group(Box::new(GroupRt {
+                        max_batch: b.max_batch,
+                        slots: 1,
+                        per_job_s: b.per_job_s,
+                        max_wait_s: b.max_wait_s,
+                        groups: vec![Vec::new()],
+                        free_slots: vec![0],
+                        timer_version: 0,
+                        timer_armed: false,
+                    })),
+                    Waiting::new(Discipline::Fcfs),
+                    1.0,
+                ),
+                StationKind::Link(l) => (
+                    Kind::Group(Box::new(GroupRt {
+                        max_batch: l.max_batch,
+                        slots: l.pipeline,
+                        per_job_s: 0.0,
+                        max_wait_s: None,
+                        groups: vec![Vec::new(); l.pipeline as usize],
+                        free_slots: (0..l.pipeline).rev().collect(),
+                        timer_version: 0,
+                        timer_armed: false,
+                    })),
+                    Waiting::new(Discipline::Fcfs),
+                    f64::from(l.pipeline),
+                ),
+                StationKind::Fork(f) => {
+                    let mut acc = 0.0;
+                    let mut cum = Vec::new();
+                    for &(_, w) in &f.targets {
+                        acc += w;
+                        cum.push(acc);
+                    }
+                    for c in cum.iter_mut() {
+                        *c /= acc;
+                    }
+                    if let Some(l) = cum.last_mut() {
+                        *l = f64::INFINITY;
+                    }
+                    (
+                        Kind::Fork(Box::new(ForkRt {
+                            fan_out: f.fan_out,
+                            targets: f.targets.iter().map(|t| t.0 as u32).collect(),
+                            cum,
+                            random: f.spread == Spread::Random,
+                            join: f.join as u32,
+                            next: 0,
+                            rng: mech_rng.clone(),
+                        })),
+                        Waiting::new(Discipline::Fcfs),
+                        0.0,
+                    )
+                }
+                StationKind::Join(j) => (
+                    Kind::Join { quorum: j.quorum },
+                    Waiting::new(Discipline::Fcfs),
+                    0.0,
+                ),
+            };
+            stations.push(StationRt {
+                stats: StStats::default(),
+                rng: rng::stream(seed, index, rng::service_stream(s)),
+                service: service.iter().map(Sampler::new).collect(),
+                inv_mean,
+                kind,
+                waiting,
+                servers,
+                regions: Vec::new(),
+            });
+        }
+        let ns = stations.len();
+        let mut regions = Vec::new();
+        for (r, reg) in spec.regions.iter().enumerate() {
+            let mut members = vec![false; ns];
+            for &s in &reg.stations {
+                members[s] = true;
+                if !stations[s].regions.contains(&(r as u32)) {
+                    stations[s].regions.push(r as u32);
+                }
+            }
+            regions.push(RegionRt {
+                limit: reg.limit.unwrap_or(u32::MAX),
+                inside: 0,
+                members,
+                queue: VecDeque::new(),
+                stats: RegionStats::default(),
+            });
+        }
+        let classes = spec
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(c, cl)| {
+                let route = match &cl.routing {
+                    Routing::Sequence(seq) => Route::Seq(seq.iter().map(|&s| s as u32).collect()),
+                    Routing::Probabilistic { entry, from } => Route::Prob {
+                        entry: Branches::new(entry),
+                        from: (0..ns)
+                            .map(|s| from.get(s).map_or_else(Branches::default, |b| Branches::new(b)))
+                            .collect(),
+                    },
+                };
+                let (open, think) = match &cl.workload {
+                    Workload::Open { interarrival } => (Some(Sampler::new(interarrival)), None),
+                    Workload::Closed { think, .. } => (None, think.as_ref().map(Sampler::new)),
+                };
+                ClassRt {
+                    rng: rng::stream(seed, index, rng::class_stream(c)),
+                    open,
+                    think,
+                    route,
+                    priority: cl.priority,
+                    stats: ClassStats::default(),
+                }
+            })
+            .collect();
+        let mut sim = Simulation {
+            now: 0.0,
+            fel: Fel::new(),
+            jobs: Vec::new(),
+            free: Vec::new(),
+            stations,
+            classes,
+            regions,
+            forks: Vec::new(),
+            free_forks: Vec::new(),
+            route_rng: rng::stream(seed, index, rng::ROUTING_STREAM),
+            dirty: Vec::new(),
+            events: 0,
+            in_network: 0,
+            max_jobs: config.max_jobs_present,
+            max_events: config.max_events,
+            measuring: false,
+            measure_start: 0.0,
+            warm,
+            stop,
+            warm_count: 0,
+            completions: 0,
+            finished: false,
+            sla: config.sla_s.unwrap_or(f64::INFINITY),
+            mser: mser.then(Mser::new),
+            error: None,
+            index,
+            names: spec.stations.iter().map(|s| s.name.clone()).collect(),
+        };
+        sim.init(spec);
+        sim
+    }
+
+    fn init(&mut self, spec: &NetworkSpec) {
+        match self.warm {
+            WarmPlan::None | WarmPlan::Jobs(0) => self.start_measuring(),
+            WarmPlan::Time(t) if t <= 0.0 => self.start_measuring(),
+            WarmPlan::Time(t) => self.fel.push(t, ev(EV_WARMUP, 0, 0)),
+            WarmPlan::Jobs(_) => {}
+        }
+        if let StopPlan::AbsTime(t) = self.stop {
+            self.fel.push(t, ev(EV_STOP, 0, 0));
+        }
+        // Open classes: first arrival after one inter-arrival time.
+        for c in 0..self.classes.len() {
+            let cl = &mut self.classes[c];
+            if let Some(d) = &cl.open {
+                let t = d.sample(&mut cl.rng);
+                self.fel.push(t, ev(EV_ARRIVAL, c as u32, 0));
+            }
+        }
+        // Closed classes: every job thinking, or all queued at one station.
+        let mut njob = 0u32;
+        for (c, cl) in spec.classes.iter().enumerate() {
+            let Workload::Closed { population, .. } = cl.workload else {
+                continue;
+            };
+            for _ in 0..population {
+                let j = self.alloc(c as u32);
+                self.jobs[j as usize].node = njob;
+                njob += 1;
+                match spec.initial {
+                    InitialState::Thinking => self.think(j),
+                    InitialState::AtStation(s) => {
+                        self.in_network += 1;
+                        let job = &mut self.jobs[j as usize];
+                        job.t0 = 0.0;
+                        // Continue the route after the station: in a sequence
+                        // after its first occurrence (from the start if absent).
+                        job.pos = match &self.classes[c].route {
+                            Route::Seq(seq) => seq
+                                .iter()
+                                .position(|&x| x as usize == s)
+                                .map_or(0, |p| p as u32 + 1),
+                            Route::Prob { .. } => 0,
+                        };
+                        self.goto(j, EXIT, s as u32);
+                    }
+                }
+            }
+        }
+        self.flush();
+        self.check_unstable();
+    }
+
+    #[inline]
+    fn alloc(&mut self, class: u32) -> u32 {
+        let job = Job {
+            class,
+            station: EXIT,
+            fork: NONE,
+            pending: EXIT,
+            ..Job::default()
+        };
+        match self.free.pop() {
+            Some(j) => {
+                self.jobs[j as usize] = job;
+                j
+            }
+            None => {
+                self.jobs.push(job);
+                (self.jobs.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Simulated time now.
+    pub fn time(&self) -> SimTime {
+        SimTime::new(self.now).unwrap_or(SimTime::ZERO)
+    }
+
+    /// Events processed so far (stale and control events excluded).
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// True once the stopping rule has been reached.
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Jobs present at station `s` now (queued and in service).
+    pub fn jobs_at(&self, s: StationId) -> u32 {
+        self.stations.get(s).map_or(0, |st| st.stats.n)
+    }
+
+    /// Jobs in the network now (not thinking, not yet arrived).
+    pub fn jobs_in_network(&self) -> u64 {
+        self.in_network
+    }
+
+    /// Runs to the stopping rule.
+    pub fn run(&mut self) -> Result<(), RunError> {
+        while !self.finished {
+            let Some(e) = self.fel.pop() else {
+                self.finished = true;
+                break;
+            };
+            self.now = e.time();
+            self.dispatch(e.ev);
+            if !self.dirty.is_empty() {
+                self.flush();
+            }
+            if self.error.is_some() || self.events > self.max_events {
+                return self.fail();
+            }
+        }
+        Ok(())
+    }
+
+    /// Processes the next event; returns false when the run is finished.
+    pub fn step(&mut self) -> Result<bool, RunError> {
+        if self.finished {
+            return Ok(false);
+        }
+        let Some(e) = self.fel.pop() else {
+            self.finished = true;
+            return Ok(false);
+        };
+        self.now = e.time();
+        self.dispatch(e.ev);
+        self.flush();
+        if self.error.is_some() || self.events > self.max_events {
+            self.fail()?;
+        }
+        Ok(!self.finished)
+    }
+
+    /// Processes every event up to and including time `t` (or until the
+    /// run finishes); the clock then reads `t` unless the run finished
+    /// earlier. Returns false when the run is finished.
+    pub fn run_until(&mut self, t: SimTime) -> Result<bool, RunError> {
+        let t = t.seconds();
+        while !self.finished {
+            match self.fel.peek() {
+                Some(e) if e.time() <= t => {}
+                _ => {
+                    self.now = self.now.max(t);
+                    return Ok(true);
+                }
+            }
+            self.step()?;
+        }
+        Ok(false)
+    }
+
+    fn fail(&mut self) -> Result<(), RunError> {
+        if let Some(e) = self.error.take() {
+            self.finished = true;
+            return Err(e);
+        }
+        self.finished = true;
+        Err(RunError::EventLimit {
+            replication: self.index,
+            limit: self.max_events,
+        })
+    }
+
+    #[inline]
+    fn dispatch(&mut self, e: u64) {
+        let a = ((e >> 8) & 0xFF_FFFF) as u32;
+        let b = (e >> 32) as u32;
+        match e & 0xFF {
+            EV_DONE => self.on_done(a as usize, b),
+            EV_VDONE => self.on_vdone(a as usize, b),
+            EV_THINK => {
+                self.events += 1;
+                self.in_network += 1;
+                if self.in_network > self.max_jobs {
+                    self.unstable();
+                }
+                self.begin(b);
+            }
+            EV_ARRIVAL => self.on_arrival(a as usize),
+            EV_WARMUP => self.start_measuring(),
+            EV_STOP => self.finished = true,
+            EV_BATCH_TIMER => self.on_batch_timer(a as usize, b),
+            EV_GROUP_DONE => self.on_group_done(a as usize, b),
+            EV_LATCH_GRANT => self.on_latch_grant(a as usize, b),
+            EV_LATCH_POLL => self.on_latch_poll(a as usize, b),
+            EV_LATCH_WOKEN => self.on_latch_woken(a as usize, b),
+            EV_LATCH_DONE => self.on_latch_done(a as usize, b),
+            _ => unreachable!("unknown event kind"),
+        }
+    }
+
+    fn check_unstable(&mut self) {
+        if self.in_network > self.max_jobs {
+            self.unstable();
+        }
+    }
+
+    #[cold]
+    fn unstable(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        let (s, _) = self
+            .stations
+            .iter()
+            .enumerate()
+            .map(|(i, st)| (i, st.stats.n))
+            .max_by_key(|&(i, n)| (n, Reverse(i)))
+            .unwrap_or((0, 0));
+        self.error = Some(RunError::Unstable {
+            jobs: self.in_network,
+            limit: self.max_jobs,
+            station: self.names.get(s).cloned().unwrap_or_default(),
+            time_s: self.now,
+        });
+    }
+
+    fn on_arrival(&mut self, c: usize) {
+        self.events += 1;
+        let cl = &mut self.classes[c];
+        if let Some(d) = &cl.open {
+            let t = later(self.now, d.sample(&mut cl.rng));
+            self.fel.push(t, ev(EV_ARRIVAL, c as u32, 0));
+        }
+        let j = self.alloc(c as u32);
+        self.in_network += 1;
+        if self.in_network > self.max_jobs {
+            self.unstable();
+        }
+        self.begin(j);
+    }
+
+    /// Starts an interaction of job `j` now.
+    #[inline]
+    fn begin(&mut self, j: u32) {
+        let job = &mut self.jobs[j as usize];
+        job.t0 = self.now;
+        job.pos = 0;
+        let to = self.next_target(j, EXIT);
+        self.goto(j, EXIT, to);
+    }
+
+    /// Where job `j` goes after station `from` (EXIT: after thinking/arriving).
+    #[inline(always)]
+    fn next_target(&mut self, j: u32, from: u32) -> u32 {
+        let job = &mut self.jobs[j as usize];
+        match &self.classes[job.class as usize].route {
+            Route::Seq(seq) => match seq.get(job.pos as usize) {
+                Some(&s) => {
+                    job.pos += 1;
+                    s
+                }
+                None => EXIT,
+            },
+            Route::Prob { entry, from: br } => {
+                let b = if from == EXIT {
+                    entry
+                } else {
+                    // A station the class has no branches for (initial
+                    // placement) continues like a new interaction.
+                    match br.get(from as usize) {
+                        Some(b) if !b.targets.is_empty() => b,
+                        _ => entry,
+                    }
+                };
+                b.pick(&mut self.route_rng)
+            }
+        }
+    }
+
+    /// Moves job `j` from station `from` (EXIT: from outside) to `to`,
+    /// passing region boundaries.
+    #[inline]
+    fn goto(&mut self, j: u32, from: u32, to: u32) {
+        if !self.regions.is_empty() {
+            self.cross_regions(j, from, to);
+            return;
+        }
+        if to == EXIT {
+            self.exit(j);
+        } else {
+            self.arrive(j, to as usize);
+        }
+    }
+
+    fn cross_regions(&mut self, j: u32, from: u32, to: u32) {
+        let now = self.now;
+        // Leave the regions that contain `from` but not `to`.
+        if from != EXIT {
+            for k in 0..self.stations[from as usize].regions.len() {
+                let r = self.stations[from as usize].regions[k] as usize;
+                let reg = &mut self.regions[r];
+                if to != EXIT && reg.members[to as usize] {
+                    continue;
+                }
+                reg.acc(now);
+                reg.inside -= 1;
+                self.admit_waiters(r);
+            }
+        }
+        self.jobs[j as usize].pending = to;
+        self.jobs[j as usize].station = from;
+        self.enter_regions(j);
+    }
+
+    /// Lets job `j` (headed to `pending`) into the regions it is entering;
+    /// it queues at the first full one.
+    fn enter_regions(&mut self, j: u32) {
+        let now = self.now;
+        let to = self.jobs[j as usize].pending;
+        let from = self.jobs[j as usize].station;
+        if to != EXIT {
+            for k in 0..self.stations[to as usize].regions.len() {
+                let r = self.stations[to as usize].regions[k] as usize;
+                let reg = &mut self.regions[r];
+                if from != EXIT && reg.members[from as usize] {
+                    continue;
+                }
+                if self.jobs[j as usize].t_start == f64::NEG_INFINITY {
+                    // Re-checking after admission to an earlier region.
+                }
+                if reg.inside >= reg.limit {
+                    reg.acc(now);
+                    reg.queue.push_back(j);
+                    // Remember when it started waiting.
+                    self.jobs[j as usize].t_arr = now;
+                    return;
+                }
+                reg.acc(now);
+                reg.inside += 1;
+                if self.measuring {
+                    reg.stats.admitted += 1;
+                }
+            }
+        }
+        // Inside every region it needs: mark as "in transit", then arrive.
+        self.jobs[j as usize].station = EXIT;
+        if to == EXIT {
+            self.exit(j);
+        } else {
+            self.arrive(j, to as usize);
+        }
+    }
+
+    fn admit_waiters(&mut self, r: usize) {
+        let now = self.now;
+        while self.regions[r].inside < self.regions[r].limit {
+            let reg = &mut self.regions[r];
+            let Some(w) = reg.queue.pop_front() else {
+                break;
+            };
+            reg.acc(now);
+            reg.inside += 1;
+            if self.measuring {
+                reg.stats.admitted += 1;
+                reg.stats.sum_wait += now - self.jobs[w as usize].t_arr;
+            }
+            // Count it as inside region r from now on: mark `from` as a
+            // member of r so enter_regions skips r, by checking the other
+            // regions of the target.
+            self.enter_regions_after(w, r);
+        }
+    }
+
+    /// Continues admission of `j` after region `done` admitted it.
+    fn enter_regions_after(&mut self, j: u32, done: usize) {
+        let now = self.now;
+        let to = self.jobs[j as usize].pending;
+        let from = self.jobs[j as usize].station;
+        let regs = self.stations[to as usize].regions.clone();
+        let start = regs.iter().position(|&r| r as usize == done).map_or(0, |p| p + 1);
+        for &r in &regs[start..] {
+            let r = r as usize;
+            let reg = &mut self.regions[r];
+            if from != EXIT && reg.members[from as usize] {
+                continue;
+            }
+            reg.acc(now);
+            if reg.inside >= reg.limit {
+                reg.queue.push_back(j);
+                self.jobs[j as usize].t_arr = now;
+                return;
+            }
+            reg.inside += 1;
+            if self.measuring {
+                reg.stats.admitted += 1;
+            }
+        }
+        self.jobs[j as usize].station = EXIT;
+        self.arrive(j, to as usize);
+    }
+
+    /// Job `j` arrives at station `s` now.
+    #[inline]
+    fn arrive(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let job = &mut self.jobs[j as usize];
+        job.t_arr = now;
+        job.station = s as u32;
+        let class = job.class as usize;
+        match &mut st.kind {
+            Kind::Queue { c } => {
+                st.stats.acc(now);
+                st.stats.n += 1;
+                if st.stats.busy < *c {
+                    st.stats.busy += 1;
+                    job.t_start = now;
+                    let d = st.service[class].sample(&mut st.rng);
+                    self.fel.push(later(now, d), ev(EV_DONE, s as u32, j));
+                } else {
+                    let prio = self.classes[class].priority;
+                    st.waiting.push(j, prio);
+                }
+            }
+            Kind::Delay => {
+                st.stats.acc(now);
+                st.stats.n += 1;
+                job.t_start = now;
+                let d = st.service[class].sample(&mut st.rng);
+                self.fel.push(later(now, d), ev(EV_DONE, s as u32, j));
+            }
+            Kind::V(vc) => {
+                vc.advance(now);
+                st.stats.acc(now);
+                st.stats.n += 1;
+                if vc.mode == VMode::Shared || (vc.insvc.len() as u32) < vc.c {
+                    job.t_start = now;
+                    let w = st.service[class].sample(&mut st.rng);
+                    let w = if vc.speed.is_some() {
+                        w * st.inv_mean[class]
+                    } else {
+                        w
+                    };
+                    vc.insvc.push(vc.v + w, j);
+                    st.stats.busy = (vc.insvc.len() as u32).min(vc.c);
+                } else {
+                    let prio = self.classes[class].priority;
+                    st.waiting.push(j, prio);
+                }
+                if !vc.dirty {
+                    vc.dirty = true;
+                    self.dirty.push(s as u32);
+                }
+            }
+            Kind::Latch(_) => self.latch_arrive(j, s),
+            Kind::Group(_) => self.group_arrive(j, s),
+            Kind::Fork(_) => self.fork_arrive(j, s),
+            Kind::Join { .. } => self.join_arrive(j, s),
+        }
+    }
+
+    /// Records the departure of job `j` from station stats `st`.
+    #[inline(always)]
+    fn record_departure(stats: &mut StStats, job: &Job, now: f64) {
+        stats.departures += 1;
+        stats.sum_resp += now - job.t_arr;
+        stats.sum_wait += job.t_start - job.t_arr;
+    }
+
+    /// A fixed-speed completion.
+    fn on_done(&mut self, s: usize, j: u32) {
+        self.events += 1;
+        let now = self.now;
+        let st = &mut self.stations[s];
+        st.stats.acc(now);
+        st.stats.n -= 1;
+        Simulation::record_departure(&mut st.stats, &self.jobs[j as usize], now);
+        if let Kind::Queue { .. } = st.kind {
+            if let Some(nx) = st.waiting.pop() {
+                let job = &mut self.jobs[nx as usize];
+                job.t_start = now;
+                let d = st.service[job.class as usize].sample(&mut st.rng);
+                self.fel.push(later(now, d), ev(EV_DONE, s as u32, nx));
+            } else {
+                st.stats.busy -= 1;
+            }
+        }
+        self.leave(j, s as u32);
+    }
+
+    /// A virtual-clock completion (stale when the version moved on).
+    fn on_vdone(&mut self, s: usize, version: u32) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::V(vc) = &mut st.kind else {
+            return;
+        };
+        if version != vc.version || !vc.pending {
+            return;
+        }
+        self.events += 1;
+        vc.pending = false;
+        let Some((tag, j)) = vc.insvc.pop() else {
+            return;
+        };
+        // The clock has reached the tag (exactly, to avoid drift).
+        vc.v = tag;
+        vc.last = now;
+        st.stats.acc(now);
+        st.stats.n -= 1;
+        Simulation::record_departure(&mut st.stats, &self.jobs[j as usize], now);
+        if vc.mode == VMode::Queue
+            && let Some(nx) = st.waiting.pop()
+        {
+            let job = &mut self.jobs[nx as usize];
+            job.t_start = now;
+            let class = job.class as usize;
+            let w = st.service[class].sample(&mut st.rng);
+            let w = if vc.speed.is_some() {
+                w * st.inv_mean[class]
+            } else {
+                w
+            };
+            vc.insvc.push(vc.v + w, nx);
+        }
+        st.stats.busy = (vc.insvc.len() as u32).min(vc.c);
+        if !vc.dirty {
+            vc.dirty = true;
+            self.dirty.push(s as u32);
+        }
+        self.leave(j, s as u32);
+    }
+
+    /// Recomputes the speed of every station whose population changed and
+    /// reschedules its next completion.
+    fn flush(&mut self) {
+        let now = self.now;
+        while let Some(s) = self.dirty.pop() {
+            let st = &mut self.stations[s as usize];
+            let Kind::V(vc) = &mut st.kind else {
+                continue;
+            };
+            vc.dirty = false;
+            // The clock was advanced to `now` when the population changed.
+            vc.advance(now);
+            let Some(tag) = vc.insvc.min_tag() else {
+                if vc.pending {
+                    vc.version = vc.version.wrapping_add(1);
+                    vc.pending = false;
+                }
+                // Empty: rebase the clock so it never grows large.
+                vc.v = 0.0;
+                vc.g = 0.0;
+                continue;
+            };
+            let g = vc.per_job(st.stats.n, vc.insvc.len() as u32);
+            vc.g = g;
+            if vc.pending && vc.pend_tag == tag && vc.pend_g == g {
+                continue;
+            }
+            vc.version = vc.version.wrapping_add(1);
+            vc.pending = true;
+            vc.pend_tag = tag;
+            vc.pend_g = g;
+            let dt = (tag - vc.v).max(0.0) / g;
+            self.fel.push(later(now, dt), ev(EV_VDONE, s, vc.version));
+        }
+    }
+
+    /// Job `j` leaves station `s` and moves on.
+    #[inline]
+    fn leave(&mut self, j: u32, s: u32) {
+        let fork = self.jobs[j as usize].fork;
+        if fork != NONE {
+            // Sub-jobs go straight from their target to the join.
+            let join = self.forks[fork as usize].join;
+            self.goto(j, s, join);
+            return;
+        }
+        let to = self.next_target(j, s);
+        self.goto(j, s, to);
+    }
+
+    /// End of an interaction.
+    #[inline]
+    fn exit(&mut self, j: u32) {
+        let now = self.now;
+        let job = &mut self.jobs[j as usize];
+        job.station = EXIT;
+        let c = job.class as usize;
+        let r = now - job.t0;
+        if let Some(m) = &mut self.mser {
+            m.push(r);
+        }
+        let cl = &mut self.classes[c];
+        if self.measuring {
+            let st = &mut cl.stats;
+            st.completions += 1;
+            st.sum_resp += r;
+            st.hist.record(r);
+            st.sla_over += u64::from(r > self.sla);
+            self.completions += 1;
+            if let StopPlan::Jobs(n) = self.stop
+                && self.completions >= n
+            {
+                self.finished = true;
+            }
+        } else if let WarmPlan::Jobs(n) = self.warm {
+            self.warm_count += 1;
+            if self.warm_count >= n {
+                self.start_measuring();
+            }
+        }
+        let cl = &mut self.classes[c];
+        if cl.open.is_some() {
+            self.in_network -= 1;
+            self.free.push(j);
+        } else {
+            match &cl.think {
+                Some(_) => {
+                    self.in_network -= 1;
+                    self.think(j);
+                }
+                None => self.begin(j),
+            }
+        }
+    }
+
+    /// Job `j` starts thinking (closed classes).
+    #[inline]
+    fn think(&mut self, j: u32) {
+        let c = self.jobs[j as usize].class as usize;
+        let cl = &mut self.classes[c];
+        match &cl.think {
+            Some(d) => {
+                let t = later(self.now, d.sample(&mut cl.rng));
+                self.fel.push(t, ev(EV_THINK, 0, j));
+            }
+            None => {
+                self.in_network += 1;
+                self.begin(j);
+            }
+        }
+    }
+
+    /// Resets every accumulator: the measured part starts now.
+    fn start_measuring(&mut self) {
+        let now = self.now;
+        self.measuring = true;
+        self.measure_start = now;
+        self.completions = 0;
+        for st in &mut self.stations {
+            st.stats.acc(now);
+            st.stats.reset(now);
+        }
+        for cl in &mut self.classes {
+            cl.stats.completions = 0;
+            cl.stats.sum_resp = 0.0;
+            cl.stats.sla_over = 0;
+            if cl.stats.hist.count() > 0 {
+                cl.stats.hist.clear();
+            }
+        }
+        for reg in &mut self.regions {
+            reg.acc(now);
+            reg.stats = RegionStats {
+                last: now,
+                ..RegionStats::default()
+            };
+        }
+        if let StopPlan::Time(t) = self.stop {
+            self.fel.push(later(now, t), ev(EV_STOP, 0, 0));
+        }
+    }
+
+    /// MSER-5 truncation (observations to discard), when collected.
+    pub(crate) fn mser_truncation(&self) -> Option<u64> {
+        self.mser.as_ref().map(Mser::truncation)
+    }
+
+    /// Interactions completed in the measured part so far.
+    pub(crate) fn completions(&self) -> u64 {
+        self.completions
+    }
+
+    /// The figures of the measured part so far (the whole replication once
+    /// [`Simulation::run`] has returned).
+    pub fn result(&self) -> ReplicationResult {
+        let now = self.now;
+        let t = now - self.measure_start;
+        let per_s = |x: f64| if t > 0.0 { x / t } else { 0.0 };
+        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        let qs = [0.5, 0.9, 0.95, 0.99, 0.999];
+        let class_result = |s: &ClassStats| {
+            let n = s.completions as f64;
+            ReplicationClass {
+                completions: s.completions,
+                throughput_per_s: per_s(n),
+                mean_response_s: ratio(s.sum_resp, n),
+                percentiles_s: s.hist.quantiles(qs),
+                sla_violation: ratio(s.sla_over as f64, n),
+            }
+        };
+        let classes: Vec<ReplicationClass> =
+            self.classes.iter().map(|c| class_result(&c.stats)).collect();
+        let system = if self.classes.len() == 1 {
+            classes[0].clone()
+        } else {
+            let mut all = ClassStats::default();
+            for c in &self.classes {
+                all.completions += c.stats.completions;
+                all.sum_resp += c.stats.sum_resp;
+                all.sla_over += c.stats.sla_over;
+                all.hist.merge(&c.stats.hist);
+            }
+            class_result(&all)
+        };
+        let mut extra = vec![0.0; self.stations.len()];
+        for st in &self.stations {
+            if let Kind::Latch(l) = &st.kind
+                && let Some(cpu) = l.cpu
+            {
+                extra[cpu] += st.stats.extra_busy;
+            }
+        }
+        let stations = self
+            .stations
+            .iter()
+            .zip(&extra)
+            .map(|(st, &extra)| {
+                let s = &st.stats;
+                let dt = now - s.last;
+                let area_n = s.area_n + f64::from(s.n) * dt;
+                let area_busy = s.area_busy + f64::from(s.busy) * dt + extra;
+                let d = s.departures as f64;
+                let grouped = matches!(st.kind, Kind::Group(_));
+                ReplicationStation {
+                    throughput_per_s: per_s(d),
+                    utilization: if st.servers > 0.0 {
+                        per_s(area_busy) / st.servers
+                    } else {
+                        0.0
+                    },
+                    mean_jobs: per_s(area_n),
+                    response_time_s: ratio(s.sum_resp, d),
+                    wait_time_s: ratio(s.sum_wait, d),
+                    mean_batch_size: if grouped {
+                        ratio(s.batch_jobs as f64, s.batches as f64)
+                    } else {
+                        0.0
+                    },
+                    batches_per_s: if grouped { per_s(s.batches as f64) } else { 0.0 },
+                }
+            })
+            .collect();
+        let regions = self
+            .regions
+            .iter()
+            .map(|r| {
+                let dt = now - r.stats.last;
+                ReplicationRegion {
+                    wait_time_s: ratio(r.stats.sum_wait, r.stats.admitted as f64),
+                    mean_waiting: per_s(r.stats.area_waiting + r.queue.len() as f64 * dt),
+                    mean_inside: per_s(r.stats.area_inside + f64::from(r.inside) * dt),
+                }
+            })
+            .collect();
+        ReplicationResult {
+            index: self.index,
+            events: self.events,
+            measured_time_s: t,
+            warmup_time_s: self.measure_start,
+            system,
+            classes,
+            stations,
+            regions,
+        }
+    }
+
+    // ---- phase 2 kinds (filled in below) ----
+
+    fn latch_arrive(&mut self, j: u32, s: usize) {
+        let _ = (j, s);
+    }
+    fn group_arrive(&mut self, j: u32, s: usize) {
+        let _ = (j, s);
+    }
+    fn fork_arrive(&mut self, j: u32, s: usize) {
+        let _ = (j, s);
+    }
+    fn join_arrive(&mut self, j: u32, s: usize) {
+        let _ = (j, s);
+    }
+    fn on_batch_timer(&mut self, s: usize, v: u32) {
+        let _ = (s, v);
+    }
+    fn on_group_done(&mut self, s: usize, slot: u32) {
+        let _ = (s, slot);
+    }
+    fn on_latch_grant(&mut self, s: usize, j: u32) {
+        let _ = (s, j);
+    }
+    fn on_latch_poll(&mut self, s: usize, j: u32) {
+        let _ = (s, j);
+    }
+    fn on_latch_woken(&mut self, s: usize, j: u32) {
+        let _ = (s, j);
+    }
+    fn on_latch_done(&mut self, s: usize, j: u32) {
+        let _ = (s, j);
+    }
+}

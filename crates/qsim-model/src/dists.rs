@@ -1,0 +1,311 @@
+//! Distribution tables: `{ dist = "exponential", mean = 0.5 }` and friends.
+
+use crate::ctx::{Ctx, child};
+use crate::num;
+use crate::tree::{Node, V};
+use qsim_kernel::{Dist, DistError, Family};
+use std::path::Path;
+
+/// The families a `dist` key accepts.
+pub(crate) const FAMILIES: &[&str] = &[
+    "exponential",
+    "deterministic",
+    "uniform",
+    "erlang",
+    "hyperexponential",
+    "lognormal",
+    "gamma",
+    "empirical",
+];
+
+/// Reads a distribution table; `base` is the directory of the model file
+/// (for `empirical` sample files).
+pub(crate) fn dist(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> Option<Dist> {
+    ctx.table(
+        node,
+        path,
+        "a distribution such as { dist = \"exponential\", mean = 1.0 }",
+    )?;
+    let family_node = ctx.required(
+        node,
+        path,
+        "dist",
+        &format!("the distribution family, one of: {}", FAMILIES.join(", ")),
+    );
+    let Some(family) = family_node.and_then(|n| ctx.choice(n, &child(path, "dist"), FAMILIES))
+    else {
+        // Still check the parameters we can recognise.
+        ctx.check_keys(
+            node,
+            path,
+            &[
+                "dist",
+                "mean",
+                "scv",
+                "rate_per_s",
+                "value",
+                "min",
+                "max",
+                "k",
+                "p",
+                "mean1",
+                "mean2",
+                "mu",
+                "sigma",
+                "shape",
+                "scale",
+                "samples",
+                "file",
+            ],
+            "a distribution",
+        );
+        return None;
+    };
+    let what = format!("{} {family} distribution", if family.starts_with('e') { "an" } else { "a" });
+    let (allowed, forms): (&[&str], &str) = match family {
+        "exponential" => (
+            &["dist", "mean", "rate_per_s", "scv"],
+            "mean, or rate_per_s",
+        ),
+        "deterministic" => (&["dist", "value", "mean", "scv"], "value (or mean)"),
+        "uniform" => (
+            &["dist", "min", "max", "mean", "scv"],
+            "min and max, or mean and scv",
+        ),
+        "erlang" => (&["dist", "k", "mean", "scv"], "k and mean, or mean and scv"),
+        "hyperexponential" => (
+            &["dist", "p", "mean1", "mean2", "mean", "scv"],
+            "p, mean1 and mean2, or mean and scv",
+        ),
+        "lognormal" => (
+            &["dist", "mu", "sigma", "mean", "scv"],
+            "mu and sigma, or mean and scv",
+        ),
+        "gamma" => (
+            &["dist", "shape", "scale", "mean", "scv"],
+            "shape and scale, or mean and scv",
+        ),
+        _ => (&["dist", "samples", "file"], "samples, or file"),
+    };
+    ctx.check_keys(node, path, allowed, &what);
+
+    let has = |k: &str| node.get(k).is_some();
+    let num_of = |ctx: &mut Ctx<'_>, k: &str| -> Option<f64> {
+        let n = node.get(k)?;
+        ctx.f64(n, &child(path, k))
+    };
+    // Which parameter set was given; a wrong mix is reported once.
+    let bad_mix = |ctx: &mut Ctx<'_>| {
+        let given: Vec<&str> = node
+            .table()
+            .unwrap_or(&[])
+            .iter()
+            .map(|e| e.key.as_str())
+            .filter(|k| *k != "dist" && allowed.contains(k))
+            .collect();
+        ctx.error(
+            &node.origin,
+            path,
+            format!(
+                "{what} needs {forms}; found {}",
+                if given.is_empty() {
+                    "no parameters".to_string()
+                } else {
+                    given.join(", ")
+                }
+            ),
+        );
+    };
+    let fam = |f: Family, mean: f64, scv: f64| Dist::from_mean_scv(f, mean, scv);
+    let result: Result<Dist, DistError> = match family {
+        "exponential" => match (has("mean"), has("rate_per_s")) {
+            (true, false) => {
+                let m = num_of(ctx, "mean")?;
+                match node.get("scv") {
+                    Some(_) => fam(Family::Exponential, m, num_of(ctx, "scv")?),
+                    None => Dist::exponential(m),
+                }
+            }
+            (false, true) if !has("scv") => {
+                let r = num_of(ctx, "rate_per_s")?;
+                if !(r > 0.0) {
+                    ctx.error(
+                        &node.get("rate_per_s")?.origin,
+                        &child(path, "rate_per_s"),
+                        format!("expected a positive rate, found {}", num(r)),
+                    );
+                    return None;
+                }
+                Dist::exponential(1.0 / r)
+            }
+            _ => {
+                bad_mix(ctx);
+                return None;
+            }
+        },
+        "deterministic" => match (has("value"), has("mean")) {
+            (true, false) if !has("scv") => Dist::deterministic(num_of(ctx, "value")?),
+            (false, true) => match node.get("scv") {
+                Some(_) => fam(
+                    Family::Deterministic,
+                    num_of(ctx, "mean")?,
+                    num_of(ctx, "scv")?,
+                ),
+                None => Dist::deterministic(num_of(ctx, "mean")?),
+            },
+            _ => {
+                bad_mix(ctx);
+                return None;
+            }
+        },
+        "empirical" => return empirical(ctx, node, path, base),
+        _ => {
+            let direct: &[&str] = match family {
+                "uniform" => &["min", "max"],
+                "erlang" => &["k", "mean"],
+                "hyperexponential" => &["p", "mean1", "mean2"],
+                "lognormal" => &["mu", "sigma"],
+                _ => &["shape", "scale"],
+            };
+            let f = match family {
+                "uniform" => Family::Uniform,
+                "erlang" => Family::Erlang,
+                "hyperexponential" => Family::HyperExponential,
+                "lognormal" => Family::LogNormal,
+                _ => Family::Gamma,
+            };
+            let by_scv = has("mean") && has("scv");
+            let given = node
+                .table()
+                .unwrap_or(&[])
+                .iter()
+                .filter(|e| e.key != "dist" && allowed.contains(&e.key.as_str()))
+                .count();
+            if by_scv && given == 2 {
+                let (m, s) = (num_of(ctx, "mean"), num_of(ctx, "scv"));
+                fam(f, m?, s?)
+            } else if direct.iter().all(|k| has(k)) && given == direct.len() {
+                let vals: Vec<Option<f64>> = direct.iter().map(|k| num_of(ctx, k)).collect();
+                let vals: Vec<f64> = vals.into_iter().collect::<Option<_>>()?;
+                match family {
+                    "uniform" => Dist::uniform(vals[0], vals[1]),
+                    "erlang" => {
+                        let k =
+                            ctx.u32(node.get("k")?, &child(path, "k"), 1, "a number of phases")?;
+                        Dist::erlang(k, vals[1])
+                    }
+                    "hyperexponential" => Dist::hyperexponential(vals[0], vals[1], vals[2]),
+                    "lognormal" => Dist::lognormal(vals[0], vals[1]),
+                    _ => Dist::gamma(vals[0], vals[1]),
+                }
+            } else {
+                bad_mix(ctx);
+                return None;
+            }
+        }
+    };
+    match result {
+        Ok(d) => Some(d),
+        Err(e) => {
+            ctx.error(&node.origin, path, format!("{e}"));
+            None
+        }
+    }
+}
+
+fn empirical(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> Option<Dist> {
+    let samples: Vec<f64> = match (node.get("samples"), node.get("file")) {
+        (Some(s), None) => {
+            let p = child(path, "samples");
+            let V::Array(items) = &s.v else {
+                ctx.error(
+                    &s.origin,
+                    &p,
+                    format!("expected an array of numbers, found {}", s.v.describe()),
+                );
+                return None;
+            };
+            let mut out = Vec::with_capacity(items.len());
+            let mut ok = true;
+            for (i, it) in items.iter().enumerate() {
+                match ctx.non_negative(it, &format!("{p}[{i}]"), "time in seconds") {
+                    Some(v) => out.push(v),
+                    None => ok = false,
+                }
+            }
+            if !ok {
+                return None;
+            }
+            out
+        }
+        (None, Some(f)) => {
+            let p = child(path, "file");
+            let name = ctx.str(f, &p, "a file name")?;
+            let full = base.join(name);
+            let text = match std::fs::read_to_string(&full) {
+                Ok(t) => t,
+                Err(e) => {
+                    ctx.error(
+                        &f.origin,
+                        &p,
+                        format!("cannot read the samples file {}: {e}", full.display()),
+                    );
+                    return None;
+                }
+            };
+            let mut out = Vec::new();
+            for (i, line) in text.lines().enumerate() {
+                let field = line.split(',').next().unwrap_or("").trim();
+                if field.is_empty() || field.starts_with('#') {
+                    continue;
+                }
+                match field.parse::<f64>() {
+                    Ok(v) if v.is_finite() && v >= 0.0 => out.push(v),
+                    Ok(v) => {
+                        ctx.error(
+                            &f.origin,
+                            &p,
+                            format!(
+                                "line {} of {}: expected a time in seconds >= 0, found {}",
+                                i + 1,
+                                full.display(),
+                                num(v)
+                            ),
+                        );
+                        return None;
+                    }
+                    // A header line is allowed before the first number.
+                    Err(_) if out.is_empty() && i == 0 => {}
+                    Err(_) => {
+                        ctx.error(
+                            &f.origin,
+                            &p,
+                            format!(
+                                "line {} of {}: expected a number, found \"{field}\"",
+                                i + 1,
+                                full.display()
+                            ),
+                        );
+                        return None;
+                    }
+                }
+            }
+            out
+        }
+        _ => {
+            ctx.error(
+                &node.origin,
+                path,
+                "an empirical distribution needs either samples = [...] or file = \"name.csv\", not both and not neither",
+            );
+            return None;
+        }
+    };
+    match Dist::empirical(&samples) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            ctx.error(&node.origin, path, format!("{e}"));
+            None
+        }
+    }
+}

@@ -1,0 +1,495 @@
+//! The TOML model format of qsim: read a model file, report every problem
+//! with its location, apply `--set` overrides, and build a validated kernel
+//! [`Network`] with its [`RunConfig`].
+//!
+//! This is the only crate of qsim that reads TOML. The format is documented
+//! for users in `docs/model-format.md`.
+//!
+//! - [`load_file`] / [`load_str`] give a [`Model`] or [`ModelErrors`]: every
+//!   problem at once, each a [`ModelError`] with file, line, column, key path,
+//!   what was found and what was expected, and sometimes a hint.
+//! - [`Override`] is one `--set PATH=VALUE`, applied to the TOML tree before
+//!   the model is read, so an overridden value is checked like any other.
+//! - [`DerivedMetric`] and [`Expr`]: metrics declared in `[metrics]`,
+//!   computed from simulation results.
+//! - Open workloads are checked for stability: a station offered a
+//!   utilization of 1 or more is an error that says the highest stable
+//!   arrival rate.
+//!
+//! ```
+//! use qsim_model::{Override, load_str};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let text = r#"
+//! ## M/M/1 at rho = 0.9.
+//! [workload]
+//! type = "open"
+//! arrival = { dist = "exponential", rate_per_s = 0.9 }
+//! route = ["server"]
+//!
+//! [stations.server]
+//! kind = "queue"
+//! service = { dist = "exponential", mean = 1.0 }
+//! "#;
+//! let model = load_str("mm1.toml", text, &[])?;
+//! assert_eq!(model.description, "M/M/1 at rho = 0.9.");
+//! assert_eq!(model.network.spec().stations.len(), 1);
+//!
+//! // Overrides are checked like the file: rho = 1.1 is unstable.
+//! let faster = Override::parse("workload.arrival.rate_per_s=1.1")?;
+//! let err = load_str("mm1.toml", text, &[faster]).unwrap_err();
+//! assert!(err.to_string().contains("lower the arrival rate below 1/s"), "{err}");
+//! # Ok(())
+//! # }
+//! ```
+#![warn(missing_docs)]
+
+mod build;
+mod ctx;
+mod dists;
+mod error;
+pub mod expr;
+mod stability;
+mod tree;
+
+pub use error::{ModelError, ModelErrors, Severity};
+pub use expr::{EvalError, Expr, ExprError};
+
+use ctx::Ctx;
+use qsim_kernel::{Network, RunConfig, Workload};
+use std::path::Path;
+use tree::{Node, Origin};
+
+/// A loaded model: a validated network, how to run it, and derived metrics.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// The validated network. The single class of a `[workload]` model is
+    /// named `default`.
+    pub network: Network,
+    /// How to run it (from `[simulation]`, with defaults).
+    pub run: RunConfig,
+    /// Derived metrics from `[metrics]`, in file order.
+    pub derived: Vec<DerivedMetric>,
+    /// The header comment of the file (its first comment block, without `#`).
+    pub description: String,
+    /// The file name as given.
+    pub path: String,
+    /// Problems that do not stop the model from running (e.g. one replication).
+    pub warnings: Vec<ModelError>,
+}
+
+/// A metric computed from simulation results, declared in `[metrics]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DerivedMetric {
+    /// Its name (the key in `[metrics]`).
+    pub name: String,
+    /// Its formula; the variables it may use are [`metric_variables`].
+    pub expr: Expr,
+}
+
+/// One `--set PATH=VALUE` override.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Override {
+    /// Dotted key path, e.g. `workload.population` or `stations.l.speed.table[1].rate`.
+    pub path: String,
+    /// The value as typed: a TOML value (`500`, `0.5`, `true`, `{ ... }`,
+    /// `[ ... ]`, `"text"`), or else a bare word taken as a string (`none`).
+    pub value: String,
+}
+
+impl Override {
+    /// Parses `PATH=VALUE`.
+    pub fn parse(s: &str) -> Result<Override, ModelErrors> {
+        match s.split_once('=') {
+            Some((p, v)) if !p.trim().is_empty() && !v.trim().is_empty() => {
+                let o = Override {
+                    path: p.trim().to_string(),
+                    value: v.trim().to_string(),
+                };
+                if let Err(m) = tree::split_path(&o.path) {
+                    return Err(ModelErrors::one(ModelError::at_override(
+                        &format!("--set {s}"),
+                        format!("malformed key path {}: {m}", o.path),
+                    )));
+                }
+                Ok(o)
+            }
+            _ => Err(ModelErrors::one(ModelError::at_override(
+                &format!("--set {s}"),
+                "expected PATH=VALUE, e.g. workload.population=500".into(),
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Display for Override {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.path, self.value)
+    }
+}
+
+impl std::str::FromStr for Override {
+    type Err = ModelErrors;
+    fn from_str(s: &str) -> Result<Override, ModelErrors> {
+        Override::parse(s)
+    }
+}
+
+/// Reads and loads a model file. Sample files of `empirical` distributions
+/// are found relative to the model file.
+pub fn load_file(path: &Path, overrides: &[Override]) -> Result<Model, ModelErrors> {
+    let name = path.display().to_string();
+    match std::fs::read_to_string(path) {
+        Ok(text) => load_str(&name, &text, overrides),
+        Err(e) => Err(ModelErrors::one(ModelError::at_override(
+            &name,
+            format!("cannot read the model file: {e}"),
+        ))),
+    }
+}
+
+/// Loads a model from its text; `name` is the file name used in messages
+/// (and the directory of `name` is where `empirical` sample files are found).
+pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model, ModelErrors> {
+    let base = Path::new(name).parent().unwrap_or(Path::new(""));
+    let mut ctx = Ctx::new(name, text, overrides);
+    let mut root = match tree::parse_document(text) {
+        Ok(root) => root,
+        Err((message, offset)) => {
+            let (line, column) = ctx.line_col(offset);
+            return Err(ModelErrors::one(ModelError {
+                file: name.to_string(),
+                line,
+                column,
+                key_path: String::new(),
+                message: format!("malformed TOML: {message}"),
+                hint: None,
+                severity: Severity::Error,
+            }));
+        }
+    };
+    for (i, ov) in overrides.iter().enumerate() {
+        if let Err(e) = tree::apply(&mut root, ov, i) {
+            let label = ctx.override_label(i);
+            ctx.problems.push(ModelError {
+                hint: e.hint,
+                ..ModelError::at_override(&label, e.message)
+            });
+        }
+    }
+    let built = build::build(&mut ctx, &root, base);
+    let mut network = None;
+    let mut run = RunConfig::default();
+    let mut derived = Vec::new();
+    if let Some(b) = built
+        && !ctx.has_errors()
+    {
+        match Network::new(b.spec) {
+            Ok(n) => {
+                stability_errors(&mut ctx, &n, &b.arrival_at, &b.class_paths);
+                unvisited_warnings(&mut ctx, &n, &root);
+                network = Some(n);
+            }
+            // Anything the kernel catches that the reader did not.
+            Err(errs) => {
+                for e in errs {
+                    let path = kernel_path(&e.path, &b.class_paths);
+                    let origin = locate(&root, &path);
+                    ctx.error(&origin, &path, e.message);
+                }
+            }
+        }
+        run = b.run;
+        derived = b.derived;
+    }
+    let mut problems = std::mem::take(&mut ctx.problems);
+    // Overrides first, then in file order.
+    problems.sort_by_key(|p| (p.line != 0, p.line, p.column));
+    match network {
+        Some(network) if !problems.iter().any(|p| p.severity == Severity::Error) => Ok(Model {
+            network,
+            run,
+            derived,
+            description: header_comment(text),
+            path: name.to_string(),
+            warnings: problems,
+        }),
+        _ => Err(ModelErrors { errors: problems }),
+    }
+}
+
+/// The names a derived metric may use for this network: system
+/// `throughput`, `response_time`, `p50`, `p90`, `p95`, `p99`, `p999`;
+/// `stations.NAME.{throughput,utilization,mean_jobs,response_time}`;
+/// `classes.NAME.{throughput,response_time}`.
+pub fn metric_variables(network: &Network) -> Vec<String> {
+    let spec = network.spec();
+    let s: Vec<&str> = spec.stations.iter().map(|s| s.name.as_str()).collect();
+    let c: Vec<&str> = spec.classes.iter().map(|c| c.name.as_str()).collect();
+    build::metric_names(&s, &c)
+}
+
+/// The offered utilization of each station by the open classes of a network
+/// (0 for stations only closed classes visit, `None` for stations that
+/// cannot saturate: delays without a speed curve, forks and joins).
+pub fn open_utilization(network: &Network) -> Vec<Option<f64>> {
+    let spec = network.spec();
+    let mut out: Vec<Option<f64>> = spec
+        .stations
+        .iter()
+        .map(|st| match st.kind {
+            qsim_kernel::StationKind::Fork(_) | qsim_kernel::StationKind::Join(_) => None,
+            qsim_kernel::StationKind::Delay if st.speed.is_none() => None,
+            _ => Some(0.0),
+        })
+        .collect();
+    for (ci, c) in spec.classes.iter().enumerate() {
+        let Workload::Open { interarrival } = &c.workload else {
+            continue;
+        };
+        let rate = 1.0 / interarrival.mean();
+        let Some(v) = stability::visits(spec, ci) else {
+            continue;
+        };
+        for (s, slot) in out.iter_mut().enumerate() {
+            if let (Some(acc), Some(u)) = (
+                slot.as_mut(),
+                stability::utilization(spec, s, ci, rate, v[s]),
+            ) {
+                *acc += u;
+            }
+        }
+    }
+    out
+}
+
+fn stability_errors(
+    ctx: &mut Ctx<'_>,
+    network: &Network,
+    arrival_at: &[Option<(Origin, String)>],
+    class_paths: &[String],
+) {
+    let spec = network.spec();
+    let (unstable, trapped) = stability::check(spec);
+    let at = |ci: usize| {
+        arrival_at
+            .get(ci)
+            .cloned()
+            .flatten()
+            .unwrap_or((Origin::File(0..0), class_paths[ci].clone()))
+    };
+    for ci in trapped {
+        let (o, p) = at(ci);
+        ctx.error(
+            &o,
+            &p,
+            format!(
+                "jobs of class {} never leave the network; expected a route that ends at sink",
+                spec.classes[ci].name
+            ),
+        );
+    }
+    for u in unstable {
+        let (o, p) = at(u.class);
+        let cname = &spec.classes[u.class].name;
+        let advice = if u.limit <= 0.0 {
+            "the other open classes alone saturate it; lower their arrival rates".to_string()
+        } else if u.shared || spec.classes.len() > 1 {
+            format!(
+                "lower the arrival rate of class {cname} below {}/s",
+                sig(u.limit)
+            )
+        } else {
+            format!("lower the arrival rate below {}/s", sig(u.limit))
+        };
+        ctx.error_hint(
+            &o,
+            &p,
+            format!(
+                "utilization {} at station {}: the open workload is unstable; {advice}",
+                sig(u.utilization),
+                u.station
+            ),
+            Some(format!(
+                "the arrival rate is {}/s; add servers or capacity at {} to keep it",
+                sig(u.rate),
+                u.station
+            )),
+        );
+    }
+}
+
+fn unvisited_warnings(ctx: &mut Ctx<'_>, network: &Network, root: &Node) {
+    let spec = network.spec();
+    let mut used = vec![false; spec.stations.len()];
+    for ci in 0..spec.classes.len() {
+        if let Some(v) = stability::visits(spec, ci) {
+            for (s, x) in v.iter().enumerate() {
+                used[s] |= *x > 0.0;
+            }
+        }
+    }
+    for st in &spec.stations {
+        if let qsim_kernel::StationKind::Latch(l) = &st.kind
+            && let Some(s) = l.spin.as_ref().and_then(|s| s.cpu)
+        {
+            used[s] = true;
+        }
+    }
+    for (s, st) in spec.stations.iter().enumerate() {
+        if !used[s] {
+            let path = ctx::child("stations", &st.name);
+            let origin = root
+                .get("stations")
+                .and_then(|t| t.table())
+                .and_then(|t| t.iter().find(|e| e.key == st.name))
+                .map_or(Origin::File(0..0), |e| e.key_origin.clone());
+            ctx.warn(
+                &origin,
+                &path,
+                format!("station {} is never visited by any class", st.name),
+            );
+        }
+    }
+}
+
+/// Maps a kernel error path to the key path of the file.
+fn kernel_path(path: &str, class_paths: &[String]) -> String {
+    let mut p = path.to_string();
+    if class_paths.len() == 1 && class_paths[0] == "workload" {
+        if let Some(rest) = p.strip_prefix("classes.default") {
+            p = format!("workload{rest}");
+        }
+    }
+    p.replace(".routing.entry", ".routing.source")
+}
+
+/// The origin of the deepest node on `path` that exists.
+fn locate(root: &Node, path: &str) -> Origin {
+    let Ok(segs) = tree::split_path(path) else {
+        return root.origin.clone();
+    };
+    let mut node = root;
+    for seg in segs {
+        let Some(n) = node.get(&seg.key) else { break };
+        node = n;
+        for ix in seg.indices {
+            match &node.v {
+                tree::V::Array(items) if ix < items.len() => node = &items[ix],
+                _ => break,
+            }
+        }
+    }
+    node.origin.clone()
+}
+
+/// The first comment block of a file, without the `#` marks.
+fn header_comment(text: &str) -> String {
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if t.is_empty() && lines.is_empty() {
+            continue;
+        }
+        match t.strip_prefix('#') {
+            Some(rest) => lines.push(rest.strip_prefix(' ').unwrap_or(rest).trim_end()),
+            None => break,
+        }
+    }
+    lines.join("\n").trim().to_string()
+}
+
+/// A number as it reads best in a message: `-5`, `0.0004`, `1.02`.
+pub(crate) fn num(x: f64) -> String {
+    if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Three significant digits, without trailing zeros: 1.0204 -> 1.02, 50 -> 50.
+pub(crate) fn sig(x: f64) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return num(x);
+    }
+    let mag = x.abs().log10().floor() as i32;
+    let decimals = (2 - mag).clamp(0, 12) as usize;
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A key as written in a path: bare when it can be, quoted otherwise.
+pub(crate) fn quote_key(k: &str) -> String {
+    if !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        k.to_string()
+    } else {
+        format!("\"{k}\"")
+    }
+}
+
+/// The closest candidate within edit distance 2, if any.
+pub(crate) fn did_you_mean<S: AsRef<str>>(word: &str, candidates: &[S]) -> Option<String> {
+    candidates
+        .iter()
+        .map(|c| (edit_distance(word, c.as_ref()), c.as_ref()))
+        .filter(|(d, c)| *d <= 2 && *d < word.chars().count().max(c.chars().count()))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c.to_string())
+}
+
+/// Optimal string alignment distance: insertions, deletions, substitutions
+/// and adjacent transpositions each count as one edit.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helpers() {
+        assert_eq!(num(-5.0), "-5");
+        assert_eq!(num(0.0004), "0.0004");
+        assert_eq!(sig(1.0204), "1.02");
+        assert_eq!(sig(50.0), "50");
+        assert_eq!(sig(0.011111), "0.0111");
+        assert_eq!(edit_distance("popultion", "population"), 1);
+        assert_eq!(edit_distance("sevrers", "servers"), 1);
+        assert_eq!(
+            did_you_mean("sevrers", &["servers", "service"]).as_deref(),
+            Some("servers")
+        );
+        assert_eq!(did_you_mean("zzz", &["servers"]), None);
+        assert_eq!(header_comment("\n# a\n#b\n\n# c\nx=1"), "a\nb");
+        assert_eq!(quote_key("my disk"), "\"my disk\"");
+    }
+}

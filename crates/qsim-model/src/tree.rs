@@ -1,0 +1,503 @@
+//! An owned TOML tree that remembers where every key and value came from:
+//! a byte span in the file, or an override.
+
+use crate::Override;
+use std::ops::Range;
+use toml::de::{DeTable, DeValue};
+
+/// Where a node came from.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Origin {
+    /// Bytes of the model file.
+    File(Range<usize>),
+    /// Set by override number `i`; `was` is the span of the value it replaced, if any.
+    Set(usize, Option<Range<usize>>),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Node {
+    pub v: V,
+    pub origin: Origin,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Entry {
+    pub key: String,
+    pub key_origin: Origin,
+    pub node: Node,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum V {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// A value we never accept (a date or time), with its TOML type name.
+    Other(&'static str),
+    Array(Vec<Node>),
+    /// Entries in file order.
+    Table(Vec<Entry>),
+}
+
+impl V {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            V::Str(_) => "a string",
+            V::Int(_) => "an integer",
+            V::Float(_) => "a float",
+            V::Bool(_) => "a boolean",
+            V::Other(t) => t,
+            V::Array(_) => "an array",
+            V::Table(_) => "a table",
+        }
+    }
+
+    /// How the value reads in a message: `-5`, `"fcfs"`, `a table`.
+    pub fn describe(&self) -> String {
+        match self {
+            V::Str(s) => format!("\"{s}\""),
+            V::Int(i) => i.to_string(),
+            V::Float(f) => crate::num(*f),
+            V::Bool(b) => b.to_string(),
+            V::Other(t) => t.to_string(),
+            V::Array(_) => "an array".into(),
+            V::Table(_) => "a table".into(),
+        }
+    }
+}
+
+impl Node {
+    pub fn table(&self) -> Option<&[Entry]> {
+        match &self.v {
+            V::Table(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.table()?.iter().find(|e| e.key == key).map(|e| &e.node)
+    }
+}
+
+fn convert(v: &DeValue<'_>, span: Range<usize>, origin: &dyn Fn(Range<usize>) -> Origin) -> Node {
+    let v = match v {
+        DeValue::String(s) => V::Str(s.to_string()),
+        DeValue::Integer(i) => {
+            let digits = i.as_str();
+            match i64::from_str_radix(digits, i.radix()) {
+                Ok(n) => V::Int(n),
+                // Out of the i64 range: keep it as a float so the range check reports it.
+                Err(_) => V::Float(digits.parse::<f64>().unwrap_or(f64::INFINITY)),
+            }
+        }
+        DeValue::Float(f) => V::Float(f.as_str().replace('_', "").parse().unwrap_or(f64::NAN)),
+        DeValue::Boolean(b) => V::Bool(*b),
+        DeValue::Datetime(_) => V::Other("a date-time"),
+        DeValue::Array(a) => V::Array(
+            a.iter()
+                .map(|x| convert(x.get_ref(), x.span(), origin))
+                .collect(),
+        ),
+        DeValue::Table(t) => V::Table(convert_table(t, origin)),
+    };
+    Node {
+        v,
+        origin: origin(span),
+    }
+}
+
+fn convert_table(t: &DeTable<'_>, origin: &dyn Fn(Range<usize>) -> Origin) -> Vec<Entry> {
+    let mut entries: Vec<(usize, Entry)> = t
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.span().start,
+                Entry {
+                    key: k.get_ref().to_string(),
+                    key_origin: origin(k.span()),
+                    node: convert(v.get_ref(), v.span(), origin),
+                },
+            )
+        })
+        .collect();
+    // The map is sorted by key; the spans give back the file order.
+    entries.sort_by_key(|(start, _)| *start);
+    entries.into_iter().map(|(_, e)| e).collect()
+}
+
+/// Parses a document; on a syntax error returns its message and byte offset.
+pub(crate) fn parse_document(text: &str) -> Result<Node, (String, usize)> {
+    match DeTable::parse(text) {
+        Ok(t) => {
+            let span = t.span();
+            Ok(Node {
+                v: V::Table(convert_table(t.get_ref(), &|s| Origin::File(s))),
+                origin: Origin::File(span),
+            })
+        }
+        Err(e) => Err((
+            e.message().trim().to_string(),
+            e.span().map_or(0, |s| s.start),
+        )),
+    }
+}
+
+/// Parses the value of an override: a TOML value, or else the bare word as a string.
+pub(crate) fn parse_override_value(text: &str, index: usize) -> Node {
+    let origin = |_s: Range<usize>| Origin::Set(index, None);
+    match DeValue::parse(text) {
+        Ok(v) => convert(v.get_ref(), v.span(), &origin),
+        Err(_) => Node {
+            v: V::Str(text.to_string()),
+            origin: Origin::Set(index, None),
+        },
+    }
+}
+
+/// One segment of a key path: a key, then optional array indices.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Segment {
+    pub key: String,
+    pub indices: Vec<usize>,
+}
+
+/// Splits `stations.l.speed.table[1].rate`; quoted keys (`stations."my disk".servers`) are allowed.
+pub(crate) fn split_path(path: &str) -> Result<Vec<Segment>, String> {
+    let mut segs = Vec::new();
+    let mut chars = path.chars().peekable();
+    loop {
+        let mut key = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('"') => break,
+                    Some(c) => key.push(c),
+                    None => return Err("unterminated quoted key".into()),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == '.' || c == '[' {
+                    break;
+                }
+                key.push(c);
+                chars.next();
+            }
+            key = key.trim().to_string();
+            if key.is_empty() {
+                return Err("empty key in the path".into());
+            }
+        }
+        let mut indices = Vec::new();
+        while chars.peek() == Some(&'[') {
+            chars.next();
+            let mut num = String::new();
+            loop {
+                match chars.next() {
+                    Some(']') => break,
+                    Some(c) => num.push(c),
+                    None => return Err("missing ']'".into()),
+                }
+            }
+            indices.push(
+                num.trim()
+                    .parse()
+                    .map_err(|_| format!("expected an array index, found [{num}]"))?,
+            );
+        }
+        segs.push(Segment { key, indices });
+        match chars.next() {
+            None => return Ok(segs),
+            Some('.') => {}
+            Some(c) => return Err(format!("expected '.' or '[' after a key, found '{c}'")),
+        }
+    }
+}
+
+pub(crate) fn join_path(segs: &[Segment]) -> String {
+    let mut s = String::new();
+    for (i, seg) in segs.iter().enumerate() {
+        if i > 0 {
+            s.push('.');
+        }
+        s.push_str(&crate::quote_key(&seg.key));
+        for ix in &seg.indices {
+            s.push_str(&format!("[{ix}]"));
+        }
+    }
+    s
+}
+
+/// Keys of a table, as dotted paths under `prefix`, for "expected one of" lists.
+pub(crate) fn child_paths(node: &Node, prefix: &str) -> Vec<String> {
+    node.table()
+        .map(|t| {
+            t.iter()
+                .map(|e| {
+                    if prefix.is_empty() {
+                        crate::quote_key(&e.key)
+                    } else {
+                        format!("{prefix}.{}", crate::quote_key(&e.key))
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Resolves aliases: `workload.X` for a model with one class under `[classes]`,
+/// and `NAME.X` for a uniquely named region, station or class.
+pub(crate) fn resolve_aliases(root: &Node, mut segs: Vec<Segment>) -> Vec<Segment> {
+    let first = segs[0].key.clone();
+    if root.get(&first).is_some() || !segs[0].indices.is_empty() {
+        return segs;
+    }
+    if first == "workload" {
+        if let Some(classes) = root.get("classes").and_then(Node::table) {
+            let closed: Vec<&Entry> = classes
+                .iter()
+                .filter(|e| {
+                    e.node.get("population").is_some()
+                        || matches!(e.node.get("type").map(|n| &n.v), Some(V::Str(s)) if s == "closed")
+                })
+                .collect();
+            let pick = if classes.len() == 1 {
+                Some(&classes[0])
+            } else if closed.len() == 1
+                && segs
+                    .get(1)
+                    .is_some_and(|s| s.key == "population" || s.key == "think")
+            {
+                Some(closed[0])
+            } else {
+                None
+            };
+            if let Some(e) = pick {
+                let mut out = vec![
+                    Segment {
+                        key: "classes".into(),
+                        indices: vec![],
+                    },
+                    Segment {
+                        key: e.key.clone(),
+                        indices: vec![],
+                    },
+                ];
+                out.extend(segs.drain(1..));
+                return out;
+            }
+        }
+        return segs;
+    }
+    let mut found = Vec::new();
+    for section in ["regions", "stations", "classes"] {
+        if root.get(section).and_then(|s| s.get(&first)).is_some() {
+            found.push(section);
+        }
+    }
+    if found.len() == 1 {
+        let mut out = vec![Segment {
+            key: found[0].into(),
+            indices: vec![],
+        }];
+        out.append(&mut segs);
+        return out;
+    }
+    segs
+}
+
+/// Keys of fixed name that an override may create on its way to the key it
+/// sets (names chosen by the user, like stations, are never created).
+const CREATABLE: &[&str] = &[
+    "simulation",
+    "metrics",
+    "stop",
+    "warmup",
+    "precision",
+    "initial",
+    "numa",
+    "spin",
+    "speed",
+    "usl",
+    "service",
+    "rtt",
+    "think",
+    "arrival",
+    "service_by_class",
+];
+
+/// Why an override could not be applied.
+pub(crate) struct ApplyError {
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+/// Applies one override to the tree. The final key may be created if its
+/// parent table exists (whether the key is allowed there is checked later,
+/// by the same code that checks the file).
+pub(crate) fn apply(root: &mut Node, ov: &Override, index: usize) -> Result<(), ApplyError> {
+    let segs = split_path(&ov.path).map_err(|m| ApplyError {
+        message: format!("malformed key path {}: {m}", ov.path),
+        hint: Some(
+            "a key path looks like stations.cpu.servers or stations.l.speed.table[1].rate".into(),
+        ),
+    })?;
+    let segs = resolve_aliases(root, segs);
+    let mut value = Some(parse_override_value(&ov.value, index));
+    let full = join_path(&segs);
+    let mut node = root;
+    let mut walked: Vec<Segment> = Vec::new();
+    let last = segs.len() - 1;
+    for (si, seg) in segs.iter().enumerate() {
+        let prefix = join_path(&walked);
+        let Some(table) = node.table() else {
+            return Err(ApplyError {
+                message: format!(
+                    "unknown key path {full}; {prefix} is {}, not a table",
+                    node.v.type_name()
+                ),
+                hint: None,
+            });
+        };
+        let mut pos = table.iter().position(|e| e.key == seg.key);
+        let is_last = si == last && seg.indices.is_empty();
+        if pos.is_none() && !is_last && seg.indices.is_empty() && CREATABLE.contains(&seg.key.as_str())
+        {
+            // A fixed-name table may be created on the way; the model reader
+            // then checks it like any other.
+            if let V::Table(entries) = &mut node.v {
+                entries.push(Entry {
+                    key: seg.key.clone(),
+                    key_origin: Origin::Set(index, None),
+                    node: Node {
+                        v: V::Table(Vec::new()),
+                        origin: Origin::Set(index, None),
+                    },
+                });
+                pos = Some(entries.len() - 1);
+            }
+        }
+        if pos.is_none() && !is_last {
+            let expected = child_paths(node, &prefix);
+            let here = if prefix.is_empty() {
+                seg.key.clone()
+            } else {
+                format!("{prefix}.{}", seg.key)
+            };
+            let hint = crate::did_you_mean(&here, &expected).map(|s| format!("did you mean {s}?"));
+            return Err(ApplyError {
+                message: format!(
+                    "unknown key path {full}; {here} does not exist{}",
+                    expected_list(&expected)
+                ),
+                hint,
+            });
+        }
+        let V::Table(entries) = &mut node.v else {
+            return Ok(());
+        };
+        if is_last {
+            let mut v = value.take().unwrap_or(Node {
+                v: V::Bool(false),
+                origin: Origin::Set(index, None),
+            });
+            match pos {
+                Some(p) => {
+                    retag(&mut v, index, was_span(&entries[p].node.origin));
+                    entries[p].node = v;
+                }
+                None => entries.push(Entry {
+                    key: seg.key.clone(),
+                    key_origin: Origin::Set(index, None),
+                    node: v,
+                }),
+            }
+            return Ok(());
+        }
+        let Some(p) = pos else { return Ok(()) };
+        walked.push(Segment {
+            key: seg.key.clone(),
+            indices: vec![],
+        });
+        node = &mut entries[p].node;
+        for (ii, &ix) in seg.indices.iter().enumerate() {
+            let here = join_path(&walked);
+            let len = match &node.v {
+                V::Array(items) => items.len(),
+                other => {
+                    return Err(ApplyError {
+                        message: format!(
+                            "unknown key path {full}; {here} is {}, not an array",
+                            other.type_name()
+                        ),
+                        hint: None,
+                    });
+                }
+            };
+            if ix >= len {
+                return Err(ApplyError {
+                    message: format!(
+                        "unknown key path {full}; {here} has {len} element{}, so the index must be below {len}",
+                        if len == 1 { "" } else { "s" },
+                    ),
+                    hint: None,
+                });
+            }
+            let V::Array(items) = &mut node.v else {
+                return Ok(());
+            };
+            if let Some(w) = walked.last_mut() {
+                w.indices.push(ix);
+            }
+            if si == last && ii == seg.indices.len() - 1 {
+                if let Some(mut v) = value.take() {
+                    retag(&mut v, index, was_span(&items[ix].origin));
+                    items[ix] = v;
+                }
+                return Ok(());
+            }
+            node = &mut items[ix];
+        }
+    }
+    Ok(())
+}
+
+/// The origin of `node` for a message about its whole subtree: marked as
+/// set by an override when any part of it was.
+pub(crate) fn subtree_origin(node: &Node) -> Origin {
+    fn first_set(n: &Node) -> Option<usize> {
+        if let Origin::Set(i, _) = n.origin {
+            return Some(i);
+        }
+        match &n.v {
+            V::Table(t) => t.iter().find_map(|e| first_set(&e.node)),
+            V::Array(a) => a.iter().find_map(first_set),
+            _ => None,
+        }
+    }
+    match (first_set(node), &node.origin) {
+        (Some(i), Origin::File(span)) => Origin::Set(i, Some(span.clone())),
+        _ => node.origin.clone(),
+    }
+}
+
+fn was_span(o: &Origin) -> Option<Range<usize>> {
+    match o {
+        Origin::File(s) => Some(s.clone()),
+        Origin::Set(_, w) => w.clone(),
+    }
+}
+
+fn retag(n: &mut Node, index: usize, was: Option<Range<usize>>) {
+    n.origin = Origin::Set(index, was);
+}
+
+pub(crate) fn expected_list(expected: &[String]) -> String {
+    if expected.is_empty() {
+        String::new()
+    } else {
+        format!("; expected one of: {}", expected.join(", "))
+    }
+}

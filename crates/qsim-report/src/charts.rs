@@ -1,0 +1,554 @@
+//! Sweep charts (SVG and PNG) drawn with plotters.
+//!
+//! The input is plain data ([`SweepCharts`]): one [`Series`] per value of a
+//! second swept parameter (e.g. one per throttle limit), each a list of
+//! [`ChartPoint`]s along the load axis. [`write_charts`] draws
+//! - `throughput`: throughput against load with its 95% CI band, knees marked;
+//! - `response_time`: mean (solid) and p99 (dashed) response time against load;
+//! - `power`: power X/R against load, the knee (its maximum) marked;
+//! - `response_vs_utilization`: mean response time against the utilization of
+//!   the bottleneck station.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// One point of a series.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChartPoint {
+    /// Load (population, clients...).
+    pub x: f64,
+    /// Throughput, per second.
+    pub throughput_per_s: f64,
+    /// Half-width of its 95% confidence interval.
+    pub throughput_ci95: f64,
+    /// Mean response time, seconds.
+    pub response_time_s: f64,
+    /// 99th percentile of the response time, seconds.
+    pub response_time_p99_s: f64,
+    /// Utilization of the bottleneck station (0..1), if known.
+    pub bottleneck_utilization: Option<f64>,
+}
+
+/// A line: the points sharing every swept value but the load.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Series {
+    /// Legend text, e.g. `throttle.limit=100`; empty for a single series.
+    pub label: String,
+    /// Points along the load axis.
+    pub points: Vec<ChartPoint>,
+}
+
+/// A point to mark on a series (its knee).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Marker {
+    /// Index of the series.
+    pub series: usize,
+    /// Load at the mark.
+    pub x: f64,
+}
+
+/// What to draw.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct SweepCharts {
+    /// Title prefix, e.g. the model name.
+    pub title: String,
+    /// Load-axis label with its unit, e.g. `workload.population (jobs)`.
+    pub x_label: String,
+    /// The lines.
+    pub series: Vec<Series>,
+    /// Knee (max X/R) of each series that has one.
+    pub knees: Vec<Marker>,
+}
+
+/// An image format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageFormat {
+    /// Scalable vector graphics.
+    Svg,
+    /// Portable network graphics.
+    Png,
+}
+
+impl ImageFormat {
+    /// File extension.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ImageFormat::Svg => "svg",
+            ImageFormat::Png => "png",
+        }
+    }
+}
+
+/// A chart that could not be drawn or written.
+#[derive(Debug, Error)]
+#[error("cannot draw {path}: {message}")]
+pub struct ChartError {
+    /// The file being written.
+    pub path: PathBuf,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// The charts [`write_charts`] draws, by file stem.
+pub const CHARTS: [&str; 4] = [
+    "throughput",
+    "response_time",
+    "power",
+    "response_vs_utilization",
+];
+
+/// Image size in pixels.
+const SIZE: (u32, u32) = (1100, 680);
+
+/// Tableau 10: distinguishable, and readable on white.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Draws every chart of [`CHARTS`] in each format into `dir` and returns
+/// the files written.
+pub fn write_charts(
+    charts: &SweepCharts,
+    dir: &Path,
+    formats: &[ImageFormat],
+) -> Result<Vec<PathBuf>, ChartError> {
+    std::fs::create_dir_all(dir).map_err(|e| ChartError {
+        path: dir.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    let mut written = Vec::new();
+    for stem in CHARTS {
+        for &f in formats {
+            let path = dir.join(format!("{stem}.{}", f.extension()));
+            let result = match f {
+                ImageFormat::Svg => {
+                    draw(stem, charts, SVGBackend::new(&path, SIZE).into_drawing_area())
+                }
+                ImageFormat::Png => {
+                    draw(stem, charts, BitMapBackend::new(&path, SIZE).into_drawing_area())
+                }
+            };
+            result.map_err(|message| ChartError {
+                path: path.clone(),
+                message,
+            })?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+fn draw<DB: DrawingBackend>(
+    stem: &str,
+    c: &SweepCharts,
+    root: DrawingArea<DB, Shift>,
+) -> Result<(), String>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let r = match stem {
+        "throughput" => throughput(c, &root),
+        "response_time" => response_time(c, &root),
+        "power" => power(c, &root),
+        _ => response_vs_utilization(c, &root),
+    };
+    r.map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
+type DrawResult<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
+
+fn finite(x: f64) -> bool {
+    x.is_finite()
+}
+
+/// Range of `xs` padded by 3% each side; (0, 1) when empty.
+fn x_range(xs: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
+    let (lo, hi) = xs
+        .filter(|x| finite(*x))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+    if !lo.is_finite() {
+        return 0.0..1.0;
+    }
+    let pad = ((hi - lo) * 0.03).max(if hi == lo { 0.5 } else { 0.0 });
+    (lo - pad)..(hi + pad)
+}
+
+/// From 0 to 8% above the largest finite value; (0, 1) when there is none.
+fn y_range(ys: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
+    let hi = ys.filter(|y| finite(*y)).fold(0.0, f64::max);
+    if hi <= 0.0 { 0.0..1.0 } else { 0.0..hi * 1.08 }
+}
+
+/// Seconds shown in ms below one second, else in s.
+fn time_unit(max_s: f64) -> (f64, &'static str) {
+    if max_s < 1.0 { (1e3, "ms") } else { (1.0, "s") }
+}
+
+fn series_label(c: &SweepCharts, i: usize, what: &str) -> String {
+    let l = &c.series[i].label;
+    match (l.is_empty(), what.is_empty()) {
+        (true, true) => "simulation".into(),
+        (true, false) => what.into(),
+        (false, true) => l.clone(),
+        (false, false) => format!("{what}, {l}"),
+    }
+}
+
+fn title(c: &SweepCharts, what: &str) -> String {
+    if c.title.is_empty() {
+        what.to_string()
+    } else {
+        format!("{} — {what}", c.title)
+    }
+}
+
+/// Decimals that tell the ticks of `r` apart (about ten ticks per axis).
+fn decimals(r: &std::ops::Range<f64>) -> usize {
+    let step = (r.end - r.start) / 10.0;
+    if !(step > 0.0) || !step.is_finite() {
+        return 2;
+    }
+    (-step.log10().floor()).clamp(0.0, 6.0) as usize
+}
+
+fn axis_fmt(v: &f64) -> String {
+    let a = v.abs();
+    let d = if a == 0.0 || a >= 100.0 {
+        0
+    } else {
+        (2.0 - a.log10().floor()).clamp(0.0, 6.0) as usize
+    };
+    format!("{v:.d$}")
+}
+
+macro_rules! chart {
+    ($root:expr, $title:expr, $x:expr, $y:expr, $xl:expr, $yl:expr) => {{
+        let (xr, yr) = ($x, $y);
+        let (dx, dy) = (decimals(&xr), decimals(&yr));
+        let xf = move |v: &f64| format!("{v:.dx$}");
+        let yf = move |v: &f64| format!("{v:.dy$}");
+        let mut chart = ChartBuilder::on($root)
+            .caption($title, ("sans-serif", 28))
+            .margin(18)
+            .x_label_area_size(58)
+            .y_label_area_size(92)
+            .build_cartesian_2d(xr, yr)?;
+        chart
+            .configure_mesh()
+            .x_desc($xl)
+            .y_desc($yl)
+            .axis_desc_style(("sans-serif", 22))
+            .label_style(("sans-serif", 18))
+            .x_label_formatter(&xf)
+            .y_label_formatter(&yf)
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(205, 205, 205))
+            .draw()?;
+        chart
+    }};
+}
+
+fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    pos: SeriesLabelPosition,
+) -> DrawResult<DB> {
+    chart
+        .configure_series_labels()
+        .position(pos)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(160, 160, 160))
+        .label_font(("sans-serif", 18))
+        .margin(12)
+        .draw()
+}
+
+fn points(s: &Series, y: impl Fn(&ChartPoint) -> f64) -> Vec<(f64, f64)> {
+    let mut v: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .map(|p| (p.x, y(p)))
+        .filter(|(x, y)| finite(*x) && finite(*y))
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
+}
+
+fn throughput<DB: DrawingBackend>(c: &SweepCharts, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+    let all = || c.series.iter().flat_map(|s| s.points.iter());
+    let xr = x_range(all().map(|p| p.x));
+    let yr = y_range(all().map(|p| p.throughput_per_s + p.throughput_ci95.max(0.0)));
+    let mut chart = chart!(
+        root,
+        title(c, "throughput"),
+        xr,
+        yr,
+        c.x_label.as_str(),
+        "throughput (per s)"
+    );
+    for (i, s) in c.series.iter().enumerate() {
+        let col = color(i);
+        let band_hi = points(s, |p| p.throughput_per_s + p.throughput_ci95.max(0.0));
+        let band_lo = points(s, |p| (p.throughput_per_s - p.throughput_ci95.max(0.0)).max(0.0));
+        if band_hi.len() > 1 {
+            let poly: Vec<(f64, f64)> =
+                band_hi.iter().copied().chain(band_lo.iter().rev().copied()).collect();
+            chart.draw_series(std::iter::once(Polygon::new(poly, col.mix(0.18).filled())))?;
+        }
+        let line = points(s, |p| p.throughput_per_s);
+        chart
+            .draw_series(LineSeries::new(line.clone(), col.stroke_width(3)))?
+            .label(series_label(c, i, ""))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(3)));
+        chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
+    }
+    draw_knee_marks(c, &mut chart, |p| p.throughput_per_s)?;
+    legend(&mut chart, SeriesLabelPosition::LowerRight)
+}
+
+type Xy = Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>;
+
+fn draw_knee_marks<'a, DB: DrawingBackend + 'a>(
+    c: &SweepCharts,
+    chart: &mut ChartContext<'a, DB, Xy>,
+    y: impl Fn(&ChartPoint) -> f64,
+) -> DrawResult<DB> {
+    let mut labelled = false;
+    for m in &c.knees {
+        let Some(s) = c.series.get(m.series) else { continue };
+        let Some(p) = s.points.iter().find(|p| p.x == m.x) else { continue };
+        let (px, py) = (p.x, y(p));
+        if !finite(py) {
+            continue;
+        }
+        let col = color(m.series);
+        let drawn = chart.draw_series(std::iter::once(EmptyElement::at((px, py))
+            + Circle::new((0, 0), 9, ShapeStyle::from(&BLACK).stroke_width(2))
+            + Circle::new((0, 0), 5, col.filled())))?;
+        if !labelled {
+            drawn.label("knee (max X/R)").legend(|(x, y)| {
+                EmptyElement::at((x + 12, y))
+                    + Circle::new((0, 0), 7, ShapeStyle::from(&BLACK).stroke_width(2))
+            });
+            labelled = true;
+        }
+    }
+    Ok(())
+}
+
+fn response_time<DB: DrawingBackend>(c: &SweepCharts, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+    let all = || c.series.iter().flat_map(|s| s.points.iter());
+    let top = all()
+        .flat_map(|p| [p.response_time_s, p.response_time_p99_s])
+        .filter(|v| finite(*v))
+        .fold(0.0, f64::max);
+    let (k, unit) = time_unit(top);
+    let xr = x_range(all().map(|p| p.x));
+    let yr = y_range(std::iter::once(top * k));
+    let mut chart = chart!(
+        root,
+        title(c, "response time"),
+        xr,
+        yr,
+        c.x_label.as_str(),
+        format!("response time ({unit})")
+    );
+    for (i, s) in c.series.iter().enumerate() {
+        let col = color(i);
+        let mean = points(s, |p| p.response_time_s * k);
+        chart
+            .draw_series(LineSeries::new(mean.clone(), col.stroke_width(3)))?
+            .label(series_label(c, i, "mean"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(3)));
+        chart.draw_series(mean.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
+        let p99 = points(s, |p| p.response_time_p99_s * k);
+        chart
+            .draw_series(DashedLineSeries::new(p99, 9, 6, col.stroke_width(2)))?
+            .label(series_label(c, i, "p99"))
+            .legend(move |(x, y)| {
+                EmptyElement::at((x, y))
+                    + PathElement::new([(0, 0), (9, 0)], col.stroke_width(2))
+                    + PathElement::new([(15, 0), (24, 0)], col.stroke_width(2))
+            });
+    }
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)
+}
+
+fn power<DB: DrawingBackend>(c: &SweepCharts, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+    let pw = |p: &ChartPoint| {
+        if p.response_time_s > 0.0 {
+            p.throughput_per_s / p.response_time_s
+        } else {
+            f64::NAN
+        }
+    };
+    let all = || c.series.iter().flat_map(|s| s.points.iter());
+    let xr = x_range(all().map(|p| p.x));
+    let yr = y_range(all().map(pw));
+    let y_top = yr.end;
+    let mut chart = chart!(
+        root,
+        title(c, "power X/R (the knee is its maximum)"),
+        xr,
+        yr,
+        c.x_label.as_str(),
+        "power X/R (per s²)"
+    );
+    for (i, s) in c.series.iter().enumerate() {
+        let col = color(i);
+        let line = points(s, pw);
+        chart
+            .draw_series(LineSeries::new(line.clone(), col.stroke_width(3)))?
+            .label(series_label(c, i, ""))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(3)));
+        chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
+    }
+    for m in &c.knees {
+        let Some(s) = c.series.get(m.series) else { continue };
+        let Some(p) = s.points.iter().find(|p| p.x == m.x) else { continue };
+        let col = color(m.series);
+        chart.draw_series(DashedLineSeries::new(
+            [(m.x, 0.0), (m.x, y_top)],
+            6,
+            5,
+            col.mix(0.7).stroke_width(1),
+        ))?;
+        let label = format!("knee {}", axis_fmt(&m.x));
+        chart.draw_series(std::iter::once(
+            EmptyElement::at((m.x, pw(p)))
+                + Circle::new((0, 0), 9, ShapeStyle::from(&BLACK).stroke_width(2))
+                + Text::new(label, (12, -26), ("sans-serif", 18).into_font().color(&BLACK)),
+        ))?;
+    }
+    legend(&mut chart, SeriesLabelPosition::UpperRight)
+}
+
+fn response_vs_utilization<DB: DrawingBackend>(
+    c: &SweepCharts,
+    root: &DrawingArea<DB, Shift>,
+) -> DrawResult<DB> {
+    let all = || c.series.iter().flat_map(|s| s.points.iter());
+    let top = all().map(|p| p.response_time_s).filter(|v| finite(*v)).fold(0.0, f64::max);
+    let (k, unit) = time_unit(top);
+    let umax = all()
+        .filter_map(|p| p.bottleneck_utilization)
+        .filter(|u| finite(*u))
+        .fold(1.0, f64::max);
+    let mut chart = chart!(
+        root,
+        title(c, "response time vs bottleneck utilization"),
+        0.0..umax * 100.0 * 1.02,
+        y_range(std::iter::once(top * k)),
+        "utilization of the bottleneck station (%)",
+        format!("mean response time ({unit})")
+    );
+    for (i, s) in c.series.iter().enumerate() {
+        let col = color(i);
+        // Joined in load order: a curve that turns back (utilization falling
+        // as a collapse sets in) stays readable.
+        let mut by_load: Vec<&ChartPoint> = s.points.iter().collect();
+        by_load.sort_by(|a, b| a.x.total_cmp(&b.x));
+        let pts: Vec<(f64, f64)> = by_load
+            .iter()
+            .filter_map(|p| Some((p.bottleneck_utilization? * 100.0, p.response_time_s * k)))
+            .filter(|(u, r)| finite(*u) && finite(*r))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), col.mix(0.5).stroke_width(2)))?
+            .label(series_label(c, i, ""))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(3)));
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, col.filled())))?;
+    }
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn demo() -> SweepCharts {
+        let series = ["throttle.limit=none", "throttle.limit=100"]
+            .iter()
+            .enumerate()
+            .map(|(j, label)| Series {
+                label: label.to_string(),
+                points: (1..=30)
+                    .map(|i| {
+                        let n = f64::from(i) * 20.0;
+                        let cap = if j == 0 { 2000.0 * (1.0 - n / 900.0) } else { 1900.0 };
+                        let x = (n / 0.11).min(cap.max(150.0));
+                        let r = n / x - 0.1;
+                        ChartPoint {
+                            x: n,
+                            throughput_per_s: x,
+                            throughput_ci95: 0.03 * x,
+                            response_time_s: r,
+                            response_time_p99_s: 4.6 * r,
+                            bottleneck_utilization: Some((x / 2000.0).min(1.0)),
+                        }
+                    })
+                    .collect(),
+            })
+            .collect();
+        SweepCharts {
+            title: "demo.toml".into(),
+            x_label: "workload.population (jobs)".into(),
+            series,
+            knees: vec![Marker { series: 0, x: 200.0 }, Marker { series: 1, x: 200.0 }],
+        }
+    }
+
+    #[test]
+    fn draws_every_chart_in_both_formats() {
+        let dir = std::env::temp_dir().join(format!("qsim-charts-{}", std::process::id()));
+        let files = write_charts(&demo(), &dir, &[ImageFormat::Svg, ImageFormat::Png]).unwrap();
+        assert_eq!(files.len(), 8);
+        for f in &files {
+            assert!(std::fs::metadata(f).unwrap().len() > 1000, "{}", f.display());
+        }
+        let svg = std::fs::read_to_string(dir.join("throughput.svg")).unwrap();
+        assert!(svg.contains("throughput (per s)") && svg.contains("throttle.limit=100"));
+        // QSIM_KEEP_CHARTS=1 keeps the files to look at.
+        if std::env::var_os("QSIM_KEEP_CHARTS").is_none() {
+            std::fs::remove_dir_all(&dir).unwrap();
+        } else {
+            eprintln!("charts kept in {}", dir.display());
+        }
+    }
+
+    #[test]
+    fn empty_and_degenerate_input_still_draws() {
+        let dir = std::env::temp_dir().join(format!("qsim-charts-empty-{}", std::process::id()));
+        let mut c = SweepCharts::default();
+        write_charts(&c, &dir, &[ImageFormat::Svg]).unwrap();
+        c.series.push(Series {
+            label: String::new(),
+            points: vec![ChartPoint {
+                x: 5.0,
+                throughput_per_s: f64::NAN,
+                throughput_ci95: 0.0,
+                response_time_s: 0.0,
+                response_time_p99_s: f64::NAN,
+                bottleneck_utilization: None,
+            }],
+        });
+        write_charts(&c, &dir, &[ImageFormat::Svg]).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
