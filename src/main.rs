@@ -24,6 +24,12 @@ enum Command {
     Fit(cmd::fit::FitArgs),
     /// Exact analytic figures (MVA, M/M/c, bounds) where the model allows; --compare adds simulation.
     Solve(cmd::solve::SolveArgs),
+    /// Run a grid of points in parallel, find the knee, write CSV/JSON and charts.
+    Sweep(cmd::sweep::SweepArgs),
+    /// Redraw the charts of a saved sweep (its directory or points.csv).
+    Plot(cmd::sweep::PlotArgs),
+    /// Combine the outputs of `qsim sweep --shard` into one sweep.
+    Merge(cmd::sweep::MergeArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +39,9 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::run::check(args),
         Command::Fit(args) => cmd::fit::fit(args),
         Command::Solve(args) => cmd::solve::run(args),
+        Command::Sweep(args) => cmd::sweep::sweep(args),
+        Command::Plot(args) => cmd::sweep::plot(args),
+        Command::Merge(args) => cmd::sweep::merge(args),
     };
     match result {
         Ok(code) => code,

@@ -36,10 +36,19 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
         .map_err(|e| UsageError(format!("{file}: {e}")))?;
     let fit = usl::fit(&points).map_err(|e| UsageError(format!("{file}: {e}")))?;
     if let Some(path) = &args.plot {
-        let measured: Vec<(f64, f64)> = points.iter().map(|p| (p.concurrency, p.throughput_per_s)).collect();
+        let measured: Vec<(f64, f64)> = points
+            .iter()
+            .map(|p| (p.concurrency, p.throughput_per_s))
+            .collect();
         let m = fit.model;
-        qsim_report::fit_chart::usl_fit_chart(path, &measured, &|n| m.throughput(n), &args.x, &args.y)
-            .with_context(|| format!("drawing {}", path.display()))?;
+        qsim_report::fit_chart::usl_fit_chart(
+            path,
+            &measured,
+            &|n| m.throughput(n),
+            &args.x,
+            &args.y,
+        )
+        .with_context(|| format!("drawing {}", path.display()))?;
     }
     match args.format {
         Format::Json => {
@@ -65,18 +74,41 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
         _ => {
             let m = &fit.model;
             let se = |f: fn(&usl::UslStdErrors) -> f64| {
-                fit.std_errors.as_ref().map_or("n/a".to_string(), |s| format!("{:.4e}", f(s)))
+                fit.std_errors
+                    .as_ref()
+                    .map_or("n/a".to_string(), |s| format!("{:.4e}", f(s)))
             };
-            println!("USL fit of {file}: {} = f({}), {} points", args.y, args.x, fit.points);
-            println!("  sigma  (contention) {:>12.6}  std. error {}", m.sigma, se(|s| s.sigma));
-            println!("  kappa  (coherency)  {:>12.4e}  std. error {}", m.kappa, se(|s| s.kappa));
-            println!("  lambda (1-job rate) {:>12.4}  std. error {}", m.lambda, se(|s| s.lambda));
-            println!("  R² {:.4}, residual std. error {:.4}", fit.r_squared, fit.residual_std_error);
+            println!(
+                "USL fit of {file}: {} = f({}), {} points",
+                args.y, args.x, fit.points
+            );
+            println!(
+                "  sigma  (contention) {:>12.6}  std. error {}",
+                m.sigma,
+                se(|s| s.sigma)
+            );
+            println!(
+                "  kappa  (coherency)  {:>12.4e}  std. error {}",
+                m.kappa,
+                se(|s| s.kappa)
+            );
+            println!(
+                "  lambda (1-job rate) {:>12.4}  std. error {}",
+                m.lambda,
+                se(|s| s.lambda)
+            );
+            println!(
+                "  R² {:.4}, residual std. error {:.4}",
+                fit.r_squared, fit.residual_std_error
+            );
             match (fit.peak_concurrency, fit.peak_throughput_per_s) {
                 (Some(n), Some(x)) => println!("  predicted peak: {x:.4} at concurrency {n:.1}"),
                 _ => println!("  no peak: kappa is 0, throughput approaches lambda/sigma"),
             }
-            println!("\nspeed curve for a model station:\n{}", fit.speed_toml().trim_end());
+            println!(
+                "\nspeed curve for a model station:\n{}",
+                fit.speed_toml().trim_end()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

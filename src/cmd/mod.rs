@@ -2,8 +2,9 @@
 //! prints the outcome. Only this layer prints.
 
 pub mod fit;
-pub mod solve;
 pub mod run;
+pub mod solve;
+pub mod sweep;
 
 use std::io::ErrorKind;
 use std::process::ExitCode;
@@ -31,12 +32,17 @@ pub fn report_error(err: &anyhow::Error) -> ExitCode {
         }
     }
     let usage = err.chain().any(|c| {
-        c.downcast_ref::<UsageError>().is_some() || c.downcast_ref::<qsim_model::ModelErrors>().is_some()
+        c.downcast_ref::<UsageError>().is_some()
+            || c.downcast_ref::<qsim_model::ModelErrors>().is_some()
     });
     let mut msg = format!("{err}");
     for cause in err.chain().skip(1) {
         msg.push_str(&format!("\n  caused by: {cause}"));
     }
     eprintln!("error: {}", msg.trim_end());
-    if usage { ExitCode::from(2) } else { ExitCode::from(1) }
+    if usage {
+        ExitCode::from(2)
+    } else {
+        ExitCode::from(1)
+    }
 }

@@ -87,7 +87,10 @@ impl RunOptions {
         }
         if let Some(t) = self.time {
             if !(t.is_finite() && t > 0.0) {
-                return Err(UsageError(format!("--time must be a positive number of seconds, found {t}")).into());
+                return Err(UsageError(format!(
+                    "--time must be a positive number of seconds, found {t}"
+                ))
+                .into());
             }
             config.stop = Stop::Time(t);
         }
@@ -111,6 +114,10 @@ pub struct RunArgs {
     /// Write the output to this file instead of standard output.
     #[arg(long, short)]
     output: Option<PathBuf>,
+    /// Skip the second run, started with all jobs at the station whose speed
+    /// falls the most, that detects bistable (metastable) models.
+    #[arg(long)]
+    no_bistability_check: bool,
 }
 
 /// Arguments of `qsim check`.
@@ -143,13 +150,19 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         .with_context(|| format!("simulating {}", args.model.model.display()))?;
     let derived = derived_metrics(&model, &results)?;
     let model_name = args.model.model.display().to_string();
+    let mut warnings = Vec::new();
+    if !args.no_bistability_check
+        && let Some(w) = bistability_warning(&model.network, &config, &results)?
+    {
+        warnings.push(w);
+    }
     let report = qsim_report::Report {
         model: &model_name,
         config: &config,
         results: &results,
         derived,
         initial_state: initial_state(&model.network),
-        warnings: Vec::new(),
+        warnings,
     };
     let text = match args.format {
         Format::Table => qsim_report::to_table(&report),
@@ -161,11 +174,77 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         Format::Csv => qsim_report::to_csv(&report),
     };
     match &args.output {
-        Some(path) => std::fs::write(path, text)
-            .with_context(|| format!("writing {}", path.display()))?,
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
+        }
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The station whose speed curve falls furthest below its peak, if any
+/// station's speed falls with contention.
+fn collapsing_station(network: &Network) -> Option<usize> {
+    let spec = network.spec();
+    let closed_jobs: u32 = spec
+        .classes
+        .iter()
+        .map(|c| match c.workload {
+            qsim_kernel::Workload::Closed { population, .. } => population,
+            qsim_kernel::Workload::Open { .. } => 0,
+        })
+        .sum();
+    if closed_jobs < 2 {
+        return None;
+    }
+    let mut best: Option<(usize, f64)> = None;
+    for (i, st) in spec.stations.iter().enumerate() {
+        let Some(speed) = &st.speed else { continue };
+        let n_max = f64::from(closed_jobs);
+        let peak = (1..=closed_jobs.min(100_000))
+            .map(|n| speed.rate(f64::from(n)))
+            .fold(0.0, f64::max);
+        let at_full = speed.rate(n_max);
+        let drop = at_full / peak;
+        if drop < 0.95 && best.is_none_or(|(_, d)| drop < d) {
+            best = Some((i, drop));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// Runs the model again with every closed job starting at the collapsing
+/// station; when the two throughputs disagree beyond their confidence
+/// intervals the model has two operating points, and the warning says so
+/// with both answers.
+fn bistability_warning(
+    network: &Network,
+    config: &RunConfig,
+    results: &RunResults,
+) -> Result<Option<String>> {
+    if network.spec().initial != InitialState::Thinking {
+        return Ok(None);
+    }
+    let Some(station) = collapsing_station(network) else {
+        return Ok(None);
+    };
+    let mut spec = network.spec().clone();
+    spec.initial = InitialState::AtStation(station);
+    let Ok(other) = Network::new(spec) else {
+        return Ok(None);
+    };
+    let second = qsim_kernel::run(&other, config).context("bistability check run")?;
+    let a = results.system.throughput_per_s;
+    let b = second.system.throughput_per_s;
+    let name = &network.spec().stations[station].name;
+    if (a.mean - b.mean).abs() > a.ci95 + b.ci95 {
+        Ok(Some(format!(
+            "the model is bistable: starting with all jobs thinking gives {:.4} ± {:.4} /s, starting with all jobs at {name} gives {:.4} ± {:.4} /s; the network stays in the state it starts in (metastable collapse), so neither figure alone is the answer (set simulation.initial to choose, or --no-bistability-check to skip this check)",
+            a.mean, a.ci95, b.mean, b.ci95
+        )))
+    } else {
+        Ok(None)
+    }
 }
 
 /// Describes where closed jobs start.

@@ -7,9 +7,7 @@ use super::run::{Format, ModelArgs, RunOptions};
 use anyhow::{Context, Result};
 use clap::Args;
 use qsim_analytic::{bounds, jackson, mva, single, usl};
-use qsim_kernel::{
-    Discipline, Network, Routing, RunResults, Speed, StationKind, Workload,
-};
+use qsim_kernel::{Discipline, Network, Routing, RunResults, Speed, StationKind, Workload};
 use serde::Serialize;
 use std::process::ExitCode;
 
@@ -69,44 +67,72 @@ pub fn not_product_form(network: &Network) -> Vec<String> {
         let name = &st.name;
         let dists: Vec<_> = st.service.iter().flatten().collect();
         let all_exp = dists.iter().all(|d| d.is_exponential());
-        let same_mean = dists.windows(2).all(|w| (w[0].mean() - w[1].mean()).abs() <= 1e-12 * w[0].mean());
+        let same_mean = dists
+            .windows(2)
+            .all(|w| (w[0].mean() - w[1].mean()).abs() <= 1e-12 * w[0].mean());
         match &st.kind {
             StationKind::Delay => {}
-            StationKind::Queue { servers, discipline } => {
+            StationKind::Queue {
+                servers,
+                discipline,
+            } => {
                 match discipline {
-                    Discipline::Ps if *servers == 1 => {}
-                    Discipline::Ps => why.push(format!("station {name}: processor sharing with {servers} servers")),
-                    Discipline::Priority => why.push(format!("station {name}: priority scheduling")),
+                    // PS with c servers serves min(n, c) jobs' worth at any
+                    // service distribution: a product-form load-dependent station.
+                    Discipline::Ps => {}
+                    Discipline::Priority => {
+                        why.push(format!("station {name}: priority scheduling"))
+                    }
                     Discipline::Fcfs | Discipline::Lcfs => {
                         if !all_exp && st.speed.is_none() {
-                            why.push(format!("station {name}: {discipline:?} with non-exponential service", discipline = discipline).to_lowercase());
+                            why.push(
+                                format!(
+                                    "station {name}: {discipline:?} with non-exponential service",
+                                    discipline = discipline
+                                )
+                                .to_lowercase(),
+                            );
                         }
                         if !same_mean {
-                            why.push(format!("station {name}: FCFS with class-dependent service times"));
+                            why.push(format!(
+                                "station {name}: FCFS with class-dependent service times"
+                            ));
                         }
                     }
                 }
                 if multi && *servers > 1 {
-                    why.push(format!("station {name}: several servers in a multi-class model"));
+                    why.push(format!(
+                        "station {name}: several servers in a multi-class model"
+                    ));
                 }
             }
             StationKind::Latch(l) => {
                 if l.numa.is_some() || l.spin.is_some() {
                     why.push(format!("station {name}: latch with a contention mechanism"));
                 } else if !all_exp && st.speed.is_none() {
-                    why.push(format!("station {name}: latch with non-exponential hold time"));
+                    why.push(format!(
+                        "station {name}: latch with non-exponential hold time"
+                    ));
                 }
             }
-            StationKind::Batch(_) => why.push(format!("station {name}: batch (group commit) service")),
+            StationKind::Batch(_) => {
+                why.push(format!("station {name}: batch (group commit) service"))
+            }
             StationKind::Link(l) if l.pipeline > 1 || l.max_batch > 1 => {
                 why.push(format!("station {name}: link with pipelining or batching"))
             }
-            StationKind::Link(_) if !all_exp => why.push(format!("station {name}: link with a non-exponential round trip")),
+            StationKind::Link(_) if !all_exp => why.push(format!(
+                "station {name}: link with a non-exponential round trip"
+            )),
             StationKind::Link(_) => {}
-            StationKind::Fork(_) | StationKind::Join(_) => why.push(format!("station {name}: fork/join")),
+            StationKind::Fork(_) | StationKind::Join(_) => {
+                why.push(format!("station {name}: fork/join"))
+            }
         }
         if st.speed.is_some() && multi {
-            why.push(format!("station {name}: a speed curve in a multi-class model"));
+            why.push(format!(
+                "station {name}: a speed curve in a multi-class model"
+            ));
         }
     }
     for r in &spec.regions {
@@ -119,7 +145,10 @@ pub fn not_product_form(network: &Network) -> Vec<String> {
     }
     for (i, c) in spec.classes.iter().enumerate() {
         if network.visit_ratios(i).is_none() {
-            why.push(format!("class {}: its routing never ends an interaction", c.name));
+            why.push(format!(
+                "class {}: its routing never ends an interaction",
+                c.name
+            ));
         }
         if matches!(c.routing, Routing::Sequence(_)) && multi {
             // Fixed routes keep product form (BCMP); visit ratios suffice.
@@ -130,13 +159,17 @@ pub fn not_product_form(network: &Network) -> Vec<String> {
 
 /// Mean service time of station `s` for class `c` (0 when the class does not visit).
 fn mean_service(network: &Network, s: usize, c: usize) -> f64 {
-    network.spec().stations[s].service.get(c).and_then(|d| d.as_ref()).map_or(0.0, |d| d.mean())
+    network.spec().stations[s]
+        .service
+        .get(c)
+        .and_then(|d| d.as_ref())
+        .map_or(0.0, |d| d.mean())
 }
 
 fn servers_of(kind: &StationKind) -> Option<u32> {
     match kind {
         StationKind::Delay => None,
-        StationKind::Queue { servers, discipline } => Some(if *discipline == Discipline::Ps { 1 } else { *servers }),
+        StationKind::Queue { servers, .. } => Some(*servers),
         _ => Some(1),
     }
 }
@@ -154,12 +187,28 @@ fn closed_single(network: &Network, max_n: u32) -> Result<(mva::MvaSolution, f64
         let v = visits[s];
         let mean = mean_service(network, s, 0);
         let service = match (&st.speed, &st.kind) {
-            (Some(Speed::Table(points)), _) => mva::Service::Table(mva::RateTable::new(points.clone())?),
-            (Some(Speed::Usl { sigma, kappa, lambda }), _) => mva::Service::Usl(usl::UslModel::new(*sigma, *kappa, *lambda)?),
-            (None, StationKind::Delay) => mva::Service::Delay { service_time_s: mean },
+            (Some(Speed::Table(points)), _) => {
+                mva::Service::Table(mva::RateTable::new(points.clone())?)
+            }
+            (
+                Some(Speed::Usl {
+                    sigma,
+                    kappa,
+                    lambda,
+                }),
+                _,
+            ) => mva::Service::Usl(usl::UslModel::new(*sigma, *kappa, *lambda)?),
+            (None, StationKind::Delay) => mva::Service::Delay {
+                service_time_s: mean,
+            },
             (None, kind) => match servers_of(kind) {
-                Some(c) if c > 1 => mva::Service::MultiServer { servers: c, service_time_s: mean },
-                _ => mva::Service::Queue { service_time_s: mean },
+                Some(c) if c > 1 => mva::Service::MultiServer {
+                    servers: c,
+                    service_time_s: mean,
+                },
+                _ => mva::Service::Queue {
+                    service_time_s: mean,
+                },
             },
         };
         let mut station = mva::Station::with_service(st.name.clone(), service);
@@ -169,7 +218,7 @@ fn closed_single(network: &Network, max_n: u32) -> Result<(mva::MvaSolution, f64
     Ok((mva::exact(&stations, think, max_n)?, think))
 }
 
-fn figures_from_mva(sol: &mva::MvaSolution, n: u32, method: &str) -> Figures {
+fn figures_from_mva(network: &Network, sol: &mva::MvaSolution, n: u32, method: &str) -> Figures {
     let p = sol.at(n).expect("population solved");
     Figures {
         method: method.into(),
@@ -180,10 +229,16 @@ fn figures_from_mva(sol: &mva::MvaSolution, n: u32, method: &str) -> Figures {
             .station_names
             .iter()
             .zip(&p.stations)
-            .map(|(name, s)| StationFigures {
+            .zip(&network.spec().stations)
+            .map(|((name, s), st)| StationFigures {
                 name: name.clone(),
                 throughput_per_s: s.throughput_per_s,
-                utilization: s.utilization,
+                // Like the simulator, a delay station has no utilization.
+                utilization: if matches!(st.kind, StationKind::Delay) {
+                    0.0
+                } else {
+                    s.utilization
+                },
                 mean_jobs: s.queue_length,
             })
             .collect(),
@@ -193,13 +248,26 @@ fn figures_from_mva(sol: &mva::MvaSolution, n: u32, method: &str) -> Figures {
 /// Analytic figures for a product-form network.
 pub fn solve(network: &Network) -> Result<Figures> {
     let spec = network.spec();
-    let closed: Vec<usize> = (0..spec.classes.len()).filter(|&c| matches!(spec.classes[c].workload, Workload::Closed { .. })).collect();
-    let open: Vec<usize> = (0..spec.classes.len()).filter(|&c| matches!(spec.classes[c].workload, Workload::Open { .. })).collect();
-    let visits: Vec<Vec<f64>> = (0..spec.classes.len()).map(|c| network.visit_ratios(c).unwrap_or_default()).collect();
+    let closed: Vec<usize> = (0..spec.classes.len())
+        .filter(|&c| matches!(spec.classes[c].workload, Workload::Closed { .. }))
+        .collect();
+    let open: Vec<usize> = (0..spec.classes.len())
+        .filter(|&c| matches!(spec.classes[c].workload, Workload::Open { .. }))
+        .collect();
+    let visits: Vec<Vec<f64>> = (0..spec.classes.len())
+        .map(|c| network.visit_ratios(c).unwrap_or_default())
+        .collect();
     if open.is_empty() && closed.len() == 1 {
-        let Workload::Closed { population, .. } = spec.classes[0].workload else { unreachable!() };
+        let Workload::Closed { population, .. } = spec.classes[0].workload else {
+            unreachable!()
+        };
         let (sol, _) = closed_single(network, population)?;
-        return Ok(figures_from_mva(&sol, population, "exact MVA (load-dependent where needed)"));
+        return Ok(figures_from_mva(
+            network,
+            &sol,
+            population,
+            "exact MVA (load-dependent where needed)",
+        ));
     }
     if closed.is_empty() {
         // Open classes: every station is an M/M/c (or M/M/inf) fed by the
@@ -215,9 +283,21 @@ pub fn solve(network: &Network) -> Result<Figures> {
         let mut response = 0.0;
         let total_rate: f64 = rates.iter().sum();
         for (s, st) in spec.stations.iter().enumerate() {
-            let lam: f64 = open.iter().zip(&rates).map(|(&c, r)| r * visits[c][s]).sum();
-            let mean = open.iter().map(|&c| mean_service(network, s, c)).fold(0.0, f64::max);
-            let visit_total: f64 = open.iter().zip(&rates).map(|(&c, r)| r * visits[c][s]).sum::<f64>() / total_rate;
+            let lam: f64 = open
+                .iter()
+                .zip(&rates)
+                .map(|(&c, r)| r * visits[c][s])
+                .sum();
+            let mean = open
+                .iter()
+                .map(|&c| mean_service(network, s, c))
+                .fold(0.0, f64::max);
+            let visit_total: f64 = open
+                .iter()
+                .zip(&rates)
+                .map(|(&c, r)| r * visits[c][s])
+                .sum::<f64>()
+                / total_rate;
             let (util, jobs, resp) = if lam == 0.0 || mean == 0.0 {
                 (0.0, 0.0, 0.0)
             } else {
@@ -234,7 +314,12 @@ pub fn solve(network: &Network) -> Result<Figures> {
                 }
             };
             response += visit_total * resp;
-            stations.push(StationFigures { name: st.name.clone(), throughput_per_s: lam, utilization: util, mean_jobs: jobs });
+            stations.push(StationFigures {
+                name: st.name.clone(),
+                throughput_per_s: lam,
+                utilization: util,
+                mean_jobs: jobs,
+            });
         }
         return Ok(Figures {
             method: "open product-form network (M/M/c per station)".into(),
@@ -251,8 +336,14 @@ pub fn solve(network: &Network) -> Result<Figures> {
         .iter()
         .enumerate()
         .map(|(s, st)| {
-            let kind = if matches!(st.kind, StationKind::Delay) { mva::CenterKind::Delay } else { mva::CenterKind::Queue };
-            let demands = (0..spec.classes.len()).map(|c| visits[c][s] * mean_service(network, s, c)).collect();
+            let kind = if matches!(st.kind, StationKind::Delay) {
+                mva::CenterKind::Delay
+            } else {
+                mva::CenterKind::Queue
+            };
+            let demands = (0..spec.classes.len())
+                .map(|c| visits[c][s] * mean_service(network, s, c))
+                .collect();
             mva::ClassedStation::new(st.name.clone(), kind, demands)
         })
         .collect();
@@ -266,15 +357,27 @@ pub fn solve(network: &Network) -> Result<Figures> {
                     population: *population,
                     think_time_s: think.as_ref().map_or(0.0, |d| d.mean()),
                 },
-                Workload::Open { interarrival } => jackson::Workload::Open { arrival_rate_per_s: 1.0 / interarrival.mean() },
+                Workload::Open { interarrival } => jackson::Workload::Open {
+                    arrival_rate_per_s: 1.0 / interarrival.mean(),
+                },
             },
         })
         .collect();
     let sol = jackson::solve_mixed(&classed, &classes)?;
     let throughput: f64 = sol.classes.iter().map(|c| c.throughput_per_s).sum();
-    let response = sol.classes.iter().map(|c| c.throughput_per_s * c.response_s).sum::<f64>() / throughput;
+    let response = sol
+        .classes
+        .iter()
+        .map(|c| c.throughput_per_s * c.response_s)
+        .sum::<f64>()
+        / throughput;
     Ok(Figures {
-        method: if open.is_empty() { "exact multi-class MVA" } else { "mixed product-form network (MVA)" }.into(),
+        method: if open.is_empty() {
+            "exact multi-class MVA"
+        } else {
+            "mixed product-form network (MVA)"
+        }
+        .into(),
         population: None,
         throughput_per_s: throughput,
         response_time_s: response,
@@ -284,8 +387,14 @@ pub fn solve(network: &Network) -> Result<Figures> {
             .enumerate()
             .map(|(s, st)| StationFigures {
                 name: st.name.clone(),
-                throughput_per_s: (0..spec.classes.len()).map(|c| sol.classes[c].throughput_per_s * visits[c][s]).sum(),
-                utilization: st.utilization,
+                throughput_per_s: (0..spec.classes.len())
+                    .map(|c| sol.classes[c].throughput_per_s * visits[c][s])
+                    .sum(),
+                utilization: if matches!(spec.stations[s].kind, StationKind::Delay) {
+                    0.0
+                } else {
+                    st.utilization
+                },
                 mean_jobs: st.queue_length,
             })
             .collect(),
@@ -297,18 +406,31 @@ pub fn solve(network: &Network) -> Result<Figures> {
 /// (a speed-curve station: visits / its highest rate).
 fn closed_bounds(network: &Network, n: u32) -> Option<(bounds::Bounds, bounds::Bounds)> {
     let spec = network.spec();
-    let closed: Vec<_> = spec.classes.iter().filter(|c| matches!(c.workload, Workload::Closed { .. })).collect();
+    let closed: Vec<_> = spec
+        .classes
+        .iter()
+        .filter(|c| matches!(c.workload, Workload::Closed { .. }))
+        .collect();
     if spec.classes.len() != 1 || closed.len() != 1 {
         return None;
     }
     let visits = network.visit_ratios(0)?;
-    let Workload::Closed { think, .. } = &spec.classes[0].workload else { return None };
+    let Workload::Closed { think, .. } = &spec.classes[0].workload else {
+        return None;
+    };
     let mut z = think.as_ref().map_or(0.0, |d| d.mean());
     let mut demands = Vec::new();
     for (s, st) in spec.stations.iter().enumerate() {
         let d = match &st.speed {
-            Some(Speed::Table(points)) => visits[s] / points.iter().map(|p| p.1).fold(0.0, f64::max),
-            Some(sp @ Speed::Usl { .. }) => visits[s] / (1..=n.max(1)).map(|k| sp.rate(f64::from(k))).fold(0.0, f64::max),
+            Some(Speed::Table(points)) => {
+                visits[s] / points.iter().map(|p| p.1).fold(0.0, f64::max)
+            }
+            Some(sp @ Speed::Usl { .. }) => {
+                visits[s]
+                    / (1..=n.max(1))
+                        .map(|k| sp.rate(f64::from(k)))
+                        .fold(0.0, f64::max)
+            }
             None => {
                 let mean = mean_service(network, s, 0);
                 match &st.kind {
@@ -317,7 +439,9 @@ fn closed_bounds(network: &Network, n: u32) -> Option<(bounds::Bounds, bounds::B
                         continue;
                     }
                     StationKind::Queue { servers, .. } => visits[s] * mean / f64::from(*servers),
-                    StationKind::Batch(b) => visits[s] * (mean / f64::from(b.max_batch) + b.per_job_s),
+                    StationKind::Batch(b) => {
+                        visits[s] * (mean / f64::from(b.max_batch) + b.per_job_s)
+                    }
                     StationKind::Link(l) => visits[s] * mean / f64::from(l.pipeline * l.max_batch),
                     StationKind::Fork(_) | StationKind::Join(_) => continue,
                     StationKind::Latch(_) => visits[s] * mean,
@@ -329,14 +453,25 @@ fn closed_bounds(network: &Network, n: u32) -> Option<(bounds::Bounds, bounds::B
     if demands.is_empty() {
         return None;
     }
-    Some((bounds::asymptotic(&demands, z, n).ok()?, bounds::balanced_job(&demands, z, n).ok()?))
+    Some((
+        bounds::asymptotic(&demands, z, n).ok()?,
+        bounds::balanced_job(&demands, z, n).ok()?,
+    ))
 }
 
 fn parse_range(spec: &str) -> Result<Vec<u32>> {
-    let bad = || UsageError(format!("--population-range {spec}: expected a..b:step with whole numbers, e.g. 1..200:10"));
+    let bad = || {
+        UsageError(format!(
+            "--population-range {spec}: expected a..b:step with whole numbers, e.g. 1..200:10"
+        ))
+    };
     let (range, step) = spec.split_once(':').map_or((spec, "1"), |(r, s)| (r, s));
     let (a, b) = range.split_once("..").ok_or_else(bad)?;
-    let (a, b, step): (u32, u32, u32) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?, step.trim().parse().map_err(|_| bad())?);
+    let (a, b, step): (u32, u32, u32) = (
+        a.trim().parse().map_err(|_| bad())?,
+        b.trim().parse().map_err(|_| bad())?,
+        step.trim().parse().map_err(|_| bad())?,
+    );
     if a == 0 || b < a || step == 0 {
         return Err(bad().into());
     }
@@ -358,7 +493,8 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
     };
 
     if !reasons.is_empty() {
-        let mut out = serde_json::json!({ "model": name, "product_form": false, "reasons": reasons });
+        let mut out =
+            serde_json::json!({ "model": name, "product_form": false, "reasons": reasons });
         let b = population.and_then(|n| closed_bounds(network, n));
         if args.format == Format::Json {
             if let Some((a, bj)) = b {
@@ -373,9 +509,21 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
             }
             match b {
                 Some((a, bj)) => {
-                    println!("\nbounds at N = {} (each station as one server with its demand):", a.population);
-                    println!("  throughput  asymptotic {:.4} .. {:.4} /s, balanced-job {:.4} .. {:.4} /s", a.throughput_lower_per_s, a.throughput_upper_per_s, bj.throughput_lower_per_s, bj.throughput_upper_per_s);
-                    println!("  response    asymptotic >= {:.6} s, balanced-job {:.6} .. {:.6} s", a.response_lower_s, bj.response_lower_s, bj.response_upper_s);
+                    println!(
+                        "\nbounds at N = {} (each station as one server with its demand):",
+                        a.population
+                    );
+                    println!(
+                        "  throughput  asymptotic {:.4} .. {:.4} /s, balanced-job {:.4} .. {:.4} /s",
+                        a.throughput_lower_per_s,
+                        a.throughput_upper_per_s,
+                        bj.throughput_lower_per_s,
+                        bj.throughput_upper_per_s
+                    );
+                    println!(
+                        "  response    asymptotic >= {:.6} s, balanced-job {:.6} .. {:.6} s",
+                        a.response_lower_s, bj.response_lower_s, bj.response_upper_s
+                    );
                 }
                 None => println!("\nno bounds: they need a single closed class"),
             }
@@ -387,14 +535,17 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
     if let Some(range) = &args.population_range {
         let ns = parse_range(range)?;
         let Some(_) = population else {
-            return Err(UsageError("--population-range needs a model with one closed class".into()).into());
+            return Err(UsageError(
+                "--population-range needs a model with one closed class".into(),
+            )
+            .into());
         };
         let max = *ns.iter().max().expect("non-empty range");
         let (sol, _) = closed_single(network, max)?;
         let rows: Vec<serde_json::Value> = ns
             .iter()
             .map(|&n| {
-                let f = figures_from_mva(&sol, n, "exact MVA");
+                let f = figures_from_mva(network, &sol, n, "exact MVA");
                 let b = closed_bounds(network, n);
                 serde_json::json!({
                     "population": n,
@@ -406,15 +557,28 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
             })
             .collect();
         if args.format == Format::Json {
-            println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "model": name, "method": "exact MVA", "points": rows }))?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(
+                    &serde_json::json!({ "model": name, "method": "exact MVA", "points": rows })
+                )?
+            );
         } else {
             println!("exact MVA of {name}");
-            println!("  {:>8}  {:>14}  {:>14}  {:>14}  {:>14}", "N", "X /s", "R s", "X bound /s", "R bound s");
+            println!(
+                "  {:>8}  {:>14}  {:>14}  {:>14}  {:>14}",
+                "N", "X /s", "R s", "X bound /s", "R bound s"
+            );
             for r in &rows {
                 println!(
                     "  {:>8}  {:>14.6}  {:>14.6}  {:>14.6}  {:>14.6}",
-                    r["population"], r["throughput_per_s"].as_f64().unwrap_or(f64::NAN), r["response_time_s"].as_f64().unwrap_or(f64::NAN),
-                    r["throughput_upper_bound_per_s"].as_f64().unwrap_or(f64::NAN), r["response_lower_bound_s"].as_f64().unwrap_or(f64::NAN)
+                    r["population"],
+                    r["throughput_per_s"].as_f64().unwrap_or(f64::NAN),
+                    r["response_time_s"].as_f64().unwrap_or(f64::NAN),
+                    r["throughput_upper_bound_per_s"]
+                        .as_f64()
+                        .unwrap_or(f64::NAN),
+                    r["response_lower_bound_s"].as_f64().unwrap_or(f64::NAN)
                 );
             }
         }
@@ -449,28 +613,59 @@ fn row(label: String, exact: f64, sim: Option<qsim_kernel::Estimate>) -> serde_j
 
 fn print_figures(name: &str, f: &Figures, sim: Option<&RunResults>, format: Format) -> Result<()> {
     let mut rows = vec![
-        row("system.throughput_per_s".into(), f.throughput_per_s, sim.map(|r| r.system.throughput_per_s)),
+        row(
+            "system.throughput_per_s".into(),
+            f.throughput_per_s,
+            sim.map(|r| r.system.throughput_per_s),
+        ),
         row(
             "system.response_time_s".into(),
             f.response_time_s,
-            sim.map(|r| qsim_kernel::Estimate { mean: r.system.response_time_s.mean, ci95: r.system.response_time_s.ci95 }),
+            sim.map(|r| qsim_kernel::Estimate {
+                mean: r.system.response_time_s.mean,
+                ci95: r.system.response_time_s.ci95,
+            }),
         ),
     ];
     for (i, s) in f.stations.iter().enumerate() {
         let st = sim.map(|r| &r.stations[i]);
-        rows.push(row(format!("stations.{}.throughput_per_s", s.name), s.throughput_per_s, st.map(|x| x.throughput_per_s)));
-        rows.push(row(format!("stations.{}.utilization", s.name), s.utilization, st.map(|x| x.utilization)));
-        rows.push(row(format!("stations.{}.mean_jobs", s.name), s.mean_jobs, st.map(|x| x.mean_jobs)));
+        rows.push(row(
+            format!("stations.{}.throughput_per_s", s.name),
+            s.throughput_per_s,
+            st.map(|x| x.throughput_per_s),
+        ));
+        rows.push(row(
+            format!("stations.{}.utilization", s.name),
+            s.utilization,
+            st.map(|x| x.utilization),
+        ));
+        rows.push(row(
+            format!("stations.{}.mean_jobs", s.name),
+            s.mean_jobs,
+            st.map(|x| x.mean_jobs),
+        ));
     }
     if format == Format::Json {
         let v = serde_json::json!({ "model": name, "product_form": true, "method": f.method, "population": f.population, "rows": rows });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
-    println!("{name}: {}{}", f.method, f.population.map_or(String::new(), |n| format!(" at N = {n}")));
-    let width = rows.iter().map(|r| r["metric"].as_str().unwrap_or("").len()).max().unwrap_or(10);
+    println!(
+        "{name}: {}{}",
+        f.method,
+        f.population
+            .map_or(String::new(), |n| format!(" at N = {n}"))
+    );
+    let width = rows
+        .iter()
+        .map(|r| r["metric"].as_str().unwrap_or("").len())
+        .max()
+        .unwrap_or(10);
     if sim.is_some() {
-        println!("  {:<width$}  {:>12}  {:>24}  {:>11}  inside CI", "metric", "analytic", "simulation ± 95% CI", "difference");
+        println!(
+            "  {:<width$}  {:>12}  {:>24}  {:>11}  inside CI",
+            "metric", "analytic", "simulation ± 95% CI", "difference"
+        );
     } else {
         println!("  {:<width$}  {:>12}", "metric", "analytic");
     }
@@ -483,7 +678,11 @@ fn print_figures(name: &str, f: &Figures, sim: Option<&RunResults>, format: Form
             outside += usize::from(!inside);
             println!(
                 "  {metric:<width$}  {exact:>12.6}  {:>24}  {:>+11.3e}  {}",
-                format!("{:.6} ± {:.2e}", s["mean"].as_f64().unwrap_or(f64::NAN), s["ci95"].as_f64().unwrap_or(f64::NAN)),
+                format!(
+                    "{:.6} ± {:.2e}",
+                    s["mean"].as_f64().unwrap_or(f64::NAN),
+                    s["ci95"].as_f64().unwrap_or(f64::NAN)
+                ),
                 r["difference"].as_f64().unwrap_or(f64::NAN),
                 if inside { "yes" } else { "no" }
             );
@@ -492,7 +691,11 @@ fn print_figures(name: &str, f: &Figures, sim: Option<&RunResults>, format: Form
         }
     }
     if sim.is_some() {
-        println!("\n{} of {} analytic values lie inside the simulation's 95% CI (about 1 in 20 falls outside by chance)", rows.len() - outside, rows.len());
+        println!(
+            "\n{} of {} analytic values lie inside the simulation's 95% CI (about 1 in 20 falls outside by chance)",
+            rows.len() - outside,
+            rows.len()
+        );
     }
     Ok(())
 }

@@ -30,10 +30,20 @@ fn check_rejected(name: &str, text: &str, line_col: &str, key_path: &str) {
     let path = model_file(name, text);
     let out = qsim(&["run", path.to_str().unwrap(), "--jobs", "1000"]);
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{name}: exit code; stderr:\n{err}");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{name}: exit code; stderr:\n{err}"
+    );
     assert!(!err.contains("panicked"), "{name}: panicked:\n{err}");
-    assert!(err.contains(&format!("{name}:{line_col}")), "{name}: no location {line_col} in:\n{err}");
-    assert!(err.contains(key_path), "{name}: no key path {key_path} in:\n{err}");
+    assert!(
+        err.contains(&format!("{name}:{line_col}")),
+        "{name}: no location {line_col} in:\n{err}"
+    );
+    assert!(
+        err.contains(key_path),
+        "{name}: no key path {key_path} in:\n{err}"
+    );
     // `qsim check` reports the same problem the same way.
     let out = qsim(&["check", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{name}: check exit code");
@@ -53,7 +63,9 @@ fn malformed_toml_is_located() {
 
 #[test]
 fn unknown_station_kind_is_located() {
-    let text = format!("{HEAD}[stations.cpu]\nkind = \"quueue\"\nservice = {{ dist = \"exponential\", mean = 1.0 }}\n");
+    let text = format!(
+        "{HEAD}[stations.cpu]\nkind = \"quueue\"\nservice = {{ dist = \"exponential\", mean = 1.0 }}\n"
+    );
     check_rejected("kind.toml", &text, "7:8", "stations.cpu.kind");
 }
 
@@ -62,7 +74,12 @@ fn negative_rate_is_located() {
     let text = format!(
         "{HEAD}[stations.cpu]\nkind = \"queue\"\nservice = {{ dist = \"exponential\", mean = 1.0 }}\nspeed = {{ table = [{{ n = 1, rate = 2.0 }}, {{ n = 5, rate = -3.0 }}] }}\n"
     );
-    check_rejected("negative.toml", &text, "9:", "stations.cpu.speed.table[1].rate");
+    check_rejected(
+        "negative.toml",
+        &text,
+        "9:",
+        "stations.cpu.speed.table[1].rate",
+    );
 }
 
 #[test]
@@ -93,8 +110,18 @@ fn unstable_open_workload_is_reported_not_run() {
 fn same_seed_gives_identical_json_at_any_thread_count() {
     let run = |threads: &str| {
         let out = qsim(&[
-            "run", "models/cpu_two_disks.toml", "--format", "json", "--seed", "42", "--replications", "6",
-            "--jobs", "20000", "--threads", threads,
+            "run",
+            "models/cpu_two_disks.toml",
+            "--format",
+            "json",
+            "--seed",
+            "42",
+            "--replications",
+            "6",
+            "--jobs",
+            "20000",
+            "--threads",
+            threads,
         ]);
         assert!(out.status.success(), "{}", stderr(&out));
         out.stdout
@@ -103,26 +130,55 @@ fn same_seed_gives_identical_json_at_any_thread_count() {
     let two = run("2");
     assert!(!one.is_empty());
     assert_eq!(one, two, "JSON differs between --threads 1 and --threads 2");
-    let other_seed = qsim(&["run", "models/cpu_two_disks.toml", "--format", "json", "--seed", "43", "--replications", "6", "--jobs", "20000"]);
+    let other_seed = qsim(&[
+        "run",
+        "models/cpu_two_disks.toml",
+        "--format",
+        "json",
+        "--seed",
+        "43",
+        "--replications",
+        "6",
+        "--jobs",
+        "20000",
+    ]);
     assert_ne!(one, other_seed.stdout, "the seed must matter");
 }
 
 #[test]
 fn json_has_the_documented_shape() {
-    let out = qsim(&["run", "models/mm1.toml", "--format", "json", "--jobs", "20000"]);
+    let out = qsim(&[
+        "run",
+        "models/mm1.toml",
+        "--format",
+        "json",
+        "--jobs",
+        "20000",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for key in ["mean", "ci95"] {
         assert!(v["system"]["throughput_per_s"][key].is_number(), "{v}");
     }
     for p in ["p50", "p90", "p95", "p99", "p999"] {
-        assert!(v["system"]["response_time_s"][p]["mean"].is_number(), "{p} in {v}");
+        assert!(
+            v["system"]["response_time_s"][p]["mean"].is_number(),
+            "{p} in {v}"
+        );
     }
     let stations = v["stations"].as_object().unwrap();
     assert!(!stations.is_empty());
     for (_, s) in stations {
-        for key in ["throughput_per_s", "utilization", "mean_jobs", "response_time_s"] {
-            assert!(s[key]["mean"].is_number() && s[key]["ci95"].is_number(), "{key} in {s}");
+        for key in [
+            "throughput_per_s",
+            "utilization",
+            "mean_jobs",
+            "response_time_s",
+        ] {
+            assert!(
+                s[key]["mean"].is_number() && s[key]["ci95"].is_number(),
+                "{key} in {s}"
+            );
         }
     }
     assert!(v["classes"].is_object());
@@ -137,4 +193,140 @@ fn bad_arguments_exit_with_2() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let out = qsim(&["run", "models/mm1.toml", "--jobs", "0"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn bistable_model_is_reported_with_both_answers() {
+    // Fast state: ~10 jobs at the latch, arrivals (120-10)/0.15 = 733/s below
+    // its 1000/s. Collapsed state: ~112 jobs at the latch, which then serves
+    // 50/s, matched by (120-112)/0.15 = 53/s of arrivals. Both are stable.
+    let text = "[workload]\ntype = \"closed\"\npopulation = 120\nthink = { dist = \"exponential\", mean = 0.15 }\nroute = [\"latch\"]\n\n[stations.latch]\nkind = \"latch\"\nservice = { dist = \"exponential\", mean = 0.001 }\nspeed = { table = [{ n = 50, rate = 1000 }, { n = 100, rate = 50 }] }\n";
+    let path = model_file("bistable.toml", text);
+    let out = qsim(&[
+        "run",
+        path.to_str().unwrap(),
+        "--format",
+        "json",
+        "--jobs",
+        "50000",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("bistable")),
+        "{v}"
+    );
+    // A model whose speed does not fall gets no such warning.
+    let out = qsim(&[
+        "run",
+        "models/cpu_two_disks.toml",
+        "--format",
+        "json",
+        "--jobs",
+        "20000",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["warnings"].as_array().unwrap().is_empty(), "{v}");
+}
+
+#[test]
+fn solve_compare_agrees_with_simulation_on_every_product_form_model() {
+    let mut checked = 0;
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/models")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let out = qsim(&[
+            "solve",
+            path.to_str().unwrap(),
+            "--compare",
+            "--format",
+            "json",
+            "--replications",
+            "10",
+        ]);
+        assert!(out.status.success(), "{}: {}", path.display(), stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        if v["product_form"] != serde_json::Value::Bool(true) {
+            assert!(!v["reasons"].as_array().unwrap().is_empty(), "{v}");
+            continue;
+        }
+        checked += 1;
+        for row in v["rows"].as_array().unwrap() {
+            let exact = row["analytic"].as_f64().unwrap();
+            let mean = row["simulation"]["mean"].as_f64().unwrap();
+            let ci = row["simulation"]["ci95"].as_f64().unwrap();
+            // 10 replications: t(0.9995, 9) / t(0.975, 9) = 4.781 / 2.262 widens
+            // the 95% half-width to 99.9%; 1e-6 covers a utilization of exactly
+            // 1 (zero variance) against an MVA value of 1 - 1e-7.
+            let half = ci * 4.781 / 2.262 + 1e-6 * exact.abs().max(1.0);
+            assert!(
+                (mean - exact).abs() <= half,
+                "{}: {} analytic {exact}, simulated {mean} ± {ci}",
+                path.display(),
+                row["metric"]
+            );
+        }
+    }
+    assert!(
+        checked >= 4,
+        "only {checked} product-form models were compared"
+    );
+}
+
+#[test]
+fn fit_reports_coefficients_and_rejects_bad_csv() {
+    // Exact USL data with sigma 0.05, kappa 0.001, lambda 100: the fit must
+    // recover them (noise-free, so to many digits) and the peak sqrt((1-s)/k).
+    let mut csv = String::from("concurrency,throughput\n");
+    for n in [1.0f64, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0] {
+        let x = 100.0 * n / (1.0 + 0.05 * (n - 1.0) + 0.001 * n * (n - 1.0));
+        csv.push_str(&format!("{n},{x}\n"));
+    }
+    let path = model_file("usl.csv", &csv);
+    let out = qsim(&["fit", path.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (key, want) in [("sigma", 0.05), ("kappa", 0.001), ("lambda", 100.0)] {
+        let got = v[key].as_f64().unwrap();
+        assert!((got / want - 1.0).abs() < 1e-4, "{key}: {got}");
+    }
+    let peak = v["peak_concurrency"].as_f64().unwrap();
+    assert!((peak - (0.95f64 / 0.001).sqrt()).abs() < 0.01, "{peak}");
+    assert!(
+        v["speed_toml"]
+            .as_str()
+            .unwrap()
+            .contains("speed = { usl = {")
+    );
+
+    for (name, text, needle) in [
+        ("few.csv", "concurrency,throughput\n1,10\n2,19\n", "point"),
+        (
+            "nan.csv",
+            "concurrency,throughput\n1,10\n2,abc\n3,25\n4,30\n",
+            "abc",
+        ),
+        (
+            "neg.csv",
+            "concurrency,throughput\n1,10\n-2,19\n3,25\n4,30\n",
+            "-2",
+        ),
+        (
+            "cols.csv",
+            "threads,tps\n1,10\n2,19\n3,25\n4,30\n",
+            "threads",
+        ),
+    ] {
+        let path = model_file(name, text);
+        let out = qsim(&["fit", path.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(name) && err.contains(needle), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+    }
 }

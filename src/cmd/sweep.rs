@@ -1,0 +1,569 @@
+//! `qsim sweep`, `qsim plot` and `qsim merge`.
+
+use super::UsageError;
+use super::run::{ModelArgs, RunOptions, parse_overrides};
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use qsim_kernel::Stop;
+use qsim_report::charts::{self, ChartPoint, ImageFormat, Marker, Series, SweepCharts};
+use qsim_sweep::knee::{self, CurvePoint};
+use qsim_sweep::output::{CSV_FILE, JSONL_FILE, SUMMARY_FILE};
+use qsim_sweep::record::records_from_csv;
+use qsim_sweep::{
+    Axes, Observer, Point, PointRecord, Progress, SavedSweep, Shard, Sweep, SweepError,
+    SweepOptions, SweepSummary, VarySpec,
+};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Output formats of `qsim sweep`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SweepFormat {
+    /// A short knee summary for people.
+    Table,
+    /// The knee summary as JSON (the same as summary.json).
+    Json,
+}
+
+/// Arguments of `qsim sweep`.
+#[derive(Args, Debug, Clone)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// A key path and its values: a range `10..600:10`, a geometric range
+    /// `1..1024:x2` or a list `none,50,100`. Repeat for a grid.
+    #[arg(long = "vary", value_name = "PATH=SPEC", required = true)]
+    pub vary: Vec<String>,
+    #[command(flatten)]
+    pub run: RunOptions,
+    /// Directory for points.csv, points.jsonl, summary.json and the charts
+    /// [default: sweep-out/<model stem>]. An earlier sweep there is replaced
+    /// unless --resume is given.
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Keep the points already in the output directory and run the rest.
+    #[arg(long)]
+    pub resume: bool,
+    /// Run only shard I of N (0-based): points k with k mod N = I. Combine
+    /// the shard directories with `qsim merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Do not draw charts.
+    #[arg(long)]
+    pub no_charts: bool,
+    /// What to print at the end.
+    #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
+    pub format: SweepFormat,
+    /// The swept path to use as the load axis of the knee analysis
+    /// [default: the first numeric path named like population/clients/threads].
+    #[arg(long, value_name = "PATH")]
+    pub load_axis: Option<String>,
+    /// The swept path holding a throttle limit to recommend
+    /// [default: a path ending in `.limit`].
+    #[arg(long, value_name = "PATH")]
+    pub limit_axis: Option<String>,
+}
+
+/// Arguments of `qsim plot`.
+#[derive(Args, Debug, Clone)]
+pub struct PlotArgs {
+    /// A sweep output directory, or a sweep's points.csv.
+    pub results: PathBuf,
+    /// Where to write the charts [default: next to the results].
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub output: Option<PathBuf>,
+}
+
+/// Arguments of `qsim merge`.
+#[derive(Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// Directory to write the merged sweep into.
+    pub output: PathBuf,
+    /// The shard output directories (every shard of one sweep, any order).
+    #[arg(required = true)]
+    pub shards: Vec<PathBuf>,
+    /// Do not draw charts.
+    #[arg(long)]
+    pub no_charts: bool,
+    /// What to print at the end.
+    #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
+    pub format: SweepFormat,
+}
+
+fn usage(e: SweepError) -> anyhow::Error {
+    if e.is_usage() {
+        UsageError(e.to_string()).into()
+    } else {
+        e.into()
+    }
+}
+
+/// `qsim sweep`.
+pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
+    let base = parse_overrides(&args.model.set)?;
+    let vary = args
+        .vary
+        .iter()
+        .map(|s| VarySpec::parse(s).map_err(|e| usage(e.into())))
+        .collect::<Result<Vec<_>>>()?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(|s| s.parse::<Shard>().map_err(|e| usage(e.into())))
+        .transpose()?;
+    let r = &args.run;
+    if r.replications == Some(0) {
+        return Err(UsageError("--replications must be at least 1, found 0".into()).into());
+    }
+    let stop = match (r.jobs, r.time) {
+        (Some(0), _) => return Err(UsageError("--jobs must be at least 1".into()).into()),
+        (Some(j), _) => Some(Stop::Jobs(j)),
+        (None, Some(t)) if !(t > 0.0 && t.is_finite()) => {
+            return Err(UsageError(format!(
+                "--time must be a positive number of seconds, found {t}"
+            ))
+            .into());
+        }
+        (None, Some(t)) => Some(Stop::Time(t)),
+        (None, None) => None,
+    };
+    let output = args
+        .output
+        .clone()
+        .unwrap_or_else(|| default_output(&args.model.model, shard));
+    let options = SweepOptions {
+        seed: r.seed,
+        replications: r.replications,
+        stop,
+        threads: r.threads.unwrap_or(0),
+        shard,
+        output: Some(output.clone()),
+        resume: args.resume,
+        load_path: args.load_axis.clone(),
+        limit_path: args.limit_axis.clone(),
+    };
+    let sweep = Sweep::new(&args.model.model, &base, vary, options).map_err(usage)?;
+
+    let started = Instant::now();
+    let mut bar = Bar::new(sweep.manifest().axes.clone());
+    let outcome = sweep.run(&mut bar).map_err(usage)?;
+    bar.finish();
+    let elapsed = started.elapsed().as_secs_f64();
+
+    let failed: Vec<&PointRecord> = outcome
+        .records
+        .iter()
+        .filter(|r| r.error.is_some())
+        .collect();
+    for r in failed.iter().take(5) {
+        eprintln!(
+            "warning: point {} ({}) failed: {}",
+            r.index,
+            r.point,
+            r.error.as_deref().unwrap_or("")
+        );
+    }
+    if failed.len() > 5 {
+        eprintln!(
+            "warning: {} more points failed; see the error column of {}",
+            failed.len() - 5,
+            output.join(CSV_FILE).display()
+        );
+    }
+
+    let mut out = std::io::stdout().lock();
+    let ran = format!(
+        "{} points of {} ({} run now, {} resumed) in {elapsed:.1} s, {} failed",
+        outcome.records.len(),
+        args.model.model.display(),
+        outcome.ran,
+        outcome.records.len() - outcome.ran,
+        failed.len()
+    );
+    match &outcome.summary {
+        None => {
+            let sh = shard.unwrap_or_else(Shard::all);
+            writeln!(
+                out,
+                "shard {sh}: {ran}\nwrote {}/{{{CSV_FILE},{JSONL_FILE}}}\nwhen every shard is done: qsim merge OUT_DIR SHARD_DIR...",
+                output.display()
+            )?;
+        }
+        Some(summary) => {
+            let mut charts_written = Vec::new();
+            if !args.no_charts {
+                let saved = SavedSweep::read(&output).map_err(usage)?;
+                charts_written = draw(&saved, &output)?;
+            }
+            match args.format {
+                SweepFormat::Json => out.write_all(summary.to_json().as_bytes())?,
+                SweepFormat::Table => {
+                    writeln!(out, "swept {ran}")?;
+                    print_summary(&mut out, summary)?;
+                    print_written(&mut out, &output, &charts_written)?;
+                }
+            }
+        }
+    }
+    if !outcome.records.is_empty() && failed.len() == outcome.records.len() {
+        eprintln!("error: every point failed");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `qsim merge`.
+pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
+    let saved = qsim_sweep::merge(&args.output, &args.shards).map_err(usage)?;
+    let mut charts_written = Vec::new();
+    if !args.no_charts {
+        charts_written = draw(&saved, &args.output)?;
+    }
+    let summary = saved.summary();
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        SweepFormat::Json => out.write_all(summary.to_json().as_bytes())?,
+        SweepFormat::Table => {
+            writeln!(
+                out,
+                "merged {} shards: {} points of {}",
+                args.shards.len(),
+                saved.records.len(),
+                saved.manifest.model
+            )?;
+            print_summary(&mut out, &summary)?;
+            print_written(&mut out, &args.output, &charts_written)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `qsim plot`.
+pub fn plot(args: &PlotArgs) -> Result<ExitCode> {
+    let p = &args.results;
+    let (input, written) = if p.is_dir() {
+        let saved = SavedSweep::read(p).map_err(usage)?;
+        let dir = args.output.clone().unwrap_or_else(|| p.clone());
+        (p.clone(), draw(&saved, &dir)?)
+    } else {
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+        let (columns, records) =
+            records_from_csv(&text).map_err(|e| UsageError(format!("{}: {e}", p.display())))?;
+        let specs: Vec<VarySpec> = columns
+            .paths
+            .iter()
+            .filter_map(|path| {
+                let mut values: Vec<String> = Vec::new();
+                for r in &records {
+                    let v = r.point.get(path)?.text().to_string();
+                    if !values.contains(&v) {
+                        values.push(v);
+                    }
+                }
+                VarySpec::from_values(path, values).ok()
+            })
+            .collect();
+        let axes = Axes::infer(&specs, None, None);
+        let title = p
+            .parent()
+            .and_then(|d| d.file_name())
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = args
+            .output
+            .clone()
+            .unwrap_or_else(|| p.parent().map(Path::to_path_buf).unwrap_or_default());
+        let chart = chart_data(&title, &axes, &records);
+        let files = charts::write_charts(&chart, &dir, &[ImageFormat::Svg, ImageFormat::Png])?;
+        (p.clone(), files)
+    };
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "redrew the charts of {}", input.display())?;
+    for f in written {
+        writeln!(out, "  {}", f.display())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn default_output(model: &Path, shard: Option<Shard>) -> PathBuf {
+    let stem = model
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
+    let base = PathBuf::from("sweep-out");
+    match shard {
+        Some(s) if s.count() > 1 => {
+            base.join(format!("{stem}-shard-{}-of-{}", s.index(), s.count()))
+        }
+        _ => base.join(stem),
+    }
+}
+
+fn draw(saved: &SavedSweep, dir: &Path) -> Result<Vec<PathBuf>> {
+    let title = Path::new(&saved.manifest.model)
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let chart = chart_data(&title, &saved.manifest.axes, &saved.records);
+    Ok(charts::write_charts(
+        &chart,
+        dir,
+        &[ImageFormat::Svg, ImageFormat::Png],
+    )?)
+}
+
+/// One series per combination of the values other than the load's, in
+/// order of first appearance; each series' knee from [`knee::analyze`].
+fn chart_data(title: &str, axes: &Axes, records: &[PointRecord]) -> SweepCharts {
+    let load = axes.load.as_deref();
+    let mut series: Vec<(Point, Series)> = Vec::new();
+    for r in records {
+        let Some(m) = &r.results else { continue };
+        let fixed = Point(
+            r.point
+                .0
+                .iter()
+                .filter(|(p, _)| Some(p.as_str()) != load)
+                .cloned()
+                .collect(),
+        );
+        let x = load
+            .and_then(|p| r.point.get(p))
+            .and_then(|v| v.number())
+            .unwrap_or(r.index as f64);
+        let cp = ChartPoint {
+            x,
+            throughput_per_s: m.throughput_per_s.mean,
+            throughput_ci95: m.throughput_per_s.ci95,
+            response_time_s: m.response_time_s.mean,
+            response_time_p99_s: m.response_time_p99_s.mean,
+            bottleneck_utilization: m.bottleneck_utilization(),
+        };
+        match series.iter_mut().find(|(f, _)| *f == fixed) {
+            Some((_, s)) => s.points.push(cp),
+            None => series.push((
+                fixed.clone(),
+                Series {
+                    label: fixed.to_string(),
+                    points: vec![cp],
+                },
+            )),
+        }
+    }
+    let knees = series
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, s))| {
+            let curve: Vec<CurvePoint> = s
+                .points
+                .iter()
+                .map(|p| CurvePoint {
+                    load: p.x,
+                    throughput_per_s: p.throughput_per_s,
+                    response_time_s: p.response_time_s,
+                })
+                .collect();
+            let k = knee::analyze(&curve)?;
+            Some(Marker {
+                series: i,
+                x: curve[k.knee].load,
+            })
+        })
+        .collect();
+    let x_label = match load {
+        Some(p) => {
+            let last = p.rsplit('.').next().unwrap_or(p);
+            if ["population", "clients", "threads", "users", "concurrency"].contains(&last) {
+                format!("{p} (jobs)")
+            } else {
+                p.to_string()
+            }
+        }
+        None => "point".into(),
+    };
+    SweepCharts {
+        title: title.to_string(),
+        x_label,
+        series: series.into_iter().map(|(_, s)| s).collect(),
+        knees,
+    }
+}
+
+fn ms(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.3} ms", s * 1e3)
+    } else {
+        format!("{s:.3} s")
+    }
+}
+
+fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> {
+    if let Some(p) = &s.peak {
+        writeln!(
+            out,
+            "  peak         {:.1}/s at {}",
+            p.throughput_per_s, p.point
+        )?;
+    }
+    if let Some(k) = &s.knee {
+        writeln!(
+            out,
+            "  knee         {:.1}/s, R = {} at {}  (max power X/R)",
+            k.throughput_per_s,
+            ms(k.response_time_s),
+            k.point
+        )?;
+    }
+    if let Some(sat) = &s.saturation {
+        writeln!(
+            out,
+            "  saturation   {:.1}/s at {}  (first to reach 95% of the peak)",
+            sat.throughput_per_s, sat.point
+        )?;
+    }
+    if let Some(r) = &s.recommended {
+        writeln!(
+            out,
+            "  recommended  {}  ({:.1}/s, R = {} at the highest load)",
+            r.point,
+            r.throughput_per_s,
+            ms(r.response_time_s)
+        )?;
+    }
+    if s.curves.len() > 1 {
+        for c in &s.curves {
+            let (Some(p), Some(k)) = (&c.peak, &c.knee) else {
+                continue;
+            };
+            let at = |pt: &Point| {
+                s.axes
+                    .load
+                    .as_deref()
+                    .and_then(|l| pt.get(l))
+                    .map_or_else(|| pt.to_string(), |v| v.to_string())
+            };
+            writeln!(
+                out,
+                "    {}: peak {:.1}/s at {}, knee at {}",
+                c.fixed,
+                p.throughput_per_s,
+                at(&p.point),
+                at(&k.point)
+            )?;
+        }
+    }
+    // Bottlenecks as runs of consecutive points with the same station.
+    let mut runs: Vec<(String, String, String)> = Vec::new();
+    for b in &s.bottlenecks {
+        let here = b.point.to_string();
+        match runs.last_mut() {
+            Some((st, _, last)) if *st == b.station => *last = here,
+            _ => runs.push((b.station.clone(), here.clone(), here)),
+        }
+    }
+    if runs.len() == 1 {
+        writeln!(out, "  bottleneck   {} at every point", runs[0].0)?;
+    } else if runs.len() <= 8 {
+        for (st, from, to) in &runs {
+            let span = if from == to {
+                from.clone()
+            } else {
+                format!("{from} .. {to}")
+            };
+            writeln!(out, "  bottleneck   {st} for {span}")?;
+        }
+    } else {
+        writeln!(
+            out,
+            "  bottleneck   changes {} times; see summary.json",
+            runs.len() - 1
+        )?;
+    }
+    if s.failed > 0 {
+        writeln!(
+            out,
+            "  failed       {} points (see the error column)",
+            s.failed
+        )?;
+    }
+    Ok(())
+}
+
+fn print_written(out: &mut impl Write, dir: &Path, charts: &[PathBuf]) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "wrote {}/{{{CSV_FILE},{JSONL_FILE},{SUMMARY_FILE}}}",
+        dir.display()
+    )?;
+    if !charts.is_empty() {
+        let names: Vec<String> = charts
+            .iter()
+            .filter_map(|c| c.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        writeln!(out, "charts: {}", names.join(" "))?;
+    }
+    Ok(())
+}
+
+/// The progress bar: points done, ETA and the current peak; hidden when
+/// stderr is not a terminal.
+struct Bar {
+    bar: ProgressBar,
+    axes: Axes,
+    peak: Option<(f64, String)>,
+}
+
+impl Bar {
+    fn new(axes: Axes) -> Bar {
+        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
+        if std::io::stderr().is_terminal() {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} {elapsed_precise} [{bar:32}] {pos}/{len} points, ETA {eta}  {msg}",
+            )
+            .expect("a valid template")
+            .progress_chars("=> "),
+        );
+        Bar {
+            bar,
+            axes,
+            peak: None,
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl Observer for Bar {
+    fn started(&mut self, p: Progress) {
+        self.bar.set_length(p.total as u64);
+        self.bar.set_position(p.done as u64);
+        self.bar.reset_eta();
+    }
+
+    fn point_done(&mut self, r: &PointRecord, p: Progress) {
+        if let Some(m) = &r.results {
+            let x = m.throughput_per_s.mean;
+            if x.is_finite() && self.peak.as_ref().is_none_or(|(best, _)| x > *best) {
+                let at = self
+                    .axes
+                    .load
+                    .as_deref()
+                    .and_then(|l| r.point.get(l))
+                    .map_or_else(|| r.point.to_string(), |v| v.to_string());
+                self.bar
+                    .set_message(format!("peak so far {x:.1}/s at {at}"));
+                self.peak = Some((x, at));
+            }
+        }
+        self.bar.set_position(p.done as u64);
+    }
+}
