@@ -61,7 +61,10 @@ pub(crate) fn dist(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> O
         );
         return None;
     };
-    let what = format!("{} {family} distribution", if family.starts_with('e') { "an" } else { "a" });
+    let what = format!(
+        "{} {family} distribution",
+        if family.starts_with('e') { "an" } else { "a" }
+    );
     let (allowed, forms): (&[&str], &str) = match family {
         "exponential" => (
             &["dist", "mean", "rate_per_s", "scv"],
@@ -128,7 +131,7 @@ pub(crate) fn dist(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> O
             }
             (false, true) if !has("scv") => {
                 let r = num_of(ctx, "rate_per_s")?;
-                if !(r > 0.0) {
+                if r <= 0.0 {
                     ctx.error(
                         &node.get("rate_per_s")?.origin,
                         &child(path, "rate_per_s"),

@@ -356,10 +356,11 @@ fn unvisited_warnings(ctx: &mut Ctx<'_>, network: &Network, root: &Node) {
 /// Maps a kernel error path to the key path of the file.
 fn kernel_path(path: &str, class_paths: &[String]) -> String {
     let mut p = path.to_string();
-    if class_paths.len() == 1 && class_paths[0] == "workload" {
-        if let Some(rest) = p.strip_prefix("classes.default") {
-            p = format!("workload{rest}");
-        }
+    if class_paths.len() == 1
+        && class_paths[0] == "workload"
+        && let Some(rest) = p.strip_prefix("classes.default")
+    {
+        p = format!("workload{rest}");
     }
     p.replace(".routing.entry", ".routing.source")
 }
@@ -454,8 +455,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, x) in d[0].iter_mut().enumerate() {
+        *x = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {

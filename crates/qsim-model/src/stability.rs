@@ -71,12 +71,13 @@ fn solve(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
             return None;
         }
         a.swap(col, piv);
+        let pivot_row = a[col].clone();
         for r in 0..n {
             if r != col {
                 let f = a[r][col] / a[col][col];
                 if f != 0.0 {
-                    for c in col..=n {
-                        a[r][c] -= f * a[col][c];
+                    for (x, p) in a[r].iter_mut().zip(&pivot_row).skip(col) {
+                        *x -= f * p;
                     }
                 }
             }

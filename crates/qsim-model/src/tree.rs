@@ -363,7 +363,10 @@ pub(crate) fn apply(root: &mut Node, ov: &Override, index: usize) -> Result<(), 
         };
         let mut pos = table.iter().position(|e| e.key == seg.key);
         let is_last = si == last && seg.indices.is_empty();
-        if pos.is_none() && !is_last && seg.indices.is_empty() && CREATABLE.contains(&seg.key.as_str())
+        if pos.is_none()
+            && !is_last
+            && seg.indices.is_empty()
+            && CREATABLE.contains(&seg.key.as_str())
         {
             // A fixed-name table may be created on the way; the model reader
             // then checks it like any other.

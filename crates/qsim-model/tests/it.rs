@@ -80,12 +80,24 @@ fn shipped_models_load() {
         let model = load_file(&models_dir().join(m), &[]).unwrap_or_else(|e| panic!("{e}"));
         assert!(model.warnings.is_empty(), "{m}: {:?}", model.warnings);
         assert!(!model.description.is_empty(), "{m} has no header comment");
-        assert!(model.description.contains("Run:"), "{m}: header says how to run it");
+        assert!(
+            model.description.contains("Run:"),
+            "{m}: header says how to run it"
+        );
     }
-    let latch = load_file(&models_dir().join("latch_numa.toml"), &sets(&["workload.population=500"]))
-        .unwrap();
+    let latch = load_file(
+        &models_dir().join("latch_numa.toml"),
+        &sets(&["workload.population=500"]),
+    )
+    .unwrap();
     let spec = latch.network.spec();
-    assert!(matches!(spec.classes[0].workload, Workload::Closed { population: 500, .. }));
+    assert!(matches!(
+        spec.classes[0].workload,
+        Workload::Closed {
+            population: 500,
+            ..
+        }
+    ));
     let l1 = &spec.stations[0];
     assert_eq!(l1.name, "latch1");
     let speed = l1.speed.as_ref().unwrap();
@@ -105,14 +117,25 @@ fn shipped_models_load() {
     let Routing::Probabilistic { from, .. } = &ctd.network.spec().classes[0].routing else {
         panic!("expected a routing table");
     };
-    assert_eq!(from[0], vec![(Target::Station(1), 0.45), (Target::Station(2), 0.45), (Target::Exit, 0.1)]);
+    assert_eq!(
+        from[0],
+        vec![
+            (Target::Station(1), 0.45),
+            (Target::Station(2), 0.45),
+            (Target::Exit, 0.1)
+        ]
+    );
 }
 
 #[test]
 fn missing_file_is_an_error() {
     let e = load_file(Path::new("no/such/model.toml"), &[]).unwrap_err();
     assert_eq!(e.errors.len(), 1);
-    assert!(e.to_string().starts_with("no/such/model.toml: cannot read the model file"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("no/such/model.toml: cannot read the model file"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -222,24 +245,39 @@ tpmC = "0.45 * 60 * classes.oltp.throughput"
     assert_eq!(m.run.precision.unwrap().max_replications, 50);
     assert_eq!(m.run.sla_s, Some(0.05));
     let cpu = &spec.stations[0];
-    assert!(matches!(cpu.kind, StationKind::Queue { servers: 4, discipline: Discipline::Priority }));
+    assert!(matches!(
+        cpu.kind,
+        StationKind::Queue {
+            servers: 4,
+            discipline: Discipline::Priority
+        }
+    ));
     let s0 = cpu.service[0].as_ref().unwrap();
     assert!((s0.mean() - 0.002).abs() < 1e-15 && (s0.scv() - 0.5).abs() < 1e-9);
     let s1 = cpu.service[1].as_ref().unwrap();
     assert!((s1.mean() - 0.05).abs() < 1e-12 && (s1.scv() - 4.0).abs() < 1e-9);
-    let StationKind::Latch(l) = &spec.stations[1].kind else { panic!() };
+    let StationKind::Latch(l) = &spec.stations[1].kind else {
+        panic!()
+    };
     assert_eq!(l.spin.as_ref().unwrap().cpu, Some(0));
     assert_eq!(l.spin.as_ref().unwrap().pauses_per_unit, 50.0);
     assert_eq!(l.numa.as_ref().unwrap().nodes, 2);
     assert!(matches!(spec.stations[1].speed, Some(Speed::Usl { .. })));
-    let StationKind::Fork(f) = &spec.stations[4].kind else { panic!() };
+    let StationKind::Fork(f) = &spec.stations[4].kind else {
+        panic!()
+    };
     assert_eq!((f.fan_out, f.join, f.targets.len()), (256, 5, 2));
     assert!(matches!(spec.stations[5].kind, StationKind::Join(ref j) if j.quorum == Some(200)));
     assert_eq!(spec.classes[0].priority, 2);
-    assert!(matches!(spec.classes[1].workload, Workload::Open { ref interarrival } if (interarrival.mean() - 0.5).abs() < 1e-12));
+    assert!(
+        matches!(spec.classes[1].workload, Workload::Open { ref interarrival } if (interarrival.mean() - 0.5).abs() < 1e-12)
+    );
     assert_eq!(spec.regions[0].limit, Some(100));
     assert_eq!(m.derived[0].name, "tpmC");
-    assert_eq!(m.derived[0].expr.variables(), vec!["classes.oltp.throughput"]);
+    assert_eq!(
+        m.derived[0].expr.variables(),
+        vec!["classes.oltp.throughput"]
+    );
     let vars = metric_variables(&m.network);
     assert!(vars.contains(&"stations.gather.mean_jobs".to_string()));
 }
@@ -291,9 +329,16 @@ fn empirical_samples_from_a_file() {
 fn syntax_error_is_one_located_error() {
     let e = load_str("m.toml", "[workload]\ntype = \n", &[]).unwrap_err();
     assert_eq!(e.errors.len(), 1);
-    assert!(e.to_string().starts_with("m.toml:2:8: malformed TOML:"), "{e}");
+    assert!(
+        e.to_string().starts_with("m.toml:2:8: malformed TOML:"),
+        "{e}"
+    );
     let e = load_str("m.toml", "a = 1\na = 2\n", &[]).unwrap_err();
-    assert!(e.to_string().starts_with("m.toml:2:1: malformed TOML: duplicate key"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("m.toml:2:1: malformed TOML: duplicate key"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -309,17 +354,24 @@ fn unknown_keys_list_what_is_expected() {
     check(
         &MM1.replace("type = \"open\"", "type = \"open\"\npopulaton = 3"),
         &[],
-        &["m.toml:4:1: workload.populaton: unknown key `populaton` in [workload]; expected one of: type, arrival, rate_per_s, population, think, route, routing"],
+        &[
+            "m.toml:4:1: workload.populaton: unknown key `populaton` in [workload]; expected one of: type, arrival, rate_per_s, population, think, route, routing",
+        ],
     );
     check(
         &format!("{MM1}\n[simulaton]\nseed = 1\n"),
         &[],
-        &["m.toml:11:2: simulaton: unknown key `simulaton` in the top level; expected one of: simulation, workload, classes, stations, regions, metrics", "did you mean `simulation`?"],
+        &[
+            "m.toml:11:2: simulaton: unknown key `simulaton` in the top level; expected one of: simulation, workload, classes, stations, regions, metrics",
+            "did you mean `simulation`?",
+        ],
     );
     check(
         &MM1.replace("mean = 1.0 }", "mean = 1.0, sigma = 2 }"),
         &[],
-        &["m.toml:9:47: stations.server.service.sigma: unknown key `sigma` in an exponential distribution; expected one of: dist, mean, rate_per_s, scv"],
+        &[
+            "m.toml:9:47: stations.server.service.sigma: unknown key `sigma` in an exponential distribution; expected one of: dist, mean, rate_per_s, scv",
+        ],
     );
 }
 
@@ -328,17 +380,24 @@ fn bad_values_are_located() {
     check(
         &MM1.replace("kind = \"queue\"", "kind = \"quuee\""),
         &[],
-        &["m.toml:8:8: stations.server.kind: expected one of delay, queue, latch, batch, link, fork, join, found \"quuee\"", "  hint: did you mean \"queue\"?"],
+        &[
+            "m.toml:8:8: stations.server.kind: expected one of delay, queue, latch, batch, link, fork, join, found \"quuee\"",
+            "  hint: did you mean \"queue\"?",
+        ],
     );
     check(
         &MM1.replace("kind = \"queue\"", "kind = \"queue\"\nservers = 0"),
         &[],
-        &["m.toml:9:11: stations.server.servers: expected a number of servers between 1 and 4294967295, found 0"],
+        &[
+            "m.toml:9:11: stations.server.servers: expected a number of servers between 1 and 4294967295, found 0",
+        ],
     );
     check(
         &MM1.replace("mean = 1.0 }", "mean = -1.0 }"),
         &[],
-        &["m.toml:9:11: stations.server.service: exponential mean must be a positive finite number, found -1"],
+        &[
+            "m.toml:9:11: stations.server.service: exponential mean must be a positive finite number, found -1",
+        ],
     );
     check(
         &MM1.replace("mean = 1.0 }", "mean = 1.0 }\nspeed = { table = [ { n = 1, rate = 3 }, { n = 5, rate = 2 }, { n = 9, rate = -5 } ] }"),
@@ -346,9 +405,14 @@ fn bad_values_are_located() {
         &["m.toml:10:79: stations.server.speed.table[2].rate: expected a positive rate, found -5"],
     );
     check(
-        &MM1.replace("mean = 1.0 }", "mean = 1.0 }\nspeed = { table = [ { n = 5, rate = 3 }, { n = 5, rate = 2 } ] }"),
+        &MM1.replace(
+            "mean = 1.0 }",
+            "mean = 1.0 }\nspeed = { table = [ { n = 5, rate = 3 }, { n = 5, rate = 2 } ] }",
+        ),
         &[],
-        &["m.toml:10:48: stations.server.speed.table[1].n: expected n to increase from point to point, found 5 after 5"],
+        &[
+            "m.toml:10:48: stations.server.speed.table[1].n: expected n to increase from point to point, found 5 after 5",
+        ],
     );
     check(
         &MM1.replace("mean = 1.0 }", "mean = 1.0, scv = 2 }"),
@@ -356,9 +420,14 @@ fn bad_values_are_located() {
         &["an exponential distribution has scv 1, found scv 2"],
     );
     check(
-        &MM1.replace(r#"{ dist = "exponential", mean = 1.0 }"#, r#"{ dist = "uniform", min = 1.0, mean = 2.0 }"#),
+        &MM1.replace(
+            r#"{ dist = "exponential", mean = 1.0 }"#,
+            r#"{ dist = "uniform", min = 1.0, mean = 2.0 }"#,
+        ),
         &[],
-        &["m.toml:9:11: stations.server.service: a uniform distribution needs min and max, or mean and scv; found min, mean"],
+        &[
+            "m.toml:9:11: stations.server.service: a uniform distribution needs min and max, or mean and scv; found min, mean",
+        ],
     );
 }
 
@@ -368,7 +437,10 @@ fn routing_errors() {
     check(
         &CLOSED.replace("disk1 = 0.45, disk2", "dsk1 = 0.45, disk2"),
         &[],
-        &["m.toml:8:9: workload.routing.cpu.dsk1: no station named `dsk1`; expected one of: cpu, disk1, disk2, sink", "did you mean `disk1`?"],
+        &[
+            "m.toml:8:9: workload.routing.cpu.dsk1: no station named `dsk1`; expected one of: cpu, disk1, disk2, sink",
+            "did you mean `disk1`?",
+        ],
     );
     // Probabilities that do not sum to 1.
     check(
@@ -379,7 +451,9 @@ fn routing_errors() {
     check(
         &CLOSED.replace("sink = 0.1", "sink = -0.1"),
         &[],
-        &["m.toml:8:44: workload.routing.cpu.sink: expected a probability between 0 and 1, found -0.1"],
+        &[
+            "m.toml:8:44: workload.routing.cpu.sink: expected a probability between 0 and 1, found -0.1",
+        ],
     );
     // A route to an unknown station.
     check(
@@ -391,11 +465,15 @@ fn routing_errors() {
     check(
         &CLOSED.replace("disk2 = { cpu = 1.0 }\n", ""),
         &[],
-        &["m.toml:6:1: workload.routing: class default reaches station disk2 but the routing has no row for it"],
+        &[
+            "m.toml:6:1: workload.routing: class default reaches station disk2 but the routing has no row for it",
+        ],
     );
     // Jobs that can never leave.
     check(
-        &CLOSED.replace("disk2 = 0.45, sink = 0.1", "disk2 = 0.55").replace("disk1 = { cpu = 1.0 }", "disk1 = { disk1 = 1.0 }"),
+        &CLOSED
+            .replace("disk2 = 0.45, sink = 0.1", "disk2 = 0.55")
+            .replace("disk1 = { cpu = 1.0 }", "disk1 = { disk1 = 1.0 }"),
         &[],
         &["workload.routing: jobs of class default that reach station cpu can never get to sink"],
     );
@@ -473,7 +551,9 @@ limit = 0
     check(
         &clean.replace(r#"route = ["fan", "gather"]"#, r#"route = ["fan"]"#),
         &[],
-        &["m.toml:4:10: workload.route[0]: fork fan must be followed in the route by its join gather"],
+        &[
+            "m.toml:4:10: workload.route[0]: fork fan must be followed in the route by its join gather",
+        ],
     );
 }
 
@@ -503,7 +583,9 @@ spin = { spin_wait_delay = 6, pause_cycles = 140, clock_ghz = 2.5, context_switc
     check(
         &text.replace("kind = \"latch\"", "kind = \"latch\"\nservers = 2"),
         &[],
-        &["stations.l.servers: unknown key `servers` in a latch station; expected one of: kind, service, service_by_class, speed, numa, spin, wake"],
+        &[
+            "stations.l.servers: unknown key `servers` in a latch station; expected one of: kind, service, service_by_class, speed, numa, spin, wake",
+        ],
     );
 }
 
@@ -551,14 +633,20 @@ fn stability_error_says_the_limit() {
     check(
         MM1,
         &["workload.arrival.mean=0.98"],
-        &["m.toml:4:11: workload.arrival: utilization 1.02 at station server: the open workload is unstable; lower the arrival rate below 1/s (set by --set workload.arrival.mean=0.98)"],
+        &[
+            "m.toml:4:11: workload.arrival: utilization 1.02 at station server: the open workload is unstable; lower the arrival rate below 1/s (set by --set workload.arrival.mean=0.98)",
+        ],
     );
-    let text = CLOSED
-        .replace("type = \"closed\"\npopulation = 10\nthink = { dist = \"exponential\", mean = 1.0 }", "type = \"open\"\nrate_per_s = 8");
+    let text = CLOSED.replace(
+        "type = \"closed\"\npopulation = 10\nthink = { dist = \"exponential\", mean = 1.0 }",
+        "type = \"open\"\nrate_per_s = 8",
+    );
     check(
         &text,
         &[],
-        &["m.toml:3:14: workload.rate_per_s: utilization 1.08 at station disk1: the open workload is unstable; lower the arrival rate below 7.41/s"],
+        &[
+            "m.toml:3:14: workload.rate_per_s: utilization 1.08 at station disk1: the open workload is unstable; lower the arrival rate below 7.41/s",
+        ],
     );
     // Below the limit it loads.
     assert_eq!(errors(&text, &["workload.rate_per_s=7"]), "ok");
@@ -568,59 +656,115 @@ fn stability_error_says_the_limit() {
 
 #[test]
 fn overrides_set_create_and_fail() {
-    let m = load(CLOSED, &["workload.population=500", "stations.cpu.servers=4", "simulation.seed=9", "regions.throttle.limit=20"]);
+    let m = load(
+        CLOSED,
+        &[
+            "workload.population=500",
+            "stations.cpu.servers=4",
+            "simulation.seed=9",
+            "regions.throttle.limit=20",
+        ],
+    );
     let spec = m.network.spec();
-    assert!(matches!(spec.classes[0].workload, Workload::Closed { population: 500, .. }));
-    assert!(matches!(spec.stations[0].kind, StationKind::Queue { servers: 4, .. }));
+    assert!(matches!(
+        spec.classes[0].workload,
+        Workload::Closed {
+            population: 500,
+            ..
+        }
+    ));
+    assert!(matches!(
+        spec.stations[0].kind,
+        StationKind::Queue { servers: 4, .. }
+    ));
     assert_eq!(spec.regions[0].limit, Some(20));
     assert_eq!(m.run.seed, 9);
     // A region shorthand, and "none" as a bare word.
     let m = load(CLOSED, &["throttle.limit=5", "throttle.limit=none"]);
     assert_eq!(m.network.spec().regions[0].limit, None);
     // Inline tables and arrays.
-    let m = load(MM1, &[r#"stations.server.service={ dist = "deterministic", value = 0.5 }"#]);
-    assert_eq!(m.network.spec().stations[0].service[0].as_ref().unwrap().scv(), 0.0);
+    let m = load(
+        MM1,
+        &[r#"stations.server.service={ dist = "deterministic", value = 0.5 }"#],
+    );
+    assert_eq!(
+        m.network.spec().stations[0].service[0]
+            .as_ref()
+            .unwrap()
+            .scv(),
+        0.0
+    );
     // Array index.
     let speed = "[stations.server.speed]\ntable = [ { n = 1, rate = 3 }, { n = 5, rate = 2 } ]\n";
-    let m = load(&format!("{MM1}{speed}"), &["stations.server.speed.table[1].rate=7"]);
-    assert_eq!(m.network.spec().stations[0].speed, Some(Speed::Table(vec![(1.0, 3.0), (5.0, 7.0)])));
+    let m = load(
+        &format!("{MM1}{speed}"),
+        &["stations.server.speed.table[1].rate=7"],
+    );
+    assert_eq!(
+        m.network.spec().stations[0].speed,
+        Some(Speed::Table(vec![(1.0, 3.0), (5.0, 7.0)]))
+    );
 
     // Unknown path: the override is the location.
     check(
         CLOSED,
         &["workload.popultion=5"],
-        &["--set workload.popultion=5: unknown key path workload.popultion; expected one of: workload.type, workload.arrival, workload.rate_per_s, workload.population, workload.think, workload.route, workload.routing", "hint: did you mean workload.population?"],
+        &[
+            "--set workload.popultion=5: unknown key path workload.popultion; expected one of: workload.type, workload.arrival, workload.rate_per_s, workload.population, workload.think, workload.route, workload.routing",
+            "hint: did you mean workload.population?",
+        ],
     );
     check(
         CLOSED,
         &["stations.cpux.servers=2"],
-        &["--set stations.cpux.servers=2: unknown key path stations.cpux.servers; stations.cpux does not exist; expected one of: stations.cpu, stations.disk1, stations.disk2", "did you mean stations.cpu?"],
+        &[
+            "--set stations.cpux.servers=2: unknown key path stations.cpux.servers; stations.cpux does not exist; expected one of: stations.cpu, stations.disk1, stations.disk2",
+            "did you mean stations.cpu?",
+        ],
     );
     check(
         &format!("{MM1}{speed}"),
         &["stations.server.speed.table[5].rate=7"],
-        &["--set stations.server.speed.table[5].rate=7: unknown key path stations.server.speed.table[5].rate; stations.server.speed.table has 2 elements, so the index must be below 2"],
+        &[
+            "--set stations.server.speed.table[5].rate=7: unknown key path stations.server.speed.table[5].rate; stations.server.speed.table has 2 elements, so the index must be below 2",
+        ],
     );
     // Bad value of an existing key: the file location, marked as set.
     check(
         CLOSED,
         &["workload.population=-3"],
-        &["m.toml:3:14: workload.population: expected a number of jobs between 1 and 4294967295, found -3 (set by --set workload.population=-3)"],
+        &[
+            "m.toml:3:14: workload.population: expected a number of jobs between 1 and 4294967295, found -3 (set by --set workload.population=-3)",
+        ],
     );
     check(
         CLOSED,
         &["workload.population=lots"],
-        &["workload.population: expected a number of jobs (a whole number), found \"lots\" (set by --set workload.population=lots)"],
+        &[
+            "workload.population: expected a number of jobs (a whole number), found \"lots\" (set by --set workload.population=lots)",
+        ],
     );
     // Bad value of a created key: the override is the location.
     check(
         CLOSED,
         &["stations.cpu.discipline=fifo"],
-        &["--set stations.cpu.discipline=fifo: stations.cpu.discipline: expected one of fcfs, ps, lcfs, priority, found \"fifo\""],
+        &[
+            "--set stations.cpu.discipline=fifo: stations.cpu.discipline: expected one of fcfs, ps, lcfs, priority, found \"fifo\"",
+        ],
     );
     // Malformed overrides.
-    assert!(Override::parse("novalue").unwrap_err().to_string().contains("--set novalue: expected PATH=VALUE"));
-    assert!(Override::parse("a..b=1").unwrap_err().to_string().contains("malformed key path a..b"));
+    assert!(
+        Override::parse("novalue")
+            .unwrap_err()
+            .to_string()
+            .contains("--set novalue: expected PATH=VALUE")
+    );
+    assert!(
+        Override::parse("a..b=1")
+            .unwrap_err()
+            .to_string()
+            .contains("malformed key path a..b")
+    );
 }
 
 #[test]
@@ -638,16 +782,26 @@ servers = 8
 service = { dist = "exponential", mean = 0.01 }
 "#;
     let m = load(text, &["workload.population=77"]);
-    assert!(matches!(m.network.spec().classes[0].workload, Workload::Closed { population: 77, .. }));
+    assert!(matches!(
+        m.network.spec().classes[0].workload,
+        Workload::Closed { population: 77, .. }
+    ));
 }
 
 #[test]
 fn warnings_do_not_stop_a_model() {
-    let text = format!("[simulation]\nreplications = 1\n{MM1}[stations.idle]\nkind = \"delay\"\nservice = {{ dist = \"exponential\", mean = 1.0 }}\n");
+    let text = format!(
+        "[simulation]\nreplications = 1\n{MM1}[stations.idle]\nkind = \"delay\"\nservice = {{ dist = \"exponential\", mean = 1.0 }}\n"
+    );
     let m = load(&text, &[]);
     let w: Vec<String> = m.warnings.iter().map(|w| w.to_string()).collect();
     assert!(w.iter().any(|w| w.starts_with("m.toml:2:16: warning: simulation.replications: one replication gives no confidence interval")), "{w:?}");
-    assert!(w.iter().any(|w| w.contains("warning: stations.idle: station idle is never visited by any class")), "{w:?}");
+    assert!(
+        w.iter()
+            .any(|w| w
+                .contains("warning: stations.idle: station idle is never visited by any class")),
+        "{w:?}"
+    );
 }
 
 /// Truncated and mutated versions of a model never panic.
@@ -662,7 +816,27 @@ fn never_panics_on_mangled_input() {
         seed ^= seed << 17;
         seed
     };
-    let junk = ["0", "-1", "=", "\"", "[", "]", "{", "}", ",", "x", "\n", "1e400", "nan", "inf", "\"sink\"", "\"latch1\"", "[[a]]", ".", "#"];
+    let junk = [
+        "0",
+        "-1",
+        "=",
+        "\"",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "x",
+        "\n",
+        "1e400",
+        "nan",
+        "inf",
+        "\"sink\"",
+        "\"latch1\"",
+        "[[a]]",
+        ".",
+        "#",
+    ];
     for text in texts {
         let chars: Vec<char> = text.chars().collect();
         for cut in (0..chars.len()).step_by(7) {
@@ -694,8 +868,25 @@ fn never_panics_on_mangled_input() {
             let _ = load_str("m.toml", &t, &[]);
         }
     }
+    // Deep nesting.
+    let deep = format!("x = {}1{}", "[".repeat(5000), "]".repeat(5000));
+    let _ = load_str("m.toml", &deep, &[]);
+    let deep = format!("x = {}", "{ a = ".repeat(5000));
+    let _ = load_str("m.toml", &deep, &[]);
     // Overrides of every shape on every path.
-    for ov in ["workload=1", "stations=2", "stations.latch1=3", "stations.latch1.speed.table=[]", "workload.routing.latch1={}", "simulation.stop=\"x\"", "stations.latch1.speed.table[0]=5", "metrics.z=\"1/\"", "workload.think.mean=1e400", "a.b.c.d=1", "\"x.y\"=1"] {
+    for ov in [
+        "workload=1",
+        "stations=2",
+        "stations.latch1=3",
+        "stations.latch1.speed.table=[]",
+        "workload.routing.latch1={}",
+        "simulation.stop=\"x\"",
+        "stations.latch1.speed.table[0]=5",
+        "metrics.z=\"1/\"",
+        "workload.think.mean=1e400",
+        "a.b.c.d=1",
+        "\"x.y\"=1",
+    ] {
         let o = Override::parse(ov).unwrap();
         let _ = load_str("m.toml", &full, &[o]);
     }
