@@ -1,1 +1,400 @@
 //! The scenario catalogue of DESIGN.md: each model in models/ against its target.
+//!
+//! Every test loads the model file itself (so the file and its header's
+//! claims are what is tested), overrides what the scenario varies, runs a
+//! modest number of replications and asserts the target. Where the target is
+//! a value with a tolerance, the 95% confidence interval must lie within the
+//! tolerance band; where it is a comparison, the two intervals must not
+//! overlap.
+
+use crate::support::{assert_close, mean_of};
+use qsim_analytic::{mva, single};
+use qsim_kernel::{Estimate, RunConfig, RunResults, StationResults, Stop, Warmup};
+use qsim_model::{Model, Override, load_file};
+use std::path::Path;
+
+/// Loads `models/NAME.toml` with `--set`-style overrides.
+fn load(name: &str, overrides: &[&str]) -> Model {
+    let path =
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/models")).join(format!("{name}.toml"));
+    let overrides: Vec<Override> = overrides
+        .iter()
+        .map(|o| Override::parse(o).unwrap())
+        .collect();
+    match load_file(&path, &overrides) {
+        Ok(m) => m,
+        Err(e) => panic!("models/{name}.toml does not load:\n{e}"),
+    }
+}
+
+/// Runs a model with `reps` replications of `jobs` completions after
+/// discarding `warmup` completions (initial state as the model says).
+fn run(m: &Model, reps: u32, jobs: u64, warmup: u64) -> RunResults {
+    let config = RunConfig {
+        seed: 20261122,
+        replications: reps,
+        stop: Stop::Jobs(jobs),
+        warmup: Warmup::Jobs(warmup),
+        ..m.run.clone()
+    };
+    qsim_kernel::run(&m.network, &config).expect("run fails")
+}
+
+fn station<'a>(r: &'a RunResults, name: &str) -> &'a StationResults {
+    r.stations
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no station {name}"))
+}
+
+/// Asserts the whole 95% interval of `e` lies within `target` ± `tol` (relative).
+fn assert_within(label: &str, e: Estimate, target: f64, tol: f64) {
+    let (lo, hi) = (e.mean - e.ci95, e.mean + e.ci95);
+    assert!(
+        lo >= target * (1.0 - tol) && hi <= target * (1.0 + tol),
+        "{label}: {} ± {} is not within {target} ± {}%",
+        e.mean,
+        e.ci95,
+        tol * 100.0
+    );
+}
+
+/// Asserts `lo` < `hi` with non-overlapping 95% intervals.
+fn assert_below(label: &str, lo: Estimate, hi: Estimate) {
+    assert!(
+        lo.mean + lo.ci95 < hi.mean - hi.ci95,
+        "{label}: expected {} ± {} to lie below {} ± {}",
+        lo.mean,
+        lo.ci95,
+        hi.mean,
+        hi.ci95
+    );
+}
+
+/// Power X / R with an interval from the two relative half-widths (a
+/// conservative first-order bound).
+fn power(r: &RunResults) -> Estimate {
+    let x = r.system.throughput_per_s;
+    let rt = mean_of(&r.system.response_time_s);
+    let p = x.mean / rt.mean;
+    Estimate {
+        mean: p,
+        ci95: p * (x.ci95 / x.mean + rt.ci95 / rt.mean),
+    }
+}
+
+/// Index of the largest estimate, asserting it lies clearly above every other.
+fn clear_argmax(label: &str, points: &[(u32, Estimate)]) -> u32 {
+    let best = points
+        .iter()
+        .max_by(|a, b| a.1.mean.total_cmp(&b.1.mean))
+        .unwrap();
+    for p in points {
+        if p.0 != best.0 {
+            assert_below(
+                &format!("{label}: N={} vs the best N={}", p.0, best.0),
+                p.1,
+                best.1,
+            );
+        }
+    }
+    best.0
+}
+
+#[test]
+fn latch_numa_collapses_from_2000_to_200() {
+    for (n, target) in [(100u32, 2000.0), (500, 200.0)] {
+        let m = load("latch_numa", &[&format!("workload.population={n}")]);
+        let r = run(&m, 5, 50_000, 10_000);
+        assert_within(
+            &format!("latch_numa N={n} throughput"),
+            r.system.throughput_per_s,
+            target,
+            0.10,
+        );
+        assert!(
+            station(&r, "latch1").utilization.mean > 0.99,
+            "latch1 is the bottleneck at N={n}"
+        );
+        for l in ["latch2", "latch3"] {
+            let u = station(&r, l).utilization;
+            assert!(
+                u.mean + u.ci95 < 0.85,
+                "{l} is not a bottleneck at N={n}: utilization {} ± {}",
+                u.mean,
+                u.ci95
+            );
+        }
+    }
+}
+
+#[test]
+fn latch_numa_optimized_moves_the_bottleneck_and_does_not_help() {
+    let before = run(
+        &load("latch_numa", &["workload.population=500"]),
+        5,
+        50_000,
+        10_000,
+    );
+    let after = run(
+        &load("latch_numa_optimized", &["workload.population=500"]),
+        5,
+        20_000,
+        5_000,
+    );
+    assert_below(
+        "throughput at 500 threads: optimized latch1 vs before",
+        after.system.throughput_per_s,
+        before.system.throughput_per_s,
+    );
+    let (l1, l2) = (station(&after, "latch1"), station(&after, "latch2"));
+    assert!(
+        l2.utilization.mean > 0.99,
+        "latch2 is the bottleneck: utilization {}",
+        l2.utilization.mean
+    );
+    assert!(
+        l1.utilization.mean < 0.5,
+        "latch1 is no longer the bottleneck: utilization {}",
+        l1.utilization.mean
+    );
+    let crowd = l2.mean_jobs.mean + station(&after, "latch3").mean_jobs.mean;
+    assert!(
+        crowd > 0.95 * 500.0,
+        "threads wait at latch2/latch3: {crowd}"
+    );
+}
+
+#[test]
+fn cpu_two_disks_matches_exact_mva() {
+    let m = load("cpu_two_disks", &[]);
+    let r = run(&m, 10, 50_000, 5_000);
+    let stations = [
+        mva::Station::queue("cpu", 10.0 * 0.005),
+        mva::Station::queue("disk1", 4.5 * 0.030),
+        mva::Station::queue("disk2", 4.5 * 0.027),
+    ];
+    let exact = mva::exact(&stations, 1.0, 20).unwrap();
+    let e = exact.at(20).unwrap();
+    assert_close(
+        "cpu_two_disks throughput",
+        r.system.throughput_per_s,
+        e.throughput_per_s,
+        10,
+        0.0,
+        0.02,
+    );
+    assert_close(
+        "cpu_two_disks response",
+        mean_of(&r.system.response_time_s),
+        e.response_s,
+        10,
+        0.0,
+        0.03,
+    );
+    for (i, name) in ["cpu", "disk1", "disk2"].iter().enumerate() {
+        let st = station(&r, name);
+        assert_close(
+            &format!("cpu_two_disks {name} utilization"),
+            st.utilization,
+            e.stations[i].utilization,
+            10,
+            0.0,
+            0.02,
+        );
+    }
+}
+
+#[test]
+fn mysql57_latches_rise_peak_and_fall() {
+    let x: Vec<Estimate> = [10u32, 50, 200, 800]
+        .iter()
+        .map(|n| {
+            run(
+                &load("mysql57_latches", &[&format!("workload.population={n}")]),
+                5,
+                30_000,
+                5_000,
+            )
+            .system
+            .throughput_per_s
+        })
+        .collect();
+    assert_below("mysql57_latches: X(10) < X(50)", x[0], x[1]);
+    assert_below("mysql57_latches: X(200) < X(50)", x[2], x[1]);
+    assert_below("mysql57_latches: X(800) < X(200)", x[3], x[2]);
+}
+
+#[test]
+fn pgo_helps_at_low_concurrency_and_hurts_at_high() {
+    let x = |n: u32, cpu: f64| {
+        let m = load(
+            "pgo",
+            &[
+                &format!("workload.population={n}"),
+                &format!("stations.cpu.service.mean={cpu}"),
+            ],
+        );
+        run(&m, 5, 30_000, 5_000).system.throughput_per_s
+    };
+    assert_below(
+        "pgo at 20 threads: without PGO < with PGO",
+        x(20, 0.008),
+        x(20, 0.006),
+    );
+    assert_below(
+        "pgo at 100 threads: with PGO < without PGO",
+        x(100, 0.006),
+        x(100, 0.008),
+    );
+}
+
+#[test]
+fn sysbench_cpu_response_vs_utilization_is_mmc() {
+    // c = 2 CPUs, S = 1 ms: rate = rho * 2000/s.
+    let mut r_at = Vec::new();
+    for (rho, jobs) in [(0.3, 100_000u64), (0.6, 200_000), (0.96, 600_000)] {
+        let rate = rho * 2000.0;
+        let m = load("sysbench_cpu", &[&format!("workload.rate_per_s={rate}")]);
+        let r = run(&m, 10, jobs, jobs / 20);
+        let exact = single::mmc(rate, 1000.0, 2).unwrap();
+        let rt = mean_of(&r.system.response_time_s);
+        assert_close(
+            &format!("sysbench_cpu R at rho={rho}"),
+            rt,
+            exact.mean_response_s,
+            10,
+            0.0,
+            0.05,
+        );
+        assert_close(
+            &format!("sysbench_cpu utilization at rho={rho}"),
+            station(&r, "cpu").utilization,
+            rho,
+            10,
+            0.0,
+            0.01,
+        );
+        r_at.push(rt);
+    }
+    // ~13 ms at 96%.
+    assert_within("sysbench_cpu R at 96%", r_at[2], 0.013, 0.10);
+    // The bend: from 30% to 60% R grows by under 0.5 ms; from 60% to 96% by over 10 ms.
+    assert!(r_at[1].mean - r_at[0].mean < 0.0005 && r_at[2].mean - r_at[1].mean > 0.010);
+}
+
+#[test]
+fn throttling_keeps_throughput_near_the_peak() {
+    let x = |n: u32, limit: &str| {
+        let m = load(
+            "throttling",
+            &[
+                &format!("workload.population={n}"),
+                &format!("regions.throttle.limit={limit}"),
+            ],
+        );
+        run(&m, 5, 30_000, 10_000)
+    };
+    let peak = [100u32, 200, 300]
+        .iter()
+        .map(|&n| x(n, "100").system.throughput_per_s)
+        .max_by(|a, b| a.mean.total_cmp(&b.mean))
+        .unwrap();
+    let limited = x(1000, "100");
+    let xl = limited.system.throughput_per_s;
+    assert!(
+        xl.mean - xl.ci95 >= 0.9 * (peak.mean + peak.ci95),
+        "with the limit, 1000 clients: {} ± {} vs peak {} ± {}",
+        xl.mean,
+        xl.ci95,
+        peak.mean,
+        peak.ci95
+    );
+    let inside = limited.regions[0].mean_inside.mean;
+    assert!(
+        inside <= 100.0 + 1e-6,
+        "the region holds at most its limit: {inside}"
+    );
+    let free = x(1000, "none").system.throughput_per_s;
+    assert!(
+        free.mean + free.ci95 < 0.2 * (peak.mean - peak.ci95),
+        "without the limit, 1000 clients collapse: {} ± {} vs peak {}",
+        free.mean,
+        free.ci95,
+        peak.mean
+    );
+}
+
+#[test]
+fn semisync_knee_before_peak() {
+    let mut xs = Vec::new();
+    let mut ps = Vec::new();
+    for n in [50u32, 100, 200, 300, 500, 700, 1000] {
+        let r = run(
+            &load("semisync_knee", &[&format!("workload.population={n}")]),
+            5,
+            30_000,
+            3_000,
+        );
+        xs.push((n, r.system.throughput_per_s));
+        ps.push((n, power(&r)));
+    }
+    assert_eq!(
+        clear_argmax("semisync_knee throughput", &xs),
+        500,
+        "throughput peaks at 500 clients"
+    );
+    assert_eq!(
+        clear_argmax("semisync_knee power X/R", &ps),
+        100,
+        "the knee is at 100 clients"
+    );
+}
+
+#[test]
+fn paxos_serial_is_flat_at_one_over_rtt() {
+    for n in [50u32, 100, 150] {
+        let m = load("paxos_serial", &[&format!("workload.population={n}")]);
+        let r = run(&m, 5, 3_000, 300);
+        let x = r.system.throughput_per_s;
+        assert_within(&format!("paxos_serial N={n} throughput"), x, 100.0, 0.03);
+        let tpmc = m.derived.iter().find(|d| d.name == "tpmC").expect("tpmC is declared");
+        let v = tpmc.expr.eval(&|name| (name == "throughput").then_some(x.mean)).unwrap();
+        assert!((v - 2700.0).abs() <= 0.03 * 2700.0, "tpmC at N={n}: {v}");
+    }
+    let base = run(&load("paxos_serial", &[]), 5, 3_000, 300).system.throughput_per_s;
+    for variant in ["stations.paxos.pipeline=4", "stations.paxos.max_batch=8"] {
+        let x = run(&load("paxos_serial", &[variant]), 5, 3_000, 300).system.throughput_per_s;
+        assert!(x.mean - x.ci95 > 2.0 * (base.mean + base.ci95), "{variant} raises throughput: {} vs {}", x.mean, base.mean);
+    }
+}
+
+#[test]
+fn group_commit_shares_fsyncs() {
+    let r = run(&load("group_commit", &[]), 5, 20_000, 2_000);
+    assert_within("group_commit throughput", r.system.throughput_per_s, 5300.0, 0.15);
+    let b = station(&r, "fsync").mean_batch_size.expect("a batch station reports its batch size");
+    assert!(b.mean - b.ci95 > 2.0, "several transactions per fsync: {} ± {}", b.mean, b.ci95);
+    let serial = run(&load("group_commit", &["stations.fsync.max_batch=1"]), 5, 5_000, 500);
+    assert_within("group_commit without grouping", serial.system.throughput_per_s, 1000.0 / 3.0, 0.03);
+}
+
+#[test]
+fn gr_bucket_slowest_member_decides_unless_quorum() {
+    let rt = |over: &[&str]| {
+        let r = run(&load("gr_bucket", over), 5, 20_000, 2_000);
+        (mean_of(&r.system.response_time_s), r.system.throughput_per_s)
+    };
+    let (all20, x_all) = rt(&[]);
+    let (all40, _) = rt(&["stations.node3.service.mean=0.04"]);
+    let (q20, x_q) = rt(&["stations.ack.quorum=2"]);
+    let (q40, _) = rt(&["stations.ack.quorum=2", "stations.node3.service.mean=0.04"]);
+    // Join all: R is the slow member's 20 ms (within 10%) and follows it one for one.
+    assert_within("join-all R vs the slow member's 20 ms", all20, 0.020, 0.10);
+    let shift = all40.mean - all20.mean;
+    assert!((shift - 0.020).abs() < 0.002 + all20.ci95 + all40.ci95, "join-all R follows the slow member: +{shift} s for +20 ms");
+    // Quorum 2: R is far below the slow member and does not move with it.
+    assert!(q20.mean + q20.ci95 < 0.010, "quorum R {} hides the slow member", q20.mean);
+    assert!((q40.mean - q20.mean).abs() < 0.0005 + q20.ci95 + q40.ci95, "quorum R ignores the slow member: {} vs {}", q20.mean, q40.mean);
+    assert_below("throughput: join-all vs quorum", Estimate { mean: 2.0 * x_all.mean, ci95: 2.0 * x_all.ci95 }, x_q);
+}
