@@ -22,41 +22,116 @@ service = {service}
 
 #[test]
 fn mm1_rho_05_mean_and_p99() {
-    let m = model(&open_single(1, "fcfs", 2.0, r#"{ dist = "exponential", mean = 1.0 }"#), &[]);
+    let m = model(
+        &open_single(1, "fcfs", 2.0, r#"{ dist = "exponential", mean = 1.0 }"#),
+        &[],
+    );
     let r = run(&m, 10, 400_000, 20_000);
     let exact = single::mm1(0.5, 1.0).unwrap();
     let rt = &r.system.response_time_s;
-    assert_close("M/M/1 rho 0.5 mean response", mean_of(rt), exact.mean_response_s, 10, 0.0, 0.02);
+    assert_close(
+        "M/M/1 rho 0.5 mean response",
+        mean_of(rt),
+        exact.mean_response_s,
+        10,
+        0.0,
+        0.02,
+    );
     // R is exponential with rate mu - lambda = 0.5; the histogram's buckets are
     // at most 1% wide, hence the 1% allowance.
     let p99 = single::mm1_response_percentile_s(0.5, 1.0, 0.99).unwrap();
     assert_close("M/M/1 rho 0.5 p99", rt.p99, p99, 10, 0.01, 0.03);
     let st = &r.stations[0];
-    assert_close("M/M/1 rho 0.5 utilization", st.utilization, 0.5, 10, 0.0, 0.02);
-    assert_close("M/M/1 rho 0.5 mean jobs", st.mean_jobs, exact.mean_number, 10, 0.0, 0.03);
+    assert_close(
+        "M/M/1 rho 0.5 utilization",
+        st.utilization,
+        0.5,
+        10,
+        0.0,
+        0.02,
+    );
+    assert_close(
+        "M/M/1 rho 0.5 mean jobs",
+        st.mean_jobs,
+        exact.mean_number,
+        10,
+        0.0,
+        0.03,
+    );
 }
 
 #[test]
 fn mm1_rho_09_mean_and_p99() {
-    let m = model(&open_single(1, "fcfs", 1.0 / 0.9, r#"{ dist = "exponential", mean = 1.0 }"#), &[]);
+    let m = model(
+        &open_single(
+            1,
+            "fcfs",
+            1.0 / 0.9,
+            r#"{ dist = "exponential", mean = 1.0 }"#,
+        ),
+        &[],
+    );
     let r = run(&m, 10, 2_000_000, 100_000);
     let exact = single::mm1(0.9, 1.0).unwrap();
     let rt = &r.system.response_time_s;
-    assert_close("M/M/1 rho 0.9 mean response", mean_of(rt), exact.mean_response_s, 10, 0.0, 0.03);
+    assert_close(
+        "M/M/1 rho 0.9 mean response",
+        mean_of(rt),
+        exact.mean_response_s,
+        10,
+        0.0,
+        0.03,
+    );
     let p99 = single::mm1_response_percentile_s(0.9, 1.0, 0.99).unwrap();
     assert_close("M/M/1 rho 0.9 p99", rt.p99, p99, 10, 0.01, 0.04);
-    assert_close("M/M/1 rho 0.9 throughput", r.system.throughput_per_s, 0.9, 10, 0.0, 0.01);
+    assert_close(
+        "M/M/1 rho 0.9 throughput",
+        r.system.throughput_per_s,
+        0.9,
+        10,
+        0.0,
+        0.01,
+    );
 }
 
 #[test]
 fn mm4_rho_08() {
     // lambda = 3.2, mu = 1, c = 4: rho = 0.8.
-    let m = model(&open_single(4, "fcfs", 1.0 / 3.2, r#"{ dist = "exponential", mean = 1.0 }"#), &[]);
+    let m = model(
+        &open_single(
+            4,
+            "fcfs",
+            1.0 / 3.2,
+            r#"{ dist = "exponential", mean = 1.0 }"#,
+        ),
+        &[],
+    );
     let r = run(&m, 10, 1_000_000, 50_000);
     let exact = single::mmc(3.2, 1.0, 4).unwrap();
-    assert_close("M/M/4 mean response", mean_of(&r.system.response_time_s), exact.mean_response_s, 10, 0.0, 0.02);
-    assert_close("M/M/4 wait", r.stations[0].wait_time_s, exact.mean_wait_s, 10, 0.0, 0.04);
-    assert_close("M/M/4 utilization", r.stations[0].utilization, 0.8, 10, 0.0, 0.01);
+    assert_close(
+        "M/M/4 mean response",
+        mean_of(&r.system.response_time_s),
+        exact.mean_response_s,
+        10,
+        0.0,
+        0.02,
+    );
+    assert_close(
+        "M/M/4 wait",
+        r.stations[0].wait_time_s,
+        exact.mean_wait_s,
+        10,
+        0.0,
+        0.04,
+    );
+    assert_close(
+        "M/M/4 utilization",
+        r.stations[0].utilization,
+        0.8,
+        10,
+        0.0,
+        0.01,
+    );
 }
 
 #[test]
@@ -65,13 +140,24 @@ fn md1_and_me41_match_pollaczek_khinchine() {
     for (label, service, scv) in [
         ("M/D/1", r#"{ dist = "deterministic", value = 1.0 }"#, 0.0),
         ("M/E4/1", r#"{ dist = "erlang", k = 4, mean = 1.0 }"#, 0.25),
-        ("M/H2/1", r#"{ dist = "hyperexponential", mean = 1.0, scv = 4.0 }"#, 4.0),
+        (
+            "M/H2/1",
+            r#"{ dist = "hyperexponential", mean = 1.0, scv = 4.0 }"#,
+            4.0,
+        ),
     ] {
         let m = model(&open_single(1, "fcfs", 1.25, service), &[]);
         let r = run(&m, 10, 1_000_000, 50_000);
         let exact = single::mg1(0.8, 1.0, scv).unwrap();
         let max_ci = if scv > 1.0 { 0.05 } else { 0.02 };
-        assert_close(label, mean_of(&r.system.response_time_s), exact.mean_response_s, 10, 0.0, max_ci);
+        assert_close(
+            label,
+            mean_of(&r.system.response_time_s),
+            exact.mean_response_s,
+            10,
+            0.0,
+            max_ci,
+        );
     }
 }
 
@@ -79,9 +165,19 @@ fn md1_and_me41_match_pollaczek_khinchine() {
 fn processor_sharing_is_insensitive_to_the_service_distribution() {
     // M/G/1-PS has mean response S / (1 - rho) whatever G is; deterministic
     // service separates PS from FCFS (FCFS would give the M/D/1 value, 3.0).
-    let m = model(&open_single(1, "ps", 1.25, r#"{ dist = "deterministic", value = 1.0 }"#), &[]);
+    let m = model(
+        &open_single(1, "ps", 1.25, r#"{ dist = "deterministic", value = 1.0 }"#),
+        &[],
+    );
     let r = run(&m, 10, 1_000_000, 50_000);
-    assert_close("M/D/1-PS mean response", mean_of(&r.system.response_time_s), 1.0 / (1.0 - 0.8), 10, 0.0, 0.03);
+    assert_close(
+        "M/D/1-PS mean response",
+        mean_of(&r.system.response_time_s),
+        1.0 / (1.0 - 0.8),
+        10,
+        0.0,
+        0.03,
+    );
 }
 
 const CENTRAL_SERVER: &str = r#"
@@ -123,12 +219,33 @@ fn central_server_matches_exact_mva_at_several_populations() {
         let r = run(&m, 10, 200_000, 10_000);
         let e = exact.at(n).unwrap();
         let label = format!("central server N={n}");
-        assert_close(&format!("{label} throughput"), r.system.throughput_per_s, e.throughput_per_s, 10, 0.0, 0.02);
-        assert_close(&format!("{label} response"), mean_of(&r.system.response_time_s), e.response_s, 10, 0.0, 0.03);
+        assert_close(
+            &format!("{label} throughput"),
+            r.system.throughput_per_s,
+            e.throughput_per_s,
+            10,
+            0.0,
+            0.02,
+        );
+        assert_close(
+            &format!("{label} response"),
+            mean_of(&r.system.response_time_s),
+            e.response_s,
+            10,
+            0.0,
+            0.03,
+        );
         for (i, name) in ["cpu", "disk1", "disk2"].iter().enumerate() {
             let st = &r.stations[i];
             assert_eq!(&st.name, name);
-            assert_close(&format!("{label} {name} utilization"), st.utilization, e.stations[i].utilization, 10, 0.0, 0.03);
+            assert_close(
+                &format!("{label} {name} utilization"),
+                st.utilization,
+                e.stations[i].utilization,
+                10,
+                0.0,
+                0.03,
+            );
         }
     }
 }
@@ -180,11 +297,39 @@ fn load_dependent_station_matches_birth_death_chain() {
     let x: f64 = (1..=n).map(|k| p[k as usize] * rate(f64::from(k))).sum();
     let l: f64 = (0..=n).map(|k| p[k as usize] * f64::from(k)).sum();
 
-    let m = model(&load_dependent(n, z, "[{ n = 1, rate = 2.0 }, { n = 5, rate = 6.0 }, { n = 10, rate = 3.0 }]"), &[]);
+    let m = model(
+        &load_dependent(
+            n,
+            z,
+            "[{ n = 1, rate = 2.0 }, { n = 5, rate = 6.0 }, { n = 10, rate = 3.0 }]",
+        ),
+        &[],
+    );
     let r = run(&m, 10, 300_000, 10_000);
-    assert_close("birth-death throughput", r.system.throughput_per_s, x, 10, 0.0, 0.01);
-    assert_close("birth-death mean jobs", r.stations[0].mean_jobs, l, 10, 0.0, 0.02);
-    assert_close("birth-death busy fraction", r.stations[0].utilization, 1.0 - p[0], 10, 0.0, 0.02);
+    assert_close(
+        "birth-death throughput",
+        r.system.throughput_per_s,
+        x,
+        10,
+        0.0,
+        0.01,
+    );
+    assert_close(
+        "birth-death mean jobs",
+        r.stations[0].mean_jobs,
+        l,
+        10,
+        0.0,
+        0.02,
+    );
+    assert_close(
+        "birth-death busy fraction",
+        r.stations[0].utilization,
+        1.0 - p[0],
+        10,
+        0.0,
+        0.02,
+    );
 }
 
 #[test]
@@ -206,8 +351,22 @@ speed = { table = [{ n = 5, rate = 5.0 }, { n = 9, rate = 9.0 }] }
 "#;
     let m = model(text, &[]);
     let r = run(&m, 10, 300_000, 1_000);
-    assert_close("throughput = rate(N)", r.system.throughput_per_s, 7.0, 10, 0.0, 0.01);
+    assert_close(
+        "throughput = rate(N)",
+        r.system.throughput_per_s,
+        7.0,
+        10,
+        0.0,
+        0.01,
+    );
     let m8 = model(text, &["workload.population=8"]);
     let r8 = run(&m8, 10, 300_000, 1_000);
-    assert_close("throughput = rate(N), N=8", r8.system.throughput_per_s, 8.0, 10, 0.0, 0.01);
+    assert_close(
+        "throughput = rate(N), N=8",
+        r8.system.throughput_per_s,
+        8.0,
+        10,
+        0.0,
+        0.01,
+    );
 }

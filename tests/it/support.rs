@@ -6,7 +6,10 @@ use qsim_model::{Model, Override, load_str};
 
 /// Loads a model from TOML text (panics with the located errors: a test bug).
 pub fn model(text: &str, overrides: &[&str]) -> Model {
-    let overrides: Vec<Override> = overrides.iter().map(|o| Override::parse(o).unwrap()).collect();
+    let overrides: Vec<Override> = overrides
+        .iter()
+        .map(|o| Override::parse(o).unwrap())
+        .collect();
     match load_str("test.toml", text, &overrides) {
         Ok(m) => m,
         Err(e) => panic!("test model does not load:\n{e}"),
@@ -63,5 +66,8 @@ pub fn assert_close(label: &str, sim: Estimate, exact: f64, reps: u32, bias: f64
 
 /// A response-time mean as an [`Estimate`].
 pub fn mean_of(r: &qsim_kernel::ResponseEstimate) -> Estimate {
-    Estimate { mean: r.mean, ci95: r.ci95 }
+    Estimate {
+        mean: r.mean,
+        ci95: r.ci95,
+    }
 }

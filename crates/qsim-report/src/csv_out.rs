@@ -5,12 +5,33 @@ use qsim_kernel::{Estimate, ResponseEstimate};
 use std::fmt::Write;
 
 fn row(out: &mut String, scope: &str, name: &str, metric: &str, e: &Estimate) {
-    let _ = writeln!(out, "{scope},{},{metric},{},{}", quote(name), e.mean, e.ci95);
+    let _ = writeln!(
+        out,
+        "{scope},{},{metric},{},{}",
+        quote(name),
+        e.mean,
+        e.ci95
+    );
 }
 
 fn response_rows(out: &mut String, scope: &str, name: &str, r: &ResponseEstimate) {
-    row(out, scope, name, "response_time_s", &Estimate { mean: r.mean, ci95: r.ci95 });
-    for (label, e) in [("p50", &r.p50), ("p90", &r.p90), ("p95", &r.p95), ("p99", &r.p99), ("p999", &r.p999)] {
+    row(
+        out,
+        scope,
+        name,
+        "response_time_s",
+        &Estimate {
+            mean: r.mean,
+            ci95: r.ci95,
+        },
+    );
+    for (label, e) in [
+        ("p50", &r.p50),
+        ("p90", &r.p90),
+        ("p95", &r.p95),
+        ("p99", &r.p99),
+        ("p999", &r.p999),
+    ] {
         row(out, scope, name, &format!("response_time_s_{label}"), e);
     }
 }
@@ -27,16 +48,34 @@ fn quote(s: &str) -> String {
 pub fn to_csv(report: &Report) -> String {
     let r = report.results;
     let mut out = String::from("scope,name,metric,mean,ci95\n");
-    row(&mut out, "system", "system", "throughput_per_s", &r.system.throughput_per_s);
+    row(
+        &mut out,
+        "system",
+        "system",
+        "throughput_per_s",
+        &r.system.throughput_per_s,
+    );
     response_rows(&mut out, "system", "system", &r.system.response_time_s);
     if let Some(v) = &r.system.sla_violation {
         row(&mut out, "system", "system", "sla_violation", v);
     }
     for s in &r.stations {
-        row(&mut out, "station", &s.name, "throughput_per_s", &s.throughput_per_s);
+        row(
+            &mut out,
+            "station",
+            &s.name,
+            "throughput_per_s",
+            &s.throughput_per_s,
+        );
         row(&mut out, "station", &s.name, "utilization", &s.utilization);
         row(&mut out, "station", &s.name, "mean_jobs", &s.mean_jobs);
-        row(&mut out, "station", &s.name, "response_time_s", &s.response_time_s);
+        row(
+            &mut out,
+            "station",
+            &s.name,
+            "response_time_s",
+            &s.response_time_s,
+        );
         row(&mut out, "station", &s.name, "wait_time_s", &s.wait_time_s);
         if let Some(b) = &s.mean_batch_size {
             row(&mut out, "station", &s.name, "mean_batch_size", b);
@@ -46,7 +85,13 @@ pub fn to_csv(report: &Report) -> String {
         }
     }
     for c in &r.classes {
-        row(&mut out, "class", &c.name, "throughput_per_s", &c.throughput_per_s);
+        row(
+            &mut out,
+            "class",
+            &c.name,
+            "throughput_per_s",
+            &c.throughput_per_s,
+        );
         response_rows(&mut out, "class", &c.name, &c.response_time_s);
     }
     for g in &r.regions {

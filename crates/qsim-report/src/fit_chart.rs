@@ -21,10 +21,26 @@ pub fn usl_fit_chart(
     x_label: &str,
     y_label: &str,
 ) -> Result<(), ChartError> {
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
     match ext.as_str() {
-        "svg" => draw(SVGBackend::new(path, (900, 600)).into_drawing_area(), measured, curve, x_label, y_label),
-        "png" => draw(BitMapBackend::new(path, (900, 600)).into_drawing_area(), measured, curve, x_label, y_label),
+        "svg" => draw(
+            SVGBackend::new(path, (900, 600)).into_drawing_area(),
+            measured,
+            curve,
+            x_label,
+            y_label,
+        ),
+        "png" => draw(
+            BitMapBackend::new(path, (900, 600)).into_drawing_area(),
+            measured,
+            curve,
+            x_label,
+            y_label,
+        ),
         _ => Err(ChartError(format!(
             "cannot tell the chart format from {}: expected a .svg or .png file name",
             path.display()
@@ -45,8 +61,16 @@ where
     root.fill(&WHITE).map_err(err)?;
     let x_max = measured.iter().map(|p| p.0).fold(0.0, f64::max) * 1.1;
     let steps = 200;
-    let line: Vec<(f64, f64)> = (1..=steps).map(|i| x_max * f64::from(i) / f64::from(steps)).map(|x| (x, curve(x))).collect();
-    let y_max = measured.iter().map(|p| p.1).chain(line.iter().map(|p| p.1)).fold(0.0, f64::max) * 1.1;
+    let line: Vec<(f64, f64)> = (1..=steps)
+        .map(|i| x_max * f64::from(i) / f64::from(steps))
+        .map(|x| (x, curve(x)))
+        .collect();
+    let y_max = measured
+        .iter()
+        .map(|p| p.1)
+        .chain(line.iter().map(|p| p.1))
+        .fold(0.0, f64::max)
+        * 1.1;
     let mut chart = ChartBuilder::on(&root)
         .caption("Universal Scalability Law fit", ("sans-serif", 26))
         .margin(16)
@@ -62,7 +86,11 @@ where
         .draw()
         .map_err(err)?;
     chart
-        .draw_series(measured.iter().map(|&(x, y)| Circle::new((x, y), 3, BLUE.mix(0.6).filled())))
+        .draw_series(
+            measured
+                .iter()
+                .map(|&(x, y)| Circle::new((x, y), 3, BLUE.mix(0.6).filled())),
+        )
         .map_err(err)?
         .label("measured")
         .legend(|(x, y)| Circle::new((x, y), 4, BLUE.filled()));

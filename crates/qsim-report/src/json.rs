@@ -25,7 +25,10 @@ pub fn to_json(report: &Report) -> Value {
     let r = report.results;
     let mut system = Map::new();
     system.insert("throughput_per_s".into(), est(&r.system.throughput_per_s));
-    system.insert("response_time_s".into(), response(&r.system.response_time_s));
+    system.insert(
+        "response_time_s".into(),
+        response(&r.system.response_time_s),
+    );
     if let Some(v) = &r.system.sla_violation {
         system.insert("sla_violation".into(), est(v));
     }

@@ -63,7 +63,13 @@ fn pct(e: &Estimate) -> String {
 fn columns(out: &mut String, rows: &[Vec<String>]) {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..n)
-        .map(|i| rows.iter().filter_map(|r| r.get(i)).map(|c| c.chars().count()).max().unwrap_or(0))
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for r in rows {
         let mut line = String::from("  ");
@@ -113,10 +119,25 @@ pub fn to_table(report: &Report) -> String {
     let rt = &s.response_time_s;
     let _ = writeln!(out, "\nsystem");
     let mut rows = vec![
-        vec!["throughput".into(), format!("{} /s", pm(&s.throughput_per_s))],
-        vec!["response time".into(), pm_dur(&Estimate { mean: rt.mean, ci95: rt.ci95 })],
+        vec![
+            "throughput".into(),
+            format!("{} /s", pm(&s.throughput_per_s)),
+        ],
+        vec![
+            "response time".into(),
+            pm_dur(&Estimate {
+                mean: rt.mean,
+                ci95: rt.ci95,
+            }),
+        ],
     ];
-    for (label, e) in [("p50", &rt.p50), ("p90", &rt.p90), ("p95", &rt.p95), ("p99", &rt.p99), ("p99.9", &rt.p999)] {
+    for (label, e) in [
+        ("p50", &rt.p50),
+        ("p90", &rt.p90),
+        ("p95", &rt.p95),
+        ("p99", &rt.p99),
+        ("p99.9", &rt.p999),
+    ] {
         rows.push(vec![format!("  {label}"), pm_dur(e)]);
     }
     if let Some(v) = &s.sla_violation {
@@ -160,13 +181,21 @@ pub fn to_table(report: &Report) -> String {
 
     if r.classes.len() > 1 {
         let _ = writeln!(out, "\nclasses");
-        let mut rows = vec![vec!["name".into(), "throughput /s".into(), "response".into(), "p99".into()]];
+        let mut rows = vec![vec![
+            "name".into(),
+            "throughput /s".into(),
+            "response".into(),
+            "p99".into(),
+        ]];
         for cl in &r.classes {
             let rt = &cl.response_time_s;
             rows.push(vec![
                 cl.name.clone(),
                 pm(&cl.throughput_per_s),
-                pm_dur(&Estimate { mean: rt.mean, ci95: rt.ci95 }),
+                pm_dur(&Estimate {
+                    mean: rt.mean,
+                    ci95: rt.ci95,
+                }),
                 pm_dur(&rt.p99),
             ]);
         }
@@ -175,16 +204,30 @@ pub fn to_table(report: &Report) -> String {
 
     if !r.regions.is_empty() {
         let _ = writeln!(out, "\nregions");
-        let mut rows = vec![vec!["name".into(), "admission wait".into(), "mean waiting".into(), "mean inside".into()]];
+        let mut rows = vec![vec![
+            "name".into(),
+            "admission wait".into(),
+            "mean waiting".into(),
+            "mean inside".into(),
+        ]];
         for g in &r.regions {
-            rows.push(vec![g.name.clone(), pm_dur(&g.wait_time_s), pm(&g.mean_waiting), pm(&g.mean_inside)]);
+            rows.push(vec![
+                g.name.clone(),
+                pm_dur(&g.wait_time_s),
+                pm(&g.mean_waiting),
+                pm(&g.mean_inside),
+            ]);
         }
         columns(&mut out, &rows);
     }
 
     if !report.derived.is_empty() {
         let _ = writeln!(out, "\nderived");
-        let rows: Vec<Vec<String>> = report.derived.iter().map(|(n, e)| vec![n.clone(), pm(e)]).collect();
+        let rows: Vec<Vec<String>> = report
+            .derived
+            .iter()
+            .map(|(n, e)| vec![n.clone(), pm(e)])
+            .collect();
         columns(&mut out, &rows);
     }
     let _ = writeln!(out, "\n{}", bottleneck_line(r));
