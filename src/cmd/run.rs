@@ -249,6 +249,10 @@ fn bistability_warning(
 
 /// Describes where closed jobs start.
 pub fn initial_state(network: &Network) -> String {
+    let any_closed = network.spec().classes.iter().any(|c| matches!(c.workload, qsim_kernel::Workload::Closed { .. }));
+    if !any_closed {
+        return "empty (open arrivals)".into();
+    }
     match network.spec().initial {
         InitialState::Thinking => "all jobs thinking".into(),
         InitialState::AtStation(s) => format!("all jobs at {}", network.spec().stations[s].name),

@@ -553,12 +553,16 @@ impl Observer for Bar {
         if let Some(m) = &r.results {
             let x = m.throughput_per_s.mean;
             if x.is_finite() && self.peak.as_ref().is_none_or(|(best, _)| x > *best) {
+                // "population=80": the load's last path segment keeps it short.
                 let at = self
                     .axes
                     .load
                     .as_deref()
-                    .and_then(|l| r.point.get(l))
-                    .map_or_else(|| r.point.to_string(), |v| v.to_string());
+                    .and_then(|l| {
+                        let v = r.point.get(l)?;
+                        Some(format!("{}={v}", l.rsplit('.').next().unwrap_or(l)))
+                    })
+                    .unwrap_or_else(|| r.point.to_string());
                 self.bar
                     .set_message(format!("peak so far {x:.1}/s at {at}"));
                 self.peak = Some((x, at));

@@ -71,15 +71,24 @@ fn columns(out: &mut String, rows: &[Vec<String>]) {
                 .unwrap_or(0)
         })
         .collect();
+    // Columns of names and kinds align left, columns of figures right; the
+    // header row follows its column.
+    let is_text = |c: &String| c.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.') && !c.starts_with(|c: char| c.is_ascii_digit());
+    let left: Vec<bool> = (0..n)
+        .map(|i| i == 0 || rows.iter().skip(1).filter_map(|r| r.get(i)).all(is_text))
+        .collect();
     for r in rows {
         let mut line = String::from("  ");
         for (i, cell) in r.iter().enumerate() {
             let pad = widths[i] - cell.chars().count();
-            if i == 0 {
+            let text = left[i];
+            if i > 0 {
+                line.push_str("  ");
+            }
+            if text {
                 line.push_str(cell);
                 line.push_str(&" ".repeat(pad));
             } else {
-                line.push_str("  ");
                 line.push_str(&" ".repeat(pad));
                 line.push_str(cell);
             }
