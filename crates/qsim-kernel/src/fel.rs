@@ -1,4 +1,4 @@
-//! The future-event list: a binary min-heap of events keyed by
+//! The future-event list: a 4-ary min-heap of events keyed by
 //! (time bits, sequence number).
 //!
 //! Times are finite and non-negative, so the IEEE-754 bit pattern of a time
@@ -35,7 +35,7 @@ fn less(a: &Entry, b: &Entry) -> bool {
     ((u128::from(a.t) << 64) | u128::from(a.seq)) < ((u128::from(b.t) << 64) | u128::from(b.seq))
 }
 
-/// A binary min-heap of [`Entry`] with FIFO order among equal times.
+/// A 4-ary min-heap of [`Entry`] with FIFO order among equal times.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Fel {
     heap: Vec<Entry>,
@@ -70,17 +70,21 @@ impl Fel {
         self.seq += 1;
         let mut i = self.heap.len();
         self.heap.push(e);
-        let h = self.heap.as_mut_slice();
-        while i > 0 {
-            let p = (i - 1) / 2;
-            if less(&e, &h[p]) {
-                h[i] = h[p];
-                i = p;
-            } else {
-                break;
+        let h = self.heap.as_mut_ptr();
+        // SAFETY: every index used is < len: i starts at len − 1 (the slot
+        // just pushed) and only decreases to parents (i − 1) / 4.
+        unsafe {
+            while i > 0 {
+                let p = (i - 1) / 4;
+                if less(&e, &*h.add(p)) {
+                    *h.add(i) = *h.add(p);
+                    i = p;
+                } else {
+                    break;
+                }
             }
+            *h.add(i) = e;
         }
-        h[i] = e;
     }
 
     /// Removes and returns the earliest event (the first scheduled among
@@ -88,33 +92,48 @@ impl Fel {
     #[inline(always)]
     pub fn pop(&mut self) -> Option<Entry> {
         let last = self.heap.pop()?;
-        let h = self.heap.as_mut_slice();
-        let n = h.len();
+        let n = self.heap.len();
         if n == 0 {
             return Some(last);
         }
-        let top = h[0];
-        // Sift the former last element down from the root. While a node has
-        // two children the smaller one is picked without a branch.
-        let mut i = 0;
-        loop {
-            let l = 2 * i + 1;
-            let c = if l + 1 < n {
-                l + usize::from(less(&h[l + 1], &h[l]))
-            } else if l < n {
-                l
-            } else {
-                break;
-            };
-            if less(&h[c], &last) {
-                h[i] = h[c];
-                i = c;
-            } else {
-                break;
+        let h = self.heap.as_mut_ptr();
+        // SAFETY: indices are checked against n = len before each access
+        // (l < n, l + 1 < n), and i is always a previously checked child.
+        unsafe {
+            let top = *h;
+            // Sift the former last element down from the root of the 4-ary
+            // heap: pick the smallest of up to four children (tournament of
+            // branch-free compares), move it up while it beats `last`.
+            let mut i = 0;
+            loop {
+                let f = 4 * i + 1;
+                let c = if f + 3 < n {
+                    let a = f + usize::from(less(&*h.add(f + 1), &*h.add(f)));
+                    let b = f + 2 + usize::from(less(&*h.add(f + 3), &*h.add(f + 2)));
+                    if less(&*h.add(b), &*h.add(a)) { b } else { a }
+                } else if f < n {
+                    let mut m = f;
+                    let mut k = f + 1;
+                    while k < n {
+                        if less(&*h.add(k), &*h.add(m)) {
+                            m = k;
+                        }
+                        k += 1;
+                    }
+                    m
+                } else {
+                    break;
+                };
+                if less(&*h.add(c), &last) {
+                    *h.add(i) = *h.add(c);
+                    i = c;
+                } else {
+                    break;
+                }
             }
+            *h.add(i) = last;
+            Some(top)
         }
-        h[i] = last;
-        Some(top)
     }
 
     /// The earliest event without removing it.

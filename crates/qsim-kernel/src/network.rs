@@ -815,24 +815,28 @@ impl Network {
                     }
                 }
                 for col in 0..n {
-                    let pivot = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+                    let pivot =
+                        (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
                     if a[pivot][col].abs() < 1e-12 {
                         return None;
                     }
                     a.swap(col, pivot);
-                    for row in 0..n {
+                    let pivot_row = a[col].clone();
+                    for (row, r) in a.iter_mut().enumerate() {
                         if row != col {
-                            let f = a[row][col] / a[col][col];
+                            let f = r[col] / pivot_row[col];
                             if f != 0.0 {
-                                for k in col..=n {
-                                    a[row][k] -= f * a[col][k];
+                                for (x, p) in r[col..].iter_mut().zip(&pivot_row[col..]) {
+                                    *x -= f * p;
                                 }
                             }
                         }
                     }
                 }
                 let v: Vec<f64> = (0..n).map(|i| a[i][n] / a[i][i]).collect();
-                v.iter().all(|x| x.is_finite() && *x >= -1e-9).then(|| v.into_iter().map(|x| x.max(0.0)).collect())
+                v.iter()
+                    .all(|x| x.is_finite() && *x >= -1e-9)
+                    .then(|| v.into_iter().map(|x| x.max(0.0)).collect())
             }
         }
     }

@@ -123,10 +123,8 @@ pub fn run(network: &Network, config: &RunConfig) -> Result<RunResults, RunError
                 0.0
             }
         };
-        let worst = rel(reps.iter().map(|r| r.system.throughput_per_s).collect()).max(rel(reps
-            .iter()
-            .map(|r| r.system.mean_response_s)
-            .collect()));
+        let worst = rel(reps.iter().map(|r| r.system.throughput_per_s).collect())
+            .max(rel(reps.iter().map(|r| r.system.mean_response_s).collect()));
         if n >= 2 && worst <= p.relative_half_width {
             break;
         }
@@ -172,8 +170,7 @@ pub fn run_replication(
         Stop::Jobs(_) => StopPlan::Jobs(sim.completions().saturating_sub(d).max(1)),
         Stop::Time(_) => StopPlan::AbsTime(sim.time().seconds()),
     };
-    let mut replay =
-        Simulation::with_plan(network, config, index, WarmPlan::Jobs(d), stop, false);
+    let mut replay = Simulation::with_plan(network, config, index, WarmPlan::Jobs(d), stop, false);
     replay.run()?;
     Ok(replay.result())
 }

@@ -115,8 +115,9 @@ struct Job {
     fork: u32,
     /// Target station while waiting for region admission.
     pending: u32,
-    /// Mechanism scratch: latch spin polls done / NUMA node.
+    /// Polls done by a spinning latch waiter.
     polls: u32,
+    /// Thread number (placement of closed jobs on NUMA nodes).
     node: u32,
 }
 
@@ -234,10 +235,64 @@ impl StStats {
     }
 }
 
+/// A FIFO of job ids in a power-of-two ring: push and pop are a mask and
+/// an index (no capacity branch on the hot path besides "full").
+#[derive(Clone, Debug)]
+struct Ring {
+    buf: Vec<u32>,
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    fn new() -> Ring {
+        Ring {
+            buf: vec![0; 16],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn push_back(&mut self, j: u32) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let mask = self.buf.len() - 1;
+        let i = (self.head + self.len) & mask;
+        // SAFETY: i is masked into 0..buf.len() (a power of two).
+        unsafe { *self.buf.get_unchecked_mut(i) = j };
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        // SAFETY: head is always kept in 0..buf.len().
+        let j = unsafe { *self.buf.get_unchecked(self.head) };
+        self.head = (self.head + 1) & (self.buf.len() - 1);
+        self.len -= 1;
+        Some(j)
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let old = self.buf.len();
+        let mut buf = vec![0; old * 2];
+        for (k, slot) in buf.iter_mut().take(self.len).enumerate() {
+            *slot = self.buf[(self.head + k) & (old - 1)];
+        }
+        self.buf = buf;
+        self.head = 0;
+    }
+}
+
 /// Jobs waiting for service, in discipline order.
 #[derive(Clone, Debug)]
 enum Waiting {
-    Fifo(VecDeque<u32>),
+    Fifo(Ring),
     Lifo(Vec<u32>),
     /// (priority, FIFO tie-break, job).
     Prio(BinaryHeap<(i32, Reverse<u64>, u32)>, u64),
@@ -248,7 +303,7 @@ impl Waiting {
         match d {
             Discipline::Lcfs => Waiting::Lifo(Vec::new()),
             Discipline::Priority => Waiting::Prio(BinaryHeap::new(), 0),
-            _ => Waiting::Fifo(VecDeque::new()),
+            _ => Waiting::Fifo(Ring::new()),
         }
     }
     #[inline(always)]
@@ -272,7 +327,7 @@ impl Waiting {
     }
     fn len(&self) -> usize {
         match self {
-            Waiting::Fifo(q) => q.len(),
+            Waiting::Fifo(q) => q.len,
             Waiting::Lifo(q) => q.len(),
             Waiting::Prio(q, _) => q.len(),
         }
@@ -436,8 +491,6 @@ struct LatchRt {
 struct GroupRt {
     /// Jobs per group at most.
     max_batch: u32,
-    /// Groups in flight at most (1 for a batch station).
-    slots: u32,
     /// Per-job service added to a batch.
     per_job_s: f64,
     max_wait_s: Option<f64>,
@@ -464,13 +517,17 @@ enum Kind {
     /// Infinite servers, fixed speed.
     Delay,
     /// `c` servers, fixed speed.
-    Queue { c: u32 },
+    Queue {
+        c: u32,
+    },
     /// Speed curve or PS.
     V(Box<VClock>),
     Latch(Box<LatchRt>),
     Group(Box<GroupRt>),
     Fork(Box<ForkRt>),
-    Join { quorum: Option<u32> },
+    Join {
+        quorum: Option<u32>,
+    },
 }
 
 struct StationRt {
@@ -493,6 +550,8 @@ struct StationRt {
 #[derive(Clone, Copy, Debug, Default)]
 struct ForkRec {
     parent: u32,
+    /// The fork station: where the parent stands for region accounting.
+    fork: u32,
     join: u32,
     needed: u32,
     arrived: u32,
@@ -767,8 +826,7 @@ impl Simulation {
                         }
                     } else {
                         let poll_max_s = l.spin.as_ref().map_or(0.0, |sp| {
-                            sp.spin_wait_delay * sp.pauses_per_unit * sp.pause_cycles
-                                / sp.clock_ghz
+                            sp.spin_wait_delay * sp.pauses_per_unit * sp.pause_cycles / sp.clock_ghz
                                 * 1e-9
                         });
                         Kind::Latch(Box::new(LatchRt {
@@ -791,7 +849,6 @@ impl Simulation {
                 StationKind::Batch(b) => (
                     Kind::Group(Box::new(GroupRt {
                         max_batch: b.max_batch,
-                        slots: 1,
                         per_job_s: b.per_job_s,
                         max_wait_s: b.max_wait_s,
                         groups: vec![Vec::new()],
@@ -805,7 +862,6 @@ impl Simulation {
                 StationKind::Link(l) => (
                     Kind::Group(Box::new(GroupRt {
                         max_batch: l.max_batch,
-                        slots: l.pipeline,
                         per_job_s: 0.0,
                         max_wait_s: None,
                         groups: vec![Vec::new(); l.pipeline as usize],
@@ -888,7 +944,10 @@ impl Simulation {
                     Routing::Probabilistic { entry, from } => Route::Prob {
                         entry: Branches::new(entry),
                         from: (0..ns)
-                            .map(|s| from.get(s).map_or_else(Branches::default, |b| Branches::new(b)))
+                            .map(|s| {
+                                from.get(s)
+                                    .map_or_else(Branches::default, |b| Branches::new(b))
+                            })
                             .collect(),
                     },
                 };
@@ -1002,12 +1061,13 @@ impl Simulation {
         };
         match self.free.pop() {
             Some(j) => {
-                self.jobs[j as usize] = job;
+                self.jobs[j as usize] = Job { node: j, ..job };
                 j
             }
             None => {
-                self.jobs.push(job);
-                (self.jobs.len() - 1) as u32
+                let j = self.jobs.len() as u32;
+                self.jobs.push(Job { node: j, ..job });
+                j
             }
         }
     }
@@ -1213,9 +1273,12 @@ impl Simulation {
 
     /// Moves job `j` from station `from` (EXIT: from outside) to `to`,
     /// passing region boundaries.
-    #[inline]
+    ///
+    /// Fork sub-jobs never cross region boundaries on their own: the parent
+    /// holds its place in a region for them.
+    #[inline(always)]
     fn goto(&mut self, j: u32, from: u32, to: u32) {
-        if !self.regions.is_empty() {
+        if !self.regions.is_empty() && self.jobs[j as usize].fork == NONE {
             self.cross_regions(j, from, to);
             return;
         }
@@ -1226,6 +1289,7 @@ impl Simulation {
         }
     }
 
+    #[inline(never)]
     fn cross_regions(&mut self, j: u32, from: u32, to: u32) {
         let now = self.now;
         // Leave the regions that contain `from` but not `to`.
@@ -1237,7 +1301,7 @@ impl Simulation {
                     continue;
                 }
                 reg.acc(now);
-                reg.inside -= 1;
+                reg.inside = reg.inside.saturating_sub(1);
                 self.admit_waiters(r);
             }
         }
@@ -1258,9 +1322,6 @@ impl Simulation {
                 let reg = &mut self.regions[r];
                 if from != EXIT && reg.members[from as usize] {
                     continue;
-                }
-                if self.jobs[j as usize].t_start == f64::NEG_INFINITY {
-                    // Re-checking after admission to an earlier region.
                 }
                 if reg.inside >= reg.limit {
                     reg.acc(now);
@@ -1311,7 +1372,10 @@ impl Simulation {
         let to = self.jobs[j as usize].pending;
         let from = self.jobs[j as usize].station;
         let regs = self.stations[to as usize].regions.clone();
-        let start = regs.iter().position(|&r| r as usize == done).map_or(0, |p| p + 1);
+        let start = regs
+            .iter()
+            .position(|&r| r as usize == done)
+            .map_or(0, |p| p + 1);
         for &r in &regs[start..] {
             let r = r as usize;
             let reg = &mut self.regions[r];
@@ -1334,7 +1398,7 @@ impl Simulation {
     }
 
     /// Job `j` arrives at station `s` now.
-    #[inline]
+    #[inline(always)]
     fn arrive(&mut self, j: u32, s: usize) {
         let now = self.now;
         let st = &mut self.stations[s];
@@ -1635,8 +1699,11 @@ impl Simulation {
                 sla_violation: ratio(s.sla_over as f64, n),
             }
         };
-        let classes: Vec<ReplicationClass> =
-            self.classes.iter().map(|c| class_result(&c.stats)).collect();
+        let classes: Vec<ReplicationClass> = self
+            .classes
+            .iter()
+            .map(|c| class_result(&c.stats))
+            .collect();
         let system = if self.classes.len() == 1 {
             classes[0].clone()
         } else {
@@ -1683,7 +1750,11 @@ impl Simulation {
                     } else {
                         0.0
                     },
-                    batches_per_s: if grouped { per_s(s.batches as f64) } else { 0.0 },
+                    batches_per_s: if grouped {
+                        per_s(s.batches as f64)
+                    } else {
+                        0.0
+                    },
                 }
             })
             .collect();
@@ -1711,36 +1782,444 @@ impl Simulation {
         }
     }
 
-    // ---- phase 2 kinds (filled in below) ----
+    // ---- batch and link: groups of jobs served together ----
+
+    fn group_arrive(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        st.stats.acc(now);
+        st.stats.n += 1;
+        st.waiting.push(j, 0);
+        self.group_try_start(s, false);
+    }
+
+    /// Starts groups while a slot is free and jobs wait. With `max_wait_s`
+    /// a group smaller than `max_batch` waits for more (a timer), unless
+    /// `force` (the timer fired).
+    fn group_try_start(&mut self, s: usize, mut force: bool) {
+        let now = self.now;
+        loop {
+            let st = &mut self.stations[s];
+            let Kind::Group(g) = &mut st.kind else {
+                return;
+            };
+            let waiting = st.waiting.len() as u32;
+            if waiting == 0 || g.free_slots.is_empty() {
+                return;
+            }
+            if waiting < g.max_batch
+                && !force
+                && let Some(w) = g.max_wait_s
+                && w > 0.0
+            {
+                if !g.timer_armed {
+                    g.timer_armed = true;
+                    g.timer_version = g.timer_version.wrapping_add(1);
+                    self.fel
+                        .push(later(now, w), ev(EV_BATCH_TIMER, s as u32, g.timer_version));
+                }
+                return;
+            }
+            force = false;
+            if g.timer_armed {
+                g.timer_armed = false;
+                g.timer_version = g.timer_version.wrapping_add(1);
+            }
+            let slot = g.free_slots.pop().expect("checked non-empty");
+            let k = waiting.min(g.max_batch);
+            let group = &mut g.groups[slot as usize];
+            group.clear();
+            let mut first_class = 0;
+            for i in 0..k {
+                let nx = st.waiting.pop().expect("counted");
+                let job = &mut self.jobs[nx as usize];
+                job.t_start = now;
+                if i == 0 {
+                    first_class = job.class as usize;
+                }
+                group.push(nx);
+            }
+            let d = st.service[first_class].sample(&mut st.rng) + g.per_job_s * f64::from(k);
+            st.stats.acc(now);
+            st.stats.busy += 1;
+            st.stats.batches += 1;
+            st.stats.batch_jobs += u64::from(k);
+            self.fel
+                .push(later(now, d), ev(EV_GROUP_DONE, s as u32, slot));
+        }
+    }
+
+    fn on_batch_timer(&mut self, s: usize, version: u32) {
+        let Kind::Group(g) = &self.stations[s].kind else {
+            return;
+        };
+        if !g.timer_armed || g.timer_version != version {
+            return;
+        }
+        self.events += 1;
+        self.group_try_start(s, true);
+    }
+
+    fn on_group_done(&mut self, s: usize, slot: u32) {
+        self.events += 1;
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::Group(g) = &mut st.kind else {
+            return;
+        };
+        let group = std::mem::take(&mut g.groups[slot as usize]);
+        st.stats.acc(now);
+        st.stats.busy -= 1;
+        st.stats.n -= group.len() as u32;
+        for &j in &group {
+            Simulation::record_departure(&mut st.stats, &self.jobs[j as usize], now);
+        }
+        // Route everyone before the slot frees, so that jobs coming straight
+        // back queue up and can join the next group at this same instant.
+        for &j in &group {
+            self.leave(j, s as u32);
+        }
+        if let Kind::Group(g) = &mut self.stations[s].kind {
+            let mut group = group;
+            group.clear();
+            g.groups[slot as usize] = group;
+            g.free_slots.push(slot);
+        }
+        self.group_try_start(s, false);
+    }
+
+    // ---- fork and join ----
+
+    fn fork_arrive(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let (fan_out, join) = {
+            let st = &mut self.stations[s];
+            let Kind::Fork(f) = &st.kind else {
+                return;
+            };
+            // The fork is instantaneous: the parent passes through it.
+            st.stats.departures += 1;
+            (f.fan_out, f.join as usize)
+        };
+        // The parent waits at the join for its sub-jobs.
+        let quorum = match self.stations[join].kind {
+            Kind::Join { quorum } => quorum.unwrap_or(fan_out).min(fan_out),
+            _ => fan_out,
+        };
+        let rec = ForkRec {
+            parent: j,
+            fork: s as u32,
+            join: join as u32,
+            needed: quorum,
+            arrived: 0,
+            outstanding: fan_out,
+            released: false,
+        };
+        let r = match self.free_forks.pop() {
+            Some(r) => {
+                self.forks[r as usize] = rec;
+                r
+            }
+            None => {
+                self.forks.push(rec);
+                (self.forks.len() - 1) as u32
+            }
+        };
+        {
+            let js = &mut self.stations[join];
+            js.stats.acc(now);
+            js.stats.n += 1;
+            let parent = &mut self.jobs[j as usize];
+            parent.station = join as u32;
+            parent.t_arr = now;
+            parent.t_start = now;
+        }
+        let (class, t0, thread) = {
+            let p = &self.jobs[j as usize];
+            (p.class, p.t0, p.node)
+        };
+        for _ in 0..fan_out {
+            let target = {
+                let Kind::Fork(f) = &mut self.stations[s].kind else {
+                    return;
+                };
+                if f.random {
+                    let u = unit(&mut f.rng);
+                    let i = f.cum.iter().position(|&c| u < c).unwrap_or(0);
+                    f.targets[i]
+                } else {
+                    let t = f.targets[f.next as usize % f.targets.len()];
+                    f.next = f.next.wrapping_add(1);
+                    t
+                }
+            };
+            let sub = self.alloc(class);
+            let job = &mut self.jobs[sub as usize];
+            job.fork = r;
+            job.t0 = t0;
+            job.node = thread;
+            self.in_network += 1;
+            self.goto(sub, s as u32, target);
+        }
+        self.check_unstable();
+    }
+
+    fn join_arrive(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let r = self.jobs[j as usize].fork;
+        if r == NONE || self.forks[r as usize].join as usize != s {
+            // Not a sub-job of a fork joining here: pass through.
+            let st = &mut self.stations[s];
+            st.stats.departures += 1;
+            self.jobs[j as usize].t_start = now;
+            self.leave(j, s as u32);
+            return;
+        }
+        // The sub-job ends here.
+        self.free.push(j);
+        self.in_network -= 1;
+        let rec = &mut self.forks[r as usize];
+        rec.arrived += 1;
+        rec.outstanding -= 1;
+        let release = !rec.released && rec.arrived >= rec.needed;
+        let parent = rec.parent;
+        let fork_station = rec.fork;
+        if release {
+            rec.released = true;
+        }
+        if rec.outstanding == 0 {
+            self.free_forks.push(r);
+        }
+        if release {
+            let st = &mut self.stations[s];
+            st.stats.acc(now);
+            st.stats.n -= 1;
+            Simulation::record_departure(&mut st.stats, &self.jobs[parent as usize], now);
+            // A sequence may list the join right after the fork: the parent
+            // is already there, so skip it.
+            let pj = &mut self.jobs[parent as usize];
+            if let Route::Seq(seq) = &self.classes[pj.class as usize].route
+                && seq.get(pj.pos as usize) == Some(&(s as u32))
+            {
+                pj.pos += 1;
+            }
+            // Route on from the join; for regions the parent leaves from the
+            // fork, where it was admitted.
+            if self.jobs[parent as usize].fork != NONE {
+                // A nested fork: the parent is itself a sub-job.
+                self.leave(parent, s as u32);
+            } else {
+                let to = self.next_target(parent, s as u32);
+                self.goto(parent, fork_station, to);
+            }
+        }
+    }
+
+    // ---- latches with mechanisms (NUMA hand-off, spin then sleep) ----
 
     fn latch_arrive(&mut self, j: u32, s: usize) {
-        let _ = (j, s);
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        st.stats.acc(now);
+        st.stats.n += 1;
+        st.stats.busy = 1;
+        if !l.held {
+            // Uncontended: take it at once (no hand-off).
+            l.held = true;
+            self.latch_start_cs(j, s);
+        } else if l.spin.is_some() {
+            l.spinners += 1;
+            self.jobs[j as usize].polls = 0;
+            self.latch_schedule_poll(j, s);
+        } else {
+            l.sleepers.push_back(j);
+        }
     }
-    fn group_arrive(&mut self, j: u32, s: usize) {
-        let _ = (j, s);
+
+    /// Schedules the next poll of spinning waiter `j`, charging the spin to
+    /// the cpu station.
+    fn latch_schedule_poll(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let measuring = self.measuring;
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        let d = l.poll_max_s * unit(&mut l.rng);
+        if measuring {
+            st.stats.extra_busy += d;
+        }
+        self.fel.push(later(now, d), ev(EV_LATCH_POLL, s as u32, j));
     }
-    fn fork_arrive(&mut self, j: u32, s: usize) {
-        let _ = (j, s);
+
+    /// Job `j` holds the latch: its critical section starts now.
+    fn latch_start_cs(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        let job = &mut self.jobs[j as usize];
+        job.t_start = now;
+        let class = job.class as usize;
+        let mut d = st.service[class].sample(&mut st.rng);
+        if let Some(sp) = &l.speed {
+            // Speed applies at the start of the critical section here.
+            d = d * st.inv_mean[class] / sp.rate(st.stats.n);
+        }
+        self.fel.push(later(now, d), ev(EV_LATCH_DONE, s as u32, j));
     }
-    fn join_arrive(&mut self, j: u32, s: usize) {
-        let _ = (j, s);
+
+    /// The latch goes to waiter `j` (already marked held): after the NUMA
+    /// hand-off cost, if any, its critical section starts.
+    fn latch_handoff(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let threads = self.in_network;
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        let Some(numa) = &l.numa else {
+            self.latch_start_cs(j, s);
+            return;
+        };
+        let nodes = numa.nodes.max(1);
+        let cores = u64::from(nodes) * u64::from(numa.cores_per_node.max(1));
+        let home = self.jobs[j as usize].node % nodes;
+        // Oversubscription: with T runnable threads on C cores, a thread has
+        // been migrated off its core since it last ran with probability
+        // (T − C)/T; a migrated thread lands on a random node, cold.
+        let p_mig = if threads > cores {
+            (threads - cores) as f64 / threads as f64
+        } else {
+            0.0
+        };
+        let (node, migrated) = if p_mig > 0.0 && unit(&mut l.rng) < p_mig {
+            ((unit(&mut l.rng) * f64::from(nodes)) as u32 % nodes, true)
+        } else {
+            (home, false)
+        };
+        let mut cost = if node == l.holder_node {
+            numa.local_handoff_s
+        } else {
+            numa.remote_handoff_s
+        };
+        if migrated {
+            cost += numa.migration_s;
+        }
+        l.holder_node = node;
+        if cost > 0.0 {
+            self.fel
+                .push(later(now, cost), ev(EV_LATCH_GRANT, s as u32, j));
+        } else {
+            self.latch_start_cs(j, s);
+        }
     }
-    fn on_batch_timer(&mut self, s: usize, v: u32) {
-        let _ = (s, v);
-    }
-    fn on_group_done(&mut self, s: usize, slot: u32) {
-        let _ = (s, slot);
-    }
+
     fn on_latch_grant(&mut self, s: usize, j: u32) {
-        let _ = (s, j);
+        self.events += 1;
+        self.latch_start_cs(j, s);
     }
-    fn on_latch_poll(&mut self, s: usize, j: u32) {
-        let _ = (s, j);
-    }
-    fn on_latch_woken(&mut self, s: usize, j: u32) {
-        let _ = (s, j);
-    }
+
     fn on_latch_done(&mut self, s: usize, j: u32) {
-        let _ = (s, j);
+        self.events += 1;
+        let now = self.now;
+        let measuring = self.measuring;
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        st.stats.acc(now);
+        st.stats.n -= 1;
+        // Busy while anyone holds, waits for, or is being handed the latch.
+        st.stats.busy = u32::from(st.stats.n > 0);
+        Simulation::record_departure(&mut st.stats, &self.jobs[j as usize], now);
+        match &l.spin {
+            None => {
+                // Sleeping waiters get the latch in FIFO order.
+                if let Some(nx) = l.sleepers.pop_front() {
+                    self.latch_handoff(nx, s);
+                } else {
+                    l.held = false;
+                }
+            }
+            Some(spin) => {
+                // Free: the next spinner to poll takes it; sleepers are woken
+                // and pay a context switch first.
+                l.held = false;
+                let cs = spin.context_switch_s;
+                let wake = match l.wake {
+                    Wake::One => l.sleepers.len().min(1),
+                    Wake::All => l.sleepers.len(),
+                };
+                for _ in 0..wake {
+                    let w = l.sleepers.pop_front().expect("counted");
+                    l.waking += 1;
+                    if measuring {
+                        st.stats.extra_busy += cs;
+                    }
+                    self.fel
+                        .push(later(now, cs), ev(EV_LATCH_WOKEN, s as u32, w));
+                }
+            }
+        }
+        self.leave(j, s as u32);
+    }
+
+    fn on_latch_poll(&mut self, s: usize, j: u32) {
+        self.events += 1;
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        if !l.held {
+            l.held = true;
+            l.spinners -= 1;
+            self.latch_handoff(j, s);
+            return;
+        }
+        let rounds = l.spin.as_ref().map_or(0, |sp| sp.spin_rounds);
+        let job = &mut self.jobs[j as usize];
+        job.polls += 1;
+        if job.polls >= rounds {
+            // Give up spinning: sleep until a release wakes it.
+            l.spinners -= 1;
+            l.sleepers.push_back(j);
+        } else {
+            self.latch_schedule_poll(j, s);
+        }
+    }
+
+    fn on_latch_woken(&mut self, s: usize, j: u32) {
+        self.events += 1;
+        let measuring = self.measuring;
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        l.waking -= 1;
+        if !l.held {
+            l.held = true;
+            self.latch_handoff(j, s);
+            return;
+        }
+        match l.wake {
+            // Lost the race after a single wake-up: spin again.
+            Wake::One => {
+                l.spinners += 1;
+                self.jobs[j as usize].polls = 0;
+                self.latch_schedule_poll(j, s);
+            }
+            // Thundering herd: the losers go back to sleep, paying another
+            // context switch.
+            Wake::All => {
+                if measuring {
+                    st.stats.extra_busy += l.spin.as_ref().map_or(0.0, |sp| sp.context_switch_s);
+                }
+                l.sleepers.push_back(j);
+            }
+        }
     }
 }

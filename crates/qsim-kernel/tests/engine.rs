@@ -86,7 +86,15 @@ fn mm1_mean_and_p99_match_exact() {
     // λ = 0.5, μ = 1: R ~ Exp(μ − λ), mean 2 s, p99 = ln(100)/0.5 s.
     let r = run(&mm1(0.5, Discipline::Fcfs, exp(1.0)), &cfg(10, 200_000)).unwrap();
     let rt = r.system.response_time_s;
-    close("mean response", Estimate { mean: rt.mean, ci95: rt.ci95 }, 2.0, 0.002);
+    close(
+        "mean response",
+        Estimate {
+            mean: rt.mean,
+            ci95: rt.ci95,
+        },
+        2.0,
+        0.002,
+    );
     close("p50", rt.p50, 2.0 * 2f64.ln(), 0.01);
     close("p99", rt.p99, 2.0 * 100f64.ln(), 0.01);
     close("throughput", r.system.throughput_per_s, 0.5, 0.002);
@@ -104,7 +112,15 @@ fn lcfs_and_priority_keep_the_mm1_mean() {
     for d in [Discipline::Lcfs, Discipline::Priority] {
         let r = run(&mm1(0.5, d, exp(1.0)), &cfg(8, 100_000)).unwrap();
         let rt = r.system.response_time_s;
-        close(&format!("{d:?}"), Estimate { mean: rt.mean, ci95: rt.ci95 }, 2.0, 0.002);
+        close(
+            &format!("{d:?}"),
+            Estimate {
+                mean: rt.mean,
+                ci95: rt.ci95,
+            },
+            2.0,
+            0.002,
+        );
     }
 }
 
@@ -115,7 +131,15 @@ fn processor_sharing_is_insensitive_to_the_service_distribution() {
     let h = Dist::from_mean_scv(Family::HyperExponential, 1.0, 4.0).unwrap();
     let r = run(&mm1(0.5, Discipline::Ps, h), &cfg(10, 200_000)).unwrap();
     let rt = r.system.response_time_s;
-    close("M/G/1-PS mean", Estimate { mean: rt.mean, ci95: rt.ci95 }, 2.0, 0.002);
+    close(
+        "M/G/1-PS mean",
+        Estimate {
+            mean: rt.mean,
+            ci95: rt.ci95,
+        },
+        2.0,
+        0.002,
+    );
     close("PS utilization", r.stations[0].utilization, 0.5, 0.002);
 }
 
@@ -158,7 +182,15 @@ fn load_dependent_station_matches_birth_death_chain() {
     let l = birth_death_mean(lambda, |k| speed.rate(f64::from(k)), 10_000);
     close("mean jobs", r.stations[0].mean_jobs, l, 0.003);
     let rt = r.system.response_time_s;
-    close("mean response (Little)", Estimate { mean: rt.mean, ci95: rt.ci95 }, l / lambda, 0.003);
+    close(
+        "mean response (Little)",
+        Estimate {
+            mean: rt.mean,
+            ci95: rt.ci95,
+        },
+        l / lambda,
+        0.003,
+    );
 }
 
 #[test]
@@ -167,7 +199,11 @@ fn closed_loop_throughput_is_exactly_rate_of_n() {
     // job rejoins at the same instant, so the station always holds N jobs
     // and must complete at rate(N), not rate(N−1).
     let speed = Speed::Table(vec![(1.0, 10.0), (5.0, 50.0), (10.0, 20.0)]);
-    for (discipline, servers) in [(Discipline::Fcfs, 1), (Discipline::Ps, 1), (Discipline::Fcfs, 3)] {
+    for (discipline, servers) in [
+        (Discipline::Fcfs, 1),
+        (Discipline::Ps, 1),
+        (Discipline::Fcfs, 3),
+    ] {
         for pop in [1u32, 5, 7, 12] {
             let mut st = queue("x", servers, discipline, Dist::deterministic(0.2).unwrap());
             st.speed = Some(speed.clone());
@@ -193,48 +229,59 @@ fn closed_loop_throughput_is_exactly_rate_of_n() {
 
 #[test]
 fn speed_change_retimes_work_in_service() {
-    // A job alone at a USL-free table station with rate 1 at n=1 and 2 at
-    // n=2 (PS, so both jobs are in service). Closed: job A starts at 0 with
-    // 1 unit of work; job B arrives at 0.5 (deterministic think). Continuous
-    // re-timing: A has 0.5 left at 0.5, both then progress at 1/s each
-    // (total 2), so A finishes at 1.0 exactly.
-    let mut st = queue("x", 1, Discipline::Ps, Dist::deterministic(1.0).unwrap());
-    st.speed = Some(Speed::Table(vec![(1.0, 1.0), (2.0, 2.0)]));
-    let spec = NetworkSpec {
-        stations: vec![st],
-        classes: vec![
-            ClassSpec {
-                name: "a".into(),
-                workload: Workload::Closed { population: 1, think: Some(Dist::deterministic(1000.0).unwrap()) },
-                routing: Routing::Sequence(vec![0]),
-                priority: 0,
-            },
-            ClassSpec {
-                name: "b".into(),
-                workload: Workload::Closed { population: 1, think: Some(Dist::deterministic(0.5).unwrap()) },
-                routing: Routing::Sequence(vec![0]),
-                priority: 0,
-            },
-        ],
-        initial: InitialState::Thinking,
-        ..NetworkSpec::default()
+    // PS station with total rate 1 unit/s alone and 4 with two present.
+    // Job A (zero think) starts 1 unit of work at 0; job B arrives at 0.5.
+    // Continuous re-timing: A has 0.5 left at 0.5, then gets 2 units/s and
+    // completes at 0.75; it comes straight back, so B (0.5 left at 0.75,
+    // still 2 units/s) completes at 1.0. Sampling the rate at service start
+    // only would finish A at 1.0.
+    let d1 = || Some(Dist::deterministic(1.0).unwrap());
+    let st = StationSpec {
+        name: "x".into(),
+        kind: StationKind::Queue {
+            servers: 1,
+            discipline: Discipline::Ps,
+        },
+        service: vec![d1(), d1()],
+        speed: Some(Speed::Table(vec![(1.0, 1.0), (2.0, 4.0)])),
     };
-    // Make class a start at once: its think is long, so place it with a
-    // second network where a's think is 0 at start... simpler: step the
-    // simulation and watch the station.
-    let mut spec2 = spec.clone();
-    spec2.stations[0].service = vec![
-        Some(Dist::deterministic(1.0).unwrap()),
-        Some(Dist::deterministic(1.0).unwrap()),
-    ];
-    spec2.classes[0].workload = Workload::Closed { population: 1, think: Some(Dist::deterministic(0.0).unwrap()) };
-    let n = Network::new(spec2).unwrap();
-    let config = RunConfig { replications: 1, stop: Stop::Jobs(1), warmup: Warmup::None, ..RunConfig::default() };
+    let class = |name: &str, think: f64| ClassSpec {
+        name: name.into(),
+        workload: Workload::Closed {
+            population: 1,
+            think: Some(Dist::deterministic(think).unwrap()),
+        },
+        routing: Routing::Sequence(vec![0]),
+        priority: 0,
+    };
+    let n = Network::new(NetworkSpec {
+        stations: vec![st],
+        classes: vec![class("a", 0.0), class("b", 0.5)],
+        ..NetworkSpec::default()
+    })
+    .unwrap();
+    let config = RunConfig {
+        replications: 1,
+        stop: Stop::Jobs(2),
+        warmup: Warmup::None,
+        ..RunConfig::default()
+    };
     let mut sim = Simulation::new(&n, &config, 0).unwrap();
-    // Until the first completion: A started at 0, B joined at 0.5.
-    while sim.step().unwrap() {}
-    assert!((sim.time().seconds() - 1.0).abs() < 1e-12, "first completion at {}", sim.time());
-    let _ = spec;
+    let mut completions = Vec::new();
+    let mut seen = 0;
+    while sim.step().unwrap() || seen < 2 {
+        let r = sim.result();
+        if r.system.completions > seen {
+            seen = r.system.completions;
+            completions.push(sim.time().seconds());
+        }
+        if sim.finished() {
+            break;
+        }
+    }
+    assert_eq!(completions.len(), 2, "{completions:?}");
+    assert!((completions[0] - 0.75).abs() < 1e-12, "{completions:?}");
+    assert!((completions[1] - 1.0).abs() < 1e-12, "{completions:?}");
 }
 
 #[test]
@@ -248,14 +295,19 @@ fn simultaneous_events_run_in_scheduling_order() {
     let spec = NetworkSpec {
         stations: vec![StationSpec {
             name: "q".into(),
-            kind: StationKind::Queue { servers: 1, discipline: Discipline::Fcfs },
+            kind: StationKind::Queue {
+                servers: 1,
+                discipline: Discipline::Fcfs,
+            },
             service: vec![Some(s.clone()), Some(s)],
             speed: None,
         }],
         classes: (0..2)
             .map(|i| ClassSpec {
                 name: format!("c{i}"),
-                workload: Workload::Open { interarrival: Dist::deterministic(1.0).unwrap() },
+                workload: Workload::Open {
+                    interarrival: Dist::deterministic(1.0).unwrap(),
+                },
                 routing: Routing::Sequence(vec![0]),
                 priority: 0,
             })
@@ -272,16 +324,28 @@ fn three_station() -> Network {
     let spec = NetworkSpec {
         stations: vec![
             queue("cpu", 2, Discipline::Fcfs, exp(0.005)),
-            queue("disk1", 1, Discipline::Fcfs, Dist::from_mean_scv(Family::Gamma, 0.01, 0.5).unwrap()),
+            queue(
+                "disk1",
+                1,
+                Discipline::Fcfs,
+                Dist::from_mean_scv(Family::Gamma, 0.01, 0.5).unwrap(),
+            ),
             queue("disk2", 1, Discipline::Ps, exp(0.01)),
         ],
         classes: vec![ClassSpec {
             name: "users".into(),
-            workload: Workload::Closed { population: 20, think: Some(exp(0.5)) },
+            workload: Workload::Closed {
+                population: 20,
+                think: Some(exp(0.5)),
+            },
             routing: Routing::Probabilistic {
                 entry: vec![(Target::Station(0), 1.0)],
                 from: vec![
-                    vec![(Target::Station(1), 0.45), (Target::Station(2), 0.45), (Target::Exit, 0.1)],
+                    vec![
+                        (Target::Station(1), 0.45),
+                        (Target::Station(2), 0.45),
+                        (Target::Exit, 0.1),
+                    ],
                     vec![(Target::Station(0), 1.0)],
                     vec![(Target::Station(0), 1.0)],
                 ],
@@ -317,7 +381,10 @@ fn little_law_holds_in_a_closed_network() {
     let x = r.system.throughput_per_s.mean;
     let rt = r.system.response_time_s.mean;
     let total = x * (rt + 0.5);
-    assert!((total / 20.0 - 1.0).abs() < 0.01, "X(R+Z) = {total}, N = 20");
+    assert!(
+        (total / 20.0 - 1.0).abs() < 0.01,
+        "X(R+Z) = {total}, N = 20"
+    );
 }
 
 #[test]
@@ -340,7 +407,10 @@ fn mser5_truncates_an_initial_transient() {
     // Start with 200 jobs queued at a fast M/M/1-like closed loop: the first
     // responses are huge; MSER-5 must discard them.
     let spec = NetworkSpec {
-        stations: vec![queue("s", 1, Discipline::Fcfs, exp(0.01)), queue("t", 1, Discipline::Fcfs, exp(0.001))],
+        stations: vec![
+            queue("s", 1, Discipline::Fcfs, exp(0.01)),
+            queue("t", 1, Discipline::Fcfs, exp(0.001)),
+        ],
         classes: vec![closed_class(200, Some(exp(10.0)), vec![0])],
         initial: InitialState::AtStation(0),
         ..NetworkSpec::default()
@@ -354,7 +424,14 @@ fn mser5_truncates_an_initial_transient() {
     };
     let r = run(&n, &c).unwrap();
     assert!(r.warmup_time_s > 0.0, "MSER-5 kept the transient");
-    let none = run(&n, &RunConfig { warmup: Warmup::None, ..c.clone() }).unwrap();
+    let none = run(
+        &n,
+        &RunConfig {
+            warmup: Warmup::None,
+            ..c.clone()
+        },
+    )
+    .unwrap();
     assert!(r.system.response_time_s.mean < none.system.response_time_s.mean);
 }
 
@@ -365,13 +442,19 @@ fn precision_adds_replications() {
         replications: 2,
         stop: Stop::Jobs(5_000),
         warmup: Warmup::Jobs(500),
-        precision: Some(Precision { relative_half_width: 0.03, max_replications: 40 }),
+        precision: Some(Precision {
+            relative_half_width: 0.03,
+            max_replications: 40,
+        }),
         ..RunConfig::default()
     };
     let r = run(&n, &c).unwrap();
     assert!(r.replications > 2 && r.replications <= 40);
     let rel = r.system.response_time_s.ci95 / r.system.response_time_s.mean;
-    assert!(rel <= 0.03 || r.replications == 40, "relative half-width {rel}");
+    assert!(
+        rel <= 0.03 || r.replications == 40,
+        "relative half-width {rel}"
+    );
 }
 
 #[test]
@@ -389,15 +472,36 @@ fn guards_report_errors() {
     let ok = mm1(0.5, Discipline::Fcfs, exp(1.0));
     let mut c = cfg(2, 1_000_000);
     c.max_events = 10_000;
-    assert!(matches!(run(&ok, &c), Err(RunError::EventLimit { limit: 10_000, .. })));
+    assert!(matches!(
+        run(&ok, &c),
+        Err(RunError::EventLimit { limit: 10_000, .. })
+    ));
     for bad in [
-        RunConfig { replications: 0, ..RunConfig::default() },
-        RunConfig { stop: Stop::Jobs(0), ..RunConfig::default() },
-        RunConfig { stop: Stop::Time(f64::NAN), ..RunConfig::default() },
-        RunConfig { warmup: Warmup::Time(f64::INFINITY), ..RunConfig::default() },
-        RunConfig { sla_s: Some(-1.0), ..RunConfig::default() },
+        RunConfig {
+            replications: 0,
+            ..RunConfig::default()
+        },
+        RunConfig {
+            stop: Stop::Jobs(0),
+            ..RunConfig::default()
+        },
+        RunConfig {
+            stop: Stop::Time(f64::NAN),
+            ..RunConfig::default()
+        },
+        RunConfig {
+            warmup: Warmup::Time(f64::INFINITY),
+            ..RunConfig::default()
+        },
+        RunConfig {
+            sla_s: Some(-1.0),
+            ..RunConfig::default()
+        },
     ] {
-        assert!(matches!(run(&ok, &bad), Err(RunError::Config(_))), "{bad:?}");
+        assert!(
+            matches!(run(&ok, &bad), Err(RunError::Config(_))),
+            "{bad:?}"
+        );
     }
 }
 

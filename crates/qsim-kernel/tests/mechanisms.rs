@@ -1,0 +1,472 @@
+//! Tests of the contention mechanisms: fork/join, batch, link, regions,
+//! latches. Exact answers where the model has one (see `engine.rs` for the
+//! tolerance rule: 3 CI half-widths, with a small relative floor).
+
+use qsim_kernel::*;
+
+fn exp(m: f64) -> Dist {
+    Dist::exponential(m).unwrap()
+}
+
+fn det(x: f64) -> Dist {
+    Dist::deterministic(x).unwrap()
+}
+
+fn station(name: &str, kind: StationKind, service: Option<Dist>) -> StationSpec {
+    StationSpec {
+        name: name.into(),
+        kind,
+        service: vec![service],
+        speed: None,
+    }
+}
+
+fn class(workload: Workload, route: Vec<usize>) -> ClassSpec {
+    ClassSpec {
+        name: "c".into(),
+        workload,
+        routing: Routing::Sequence(route),
+        priority: 0,
+    }
+}
+
+fn closed(n: u32, think: Option<Dist>) -> Workload {
+    Workload::Closed {
+        population: n,
+        think,
+    }
+}
+
+fn run_net(spec: NetworkSpec, reps: u32, jobs: u64) -> RunResults {
+    let n = Network::new(spec).unwrap();
+    let c = RunConfig {
+        replications: reps,
+        stop: Stop::Jobs(jobs),
+        warmup: Warmup::Jobs(jobs / 10),
+        ..RunConfig::default()
+    };
+    run(&n, &c).unwrap()
+}
+
+fn close(what: &str, e: Estimate, exact: f64, rel: f64) {
+    let tol = (3.0 * e.ci95).max(rel * exact.abs());
+    assert!(
+        (e.mean - exact).abs() <= tol,
+        "{what}: simulated {} ± {} vs exact {exact} (tolerance {tol})",
+        e.mean,
+        e.ci95
+    );
+}
+
+#[test]
+fn fork_join_of_delays_gives_the_max_of_exponentials() {
+    // k sub-jobs, each an Exp(m) delay: R = max of k, P(R <= x) = (1 − e^(−x/m))^k.
+    let (k, m) = (4u32, 1.0);
+    let spec = NetworkSpec {
+        stations: vec![
+            station(
+                "fork",
+                StationKind::Fork(ForkSpec {
+                    fan_out: k,
+                    targets: vec![(1, 1.0), (2, 1.0)],
+                    spread: Spread::Even,
+                    join: 3,
+                }),
+                None,
+            ),
+            station("d1", StationKind::Delay, Some(exp(m))),
+            station("d2", StationKind::Delay, Some(exp(m))),
+            station("join", StationKind::Join(JoinSpec::default()), None),
+        ],
+        // The parent continues after the join; listing the join in the
+        // sequence right after the fork is allowed too.
+        classes: vec![class(
+            Workload::Open {
+                interarrival: exp(0.5),
+            },
+            vec![0, 3],
+        )],
+        ..NetworkSpec::default()
+    };
+    let r = run_net(spec, 8, 100_000);
+    let inv = |q: f64| -m * (1.0 - q.powf(1.0 / f64::from(k))).ln();
+    let rt = r.system.response_time_s;
+    // Mean of the max of k exponentials: m·H_k.
+    let hk: f64 = (1..=k).map(|i| 1.0 / f64::from(i)).sum();
+    close(
+        "mean",
+        Estimate {
+            mean: rt.mean,
+            ci95: rt.ci95,
+        },
+        m * hk,
+        0.003,
+    );
+    close("p50", rt.p50, inv(0.5), 0.01);
+    close("p90", rt.p90, inv(0.9), 0.01);
+    // Each delay sees half of the 4 sub-jobs of 2 parents per second.
+    close("d1 throughput", r.stations[1].throughput_per_s, 4.0, 0.01);
+    close("join throughput", r.stations[3].throughput_per_s, 2.0, 0.01);
+}
+
+#[test]
+fn quorum_join_releases_on_the_kth_arrival() {
+    // 2 of 3: the median of three Exp(1), mean 1/3 + 1/2 = 5/6.
+    let spec = NetworkSpec {
+        stations: vec![
+            station(
+                "fork",
+                StationKind::Fork(ForkSpec {
+                    fan_out: 3,
+                    targets: vec![(1, 1.0)],
+                    spread: Spread::Random,
+                    join: 2,
+                }),
+                None,
+            ),
+            station("d", StationKind::Delay, Some(exp(1.0))),
+            station(
+                "join",
+                StationKind::Join(JoinSpec { quorum: Some(2) }),
+                None,
+            ),
+        ],
+        classes: vec![class(
+            Workload::Open {
+                interarrival: exp(1.0),
+            },
+            vec![0, 2],
+        )],
+        ..NetworkSpec::default()
+    };
+    let r = run_net(spec, 8, 100_000);
+    let rt = r.system.response_time_s;
+    close(
+        "mean",
+        Estimate {
+            mean: rt.mean,
+            ci95: rt.ci95,
+        },
+        5.0 / 6.0,
+        0.003,
+    );
+}
+
+#[test]
+fn saturated_batch_serves_max_batch_per_service() {
+    let spec = NetworkSpec {
+        stations: vec![station(
+            "commit",
+            StationKind::Batch(BatchSpec {
+                max_batch: 8,
+                max_wait_s: None,
+                per_job_s: 0.01,
+            }),
+            Some(det(0.92)),
+        )],
+        classes: vec![class(closed(50, None), vec![0])],
+        ..NetworkSpec::default()
+    };
+    let r = run_net(spec, 1, 80_000);
+    let st = &r.stations[0];
+    // Each service is 0.92 + 8·0.01 = 1 s and carries 8 jobs.
+    let b = st.mean_batch_size.unwrap().mean;
+    assert!((b - 8.0).abs() < 1e-9, "batch size {b}");
+    assert!((st.batches_per_s.unwrap().mean - 1.0).abs() < 1e-3);
+    assert!((r.system.throughput_per_s.mean - 8.0).abs() < 1e-2);
+    assert!((st.utilization.mean - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn batch_waits_for_more_jobs_up_to_max_wait() {
+    // Sparse arrivals (mean 1 s apart), max_wait 0.1 s: almost every batch
+    // is a single job that waited 0.1 s, then 0.05 s of service.
+    let spec = NetworkSpec {
+        stations: vec![station(
+            "commit",
+            StationKind::Batch(BatchSpec {
+                max_batch: 4,
+                max_wait_s: Some(0.1),
+                per_job_s: 0.0,
+            }),
+            Some(det(0.05)),
+        )],
+        classes: vec![class(
+            Workload::Open {
+                interarrival: exp(1.0),
+            },
+            vec![0],
+        )],
+        ..NetworkSpec::default()
+    };
+    let r = run_net(spec, 4, 50_000);
+    let st = &r.stations[0];
+    assert!(st.mean_batch_size.unwrap().mean < 1.2);
+    // Wait is 0.1 for a batch opener; later joiners wait less.
+    assert!(st.wait_time_s.mean > 0.08 && st.wait_time_s.mean <= 0.1);
+}
+
+#[test]
+fn serial_link_carries_one_over_rtt() {
+    // pipeline = 1, max_batch = 1, RTT 10 ms: exactly 100 per second when
+    // saturated, whatever the number of clients.
+    for clients in [50, 150] {
+        let spec = NetworkSpec {
+            stations: vec![station(
+                "paxos",
+                StationKind::Link(LinkSpec {
+                    pipeline: 1,
+                    max_batch: 1,
+                }),
+                Some(det(0.01)),
+            )],
+            classes: vec![class(closed(clients, Some(exp(0.05))), vec![0])],
+            ..NetworkSpec::default()
+        };
+        let r = run_net(spec, 1, 50_000);
+        let x = r.system.throughput_per_s.mean;
+        assert!((x / 100.0 - 1.0).abs() < 1e-3, "{clients} clients: {x}/s");
+        assert_eq!(r.stations[0].mean_batch_size.unwrap().mean, 1.0);
+    }
+    // Pipelining 4 round trips quadruples it.
+    let spec = NetworkSpec {
+        stations: vec![station(
+            "paxos",
+            StationKind::Link(LinkSpec {
+                pipeline: 4,
+                max_batch: 1,
+            }),
+            Some(det(0.01)),
+        )],
+        classes: vec![class(closed(100, Some(exp(0.05))), vec![0])],
+        ..NetworkSpec::default()
+    };
+    let x = run_net(spec, 1, 50_000).system.throughput_per_s.mean;
+    assert!((x / 400.0 - 1.0).abs() < 1e-3, "pipelined: {x}/s");
+}
+
+#[test]
+fn region_limit_keeps_the_closed_answer_and_caps_the_inside() {
+    // Machine repairman: N = 10 users thinking Exp(5 s), one FCFS Exp(1 s)
+    // server inside a region of limit 3. A work-conserving single server is
+    // not slowed by the limit: jobs wait outside instead of in its queue, so
+    // the closed birth–death answer still holds for throughput and for the
+    // total (inside + waiting); inside = E[min(n, 3)], waiting = E[(n−3)+].
+    let (n, z, s, lim) = (10u32, 5.0, 1.0, 3u32);
+    let spec = NetworkSpec {
+        stations: vec![station(
+            "server",
+            StationKind::Queue {
+                servers: 1,
+                discipline: Discipline::Fcfs,
+            },
+            Some(exp(s)),
+        )],
+        classes: vec![class(closed(n, Some(exp(z))), vec![0])],
+        regions: vec![RegionSpec {
+            name: "throttle".into(),
+            stations: vec![0],
+            limit: Some(lim),
+        }],
+        ..NetworkSpec::default()
+    };
+    let r = run_net(spec, 8, 100_000);
+    // p(k) ∝ N!/(N−k)! (S/Z)^k.
+    let mut p = vec![1.0];
+    for k in 1..=n {
+        let prev = p[k as usize - 1];
+        p.push(prev * f64::from(n - k + 1) * s / z);
+    }
+    let total: f64 = p.iter().sum();
+    let p: Vec<f64> = p.iter().map(|x| x / total).collect();
+    let x = (1.0 - p[0]) / s;
+    let inside: f64 = p
+        .iter()
+        .enumerate()
+        .map(|(k, q)| (k as u32).min(lim) as f64 * q)
+        .sum();
+    let waiting: f64 = p
+        .iter()
+        .enumerate()
+        .map(|(k, q)| (k as u32).saturating_sub(lim) as f64 * q)
+        .sum();
+    close("throughput", r.system.throughput_per_s, x, 0.003);
+    let g = &r.regions[0];
+    close("inside", g.mean_inside, inside, 0.003);
+    close("waiting", g.mean_waiting, waiting, 0.005);
+    // The station only ever sees the admitted jobs.
+    close("station jobs", r.stations[0].mean_jobs, inside, 0.003);
+    // Little's law for the admission queue.
+    close("region wait", g.wait_time_s, waiting / x, 0.01);
+}
+
+fn latch_net(latch: LatchSpec, threads: u32) -> NetworkSpec {
+    latch_net_with(latch, threads, 0.001, 0.0002)
+}
+
+fn latch_net_with(latch: LatchSpec, threads: u32, cpu_s: f64, cs_s: f64) -> NetworkSpec {
+    NetworkSpec {
+        stations: vec![
+            StationSpec {
+                name: "cpu".into(),
+                kind: StationKind::Queue {
+                    servers: 8,
+                    discipline: Discipline::Ps,
+                },
+                service: vec![Some(exp(cpu_s))],
+                speed: None,
+            },
+            station("latch", StationKind::Latch(latch), Some(exp(cs_s))),
+        ],
+        classes: vec![class(closed(threads, Some(exp(cpu_s))), vec![0, 1])],
+        ..NetworkSpec::default()
+    }
+}
+
+#[test]
+fn plain_latch_is_a_single_fcfs_server() {
+    // One class, Exp service, open arrivals: an M/M/1.
+    let spec = NetworkSpec {
+        stations: vec![station(
+            "latch",
+            StationKind::Latch(LatchSpec::default()),
+            Some(exp(1.0)),
+        )],
+        classes: vec![class(
+            Workload::Open {
+                interarrival: exp(2.0),
+            },
+            vec![0],
+        )],
+        ..NetworkSpec::default()
+    };
+    let r = run_net(spec, 8, 100_000);
+    let rt = r.system.response_time_s;
+    close(
+        "M/M/1 latch",
+        Estimate {
+            mean: rt.mean,
+            ci95: rt.ci95,
+        },
+        2.0,
+        0.003,
+    );
+    close("utilization", r.stations[0].utilization, 0.5, 0.003);
+}
+
+#[test]
+fn numa_handoffs_collapse_throughput_when_threads_outnumber_cores() {
+    let numa = NumaSpec {
+        nodes: 2,
+        cores_per_node: 8,
+        local_handoff_s: 0.000_01,
+        remote_handoff_s: 0.000_1,
+        migration_s: 0.000_5,
+    };
+    let latch = LatchSpec {
+        numa: Some(numa),
+        spin: None,
+        wake: Wake::One,
+    };
+    let x = |threads| {
+        run_net(latch_net(latch.clone(), threads), 2, 40_000)
+            .system
+            .throughput_per_s
+            .mean
+    };
+    let (few, many) = (x(12), x(200));
+    assert!(
+        many < 0.5 * few,
+        "12 threads: {few}/s, 200 threads: {many}/s"
+    );
+}
+
+#[test]
+fn longer_spin_delay_lowers_latch_throughput_and_burns_cpu() {
+    let spin = |d: f64| SpinSpec {
+        spin_wait_delay: d,
+        pause_cycles: 140.0,
+        pauses_per_unit: 50.0,
+        clock_ghz: 2.0,
+        spin_rounds: 30,
+        context_switch_s: 0.000_02,
+        cpu: Some(0),
+    };
+    let res = |d: f64, wake: Wake| {
+        // A short critical section (10 µs) next to poll waits of up to
+        // d·50·140/2 ns (21 µs at d = 6, 105 µs at d = 30).
+        run_net(
+            latch_net_with(
+                LatchSpec {
+                    numa: None,
+                    spin: Some(spin(d)),
+                    wake,
+                },
+                40,
+                0.000_05,
+                0.000_01,
+            ),
+            2,
+            40_000,
+        )
+    };
+    let short = res(6.0, Wake::One);
+    let long = res(30.0, Wake::One);
+    let (xs, xl) = (
+        short.system.throughput_per_s.mean,
+        long.system.throughput_per_s.mean,
+    );
+    assert!(xl < xs, "delay 6: {xs}/s, delay 30: {xl}/s");
+    // Spinning shows up as cpu utilization beyond what the cpu's own jobs need.
+    let own = xl * 0.000_05 / 8.0;
+    assert!(long.stations[0].utilization.mean > own * 1.05);
+    // A thundering herd runs and finishes too.
+    let herd = res(6.0, Wake::All);
+    assert!(herd.system.throughput_per_s.mean > 0.0);
+}
+
+#[test]
+fn region_around_a_fork_counts_parents_only() {
+    // Fork/join inside a throttle of 2, a disk outside: at most 2 parents
+    // inside, sub-jobs do not take places.
+    let spec = NetworkSpec {
+        stations: vec![
+            station(
+                "fork",
+                StationKind::Fork(ForkSpec {
+                    fan_out: 8,
+                    targets: vec![(1, 1.0)],
+                    spread: Spread::Even,
+                    join: 2,
+                }),
+                None,
+            ),
+            station("d", StationKind::Delay, Some(exp(0.1))),
+            station(
+                "join",
+                StationKind::Join(JoinSpec { quorum: Some(6) }),
+                None,
+            ),
+            station(
+                "disk",
+                StationKind::Queue {
+                    servers: 1,
+                    discipline: Discipline::Fcfs,
+                },
+                Some(exp(0.01)),
+            ),
+        ],
+        classes: vec![class(closed(20, Some(exp(0.1))), vec![0, 3])],
+        regions: vec![RegionSpec {
+            name: "throttle".into(),
+            stations: vec![0, 1, 2],
+            limit: Some(2),
+        }],
+        ..NetworkSpec::default()
+    };
+    let r = run_net(spec, 2, 20_000);
+    let g = &r.regions[0];
+    assert!(g.mean_inside.mean <= 2.0 + 1e-9 && g.mean_inside.mean > 1.0);
+    assert!(g.mean_waiting.mean > 0.0);
+    assert!(r.stations[2].mean_jobs.mean <= 2.0 + 1e-9);
+}
