@@ -136,12 +136,16 @@ pub fn write_charts(
         for &f in formats {
             let path = dir.join(format!("{stem}.{}", f.extension()));
             let result = match f {
-                ImageFormat::Svg => {
-                    draw(stem, charts, SVGBackend::new(&path, SIZE).into_drawing_area())
-                }
-                ImageFormat::Png => {
-                    draw(stem, charts, BitMapBackend::new(&path, SIZE).into_drawing_area())
-                }
+                ImageFormat::Svg => draw(
+                    stem,
+                    charts,
+                    SVGBackend::new(&path, SIZE).into_drawing_area(),
+                ),
+                ImageFormat::Png => draw(
+                    stem,
+                    charts,
+                    BitMapBackend::new(&path, SIZE).into_drawing_area(),
+                ),
             };
             result.map_err(|message| ChartError {
                 path: path.clone(),
@@ -182,7 +186,9 @@ fn finite(x: f64) -> bool {
 fn x_range(xs: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     let (lo, hi) = xs
         .filter(|x| finite(*x))
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        });
     if !lo.is_finite() {
         return 0.0..1.0;
     }
@@ -222,47 +228,133 @@ fn title(c: &SweepCharts, what: &str) -> String {
 /// Decimals that tell the ticks of `r` apart (about ten ticks per axis).
 fn decimals(r: &std::ops::Range<f64>) -> usize {
     let step = (r.end - r.start) / 10.0;
-    if !(step > 0.0) || !step.is_finite() {
+    if step.is_nan() || step <= 0.0 || !step.is_finite() {
         return 2;
     }
     (-step.log10().floor()).clamp(0.0, 6.0) as usize
 }
 
+/// Tick text for a log axis: three significant digits, no trailing zeros
+/// (0.01, 0.25, 1, 40000).
 fn axis_fmt(v: &f64) -> String {
-    let a = v.abs();
-    let d = if a == 0.0 || a >= 100.0 {
-        0
-    } else {
-        (2.0 - a.log10().floor()).clamp(0.0, 6.0) as usize
-    };
-    format!("{v:.d$}")
+    if *v == 0.0 || !v.is_finite() {
+        return "0".into();
+    }
+    let rounded: f64 = format!("{v:.2e}").parse().unwrap_or(*v);
+    format!("{rounded}")
 }
 
+macro_rules! mesh {
+    ($chart:ident, $xl:expr, $yl:expr, $xf:expr, $yf:expr) => {
+        $chart
+            .configure_mesh()
+            .x_desc($xl)
+            .y_desc($yl)
+            .axis_desc_style(("sans-serif", 22))
+            .label_style(("sans-serif", 18))
+            .x_label_formatter($xf)
+            .y_label_formatter($yf)
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(205, 205, 205))
+            .draw()?;
+    };
+}
+
+macro_rules! builder {
+    ($root:expr, $title:expr) => {
+        ChartBuilder::on($root)
+            .caption($title, ("sans-serif", 28))
+            .margin(18)
+            .x_label_area_size(58)
+            .y_label_area_size(92)
+    };
+}
+
+/// A chart with linear axes.
 macro_rules! chart {
     ($root:expr, $title:expr, $x:expr, $y:expr, $xl:expr, $yl:expr) => {{
         let (xr, yr) = ($x, $y);
         let (dx, dy) = (decimals(&xr), decimals(&yr));
         let xf = move |v: &f64| format!("{v:.dx$}");
         let yf = move |v: &f64| format!("{v:.dy$}");
-        let mut chart = ChartBuilder::on($root)
-            .caption($title, ("sans-serif", 28))
-            .margin(18)
-            .x_label_area_size(58)
-            .y_label_area_size(92)
-            .build_cartesian_2d(xr, yr)?;
-        chart
-            .configure_mesh()
-            .x_desc($xl)
-            .y_desc($yl)
-            .axis_desc_style(("sans-serif", 22))
-            .label_style(("sans-serif", 18))
-            .x_label_formatter(&xf)
-            .y_label_formatter(&yf)
-            .light_line_style(RGBColor(235, 235, 235))
-            .bold_line_style(RGBColor(205, 205, 205))
-            .draw()?;
+        let mut chart = builder!($root, $title).build_cartesian_2d(xr, yr)?;
+        mesh!(chart, $xl, $yl, &xf, &yf);
         chart
     }};
+}
+
+/// Runs `$body` with `$chart` bound to a chart whose y axis is logarithmic
+/// when `$log`, linear otherwise (the two are different types).
+macro_rules! chart_log_y {
+    ($root:expr, $title:expr, $x:expr, $y:expr, $log:expr, $xl:expr, $yl:expr, |$chart:ident| $body:block) => {{
+        let (xr, yr) = ($x, $y);
+        let dx = decimals(&xr);
+        let xf = move |v: &f64| format!("{v:.dx$}");
+        if $log {
+            let mut $chart = builder!($root, $title).build_cartesian_2d(xr, yr.log_scale())?;
+            mesh!($chart, $xl, $yl, &xf, &axis_fmt);
+            $body
+        } else {
+            let dy = decimals(&yr);
+            let yf = move |v: &f64| format!("{v:.dy$}");
+            let mut $chart = builder!($root, $title).build_cartesian_2d(xr, yr)?;
+            mesh!($chart, $xl, $yl, &xf, &yf);
+            $body
+        }
+    }};
+}
+
+/// Whether values spanning `lo..hi` (positive) read better on a log axis.
+fn wants_log(values: impl Iterator<Item = f64>) -> Option<std::ops::Range<f64>> {
+    let (lo, hi) = values
+        .filter(|v| finite(*v) && *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
+    (lo.is_finite() && hi / lo > 100.0).then(|| lo / 1.5..hi * 1.5)
+}
+
+/// The legend corner that hides the fewest points: each point is placed in
+/// the unit square of the axes (log-scaled when `log`).
+fn corner(
+    pts: &[(f64, f64)],
+    xr: &std::ops::Range<f64>,
+    yr: &std::ops::Range<f64>,
+    log: bool,
+) -> SeriesLabelPosition {
+    let ny = |y: f64| {
+        if log {
+            (y.ln() - yr.start.ln()) / (yr.end.ln() - yr.start.ln())
+        } else {
+            (y - yr.start) / (yr.end - yr.start)
+        }
+    };
+    let unit: Vec<(f64, f64)> = pts
+        .iter()
+        .filter(|(x, y)| finite(*x) && finite(*y))
+        .map(|&(x, y)| ((x - xr.start) / (xr.end - xr.start), ny(y)))
+        .collect();
+    let count = |right: bool, upper: bool| {
+        unit.iter()
+            .filter(|(x, y)| {
+                (if right { *x > 0.55 } else { *x < 0.45 })
+                    && (if upper { *y > 0.6 } else { *y < 0.4 })
+            })
+            .count()
+    };
+    [
+        (SeriesLabelPosition::UpperRight, count(true, true)),
+        (SeriesLabelPosition::UpperLeft, count(false, true)),
+        (SeriesLabelPosition::LowerRight, count(true, false)),
+        (SeriesLabelPosition::LowerLeft, count(false, false)),
+    ]
+    .into_iter()
+    .fold(
+        None::<(SeriesLabelPosition, usize)>,
+        |best, (p, n)| match best {
+            Some((_, m)) if m <= n => best,
+            _ => Some((p, n)),
+        },
+    )
+    .map_or(SeriesLabelPosition::UpperRight, |(p, _)| p)
 }
 
 fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
@@ -290,10 +382,15 @@ fn points(s: &Series, y: impl Fn(&ChartPoint) -> f64) -> Vec<(f64, f64)> {
     v
 }
 
-fn throughput<DB: DrawingBackend>(c: &SweepCharts, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+fn throughput<DB: DrawingBackend>(
+    c: &SweepCharts,
+    root: &DrawingArea<DB, Shift>,
+) -> DrawResult<DB> {
     let all = || c.series.iter().flat_map(|s| s.points.iter());
     let xr = x_range(all().map(|p| p.x));
     let yr = y_range(all().map(|p| p.throughput_per_s + p.throughput_ci95.max(0.0)));
+    let plotted: Vec<(f64, f64)> = all().map(|p| (p.x, p.throughput_per_s)).collect();
+    let pos = corner(&plotted, &xr, &yr, false);
     let mut chart = chart!(
         root,
         title(c, "throughput"),
@@ -305,10 +402,15 @@ fn throughput<DB: DrawingBackend>(c: &SweepCharts, root: &DrawingArea<DB, Shift>
     for (i, s) in c.series.iter().enumerate() {
         let col = color(i);
         let band_hi = points(s, |p| p.throughput_per_s + p.throughput_ci95.max(0.0));
-        let band_lo = points(s, |p| (p.throughput_per_s - p.throughput_ci95.max(0.0)).max(0.0));
+        let band_lo = points(s, |p| {
+            (p.throughput_per_s - p.throughput_ci95.max(0.0)).max(0.0)
+        });
         if band_hi.len() > 1 {
-            let poly: Vec<(f64, f64)> =
-                band_hi.iter().copied().chain(band_lo.iter().rev().copied()).collect();
+            let poly: Vec<(f64, f64)> = band_hi
+                .iter()
+                .copied()
+                .chain(band_lo.iter().rev().copied())
+                .collect();
             chart.draw_series(std::iter::once(Polygon::new(poly, col.mix(0.18).filled())))?;
         }
         let line = points(s, |p| p.throughput_per_s);
@@ -319,10 +421,11 @@ fn throughput<DB: DrawingBackend>(c: &SweepCharts, root: &DrawingArea<DB, Shift>
         chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
     }
     draw_knee_marks(c, &mut chart, |p| p.throughput_per_s)?;
-    legend(&mut chart, SeriesLabelPosition::LowerRight)
+    legend(&mut chart, pos)
 }
 
-type Xy = Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>;
+type Xy =
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>;
 
 fn draw_knee_marks<'a, DB: DrawingBackend + 'a>(
     c: &SweepCharts,
@@ -331,16 +434,22 @@ fn draw_knee_marks<'a, DB: DrawingBackend + 'a>(
 ) -> DrawResult<DB> {
     let mut labelled = false;
     for m in &c.knees {
-        let Some(s) = c.series.get(m.series) else { continue };
-        let Some(p) = s.points.iter().find(|p| p.x == m.x) else { continue };
+        let Some(s) = c.series.get(m.series) else {
+            continue;
+        };
+        let Some(p) = s.points.iter().find(|p| p.x == m.x) else {
+            continue;
+        };
         let (px, py) = (p.x, y(p));
         if !finite(py) {
             continue;
         }
         let col = color(m.series);
-        let drawn = chart.draw_series(std::iter::once(EmptyElement::at((px, py))
-            + Circle::new((0, 0), 9, ShapeStyle::from(&BLACK).stroke_width(2))
-            + Circle::new((0, 0), 5, col.filled())))?;
+        let drawn = chart.draw_series(std::iter::once(
+            EmptyElement::at((px, py))
+                + Circle::new((0, 0), 9, ShapeStyle::from(&BLACK).stroke_width(2))
+                + Circle::new((0, 0), 5, col.filled()),
+        ))?;
         if !labelled {
             drawn.label("knee (max X/R)").legend(|(x, y)| {
                 EmptyElement::at((x + 12, y))
@@ -352,42 +461,61 @@ fn draw_knee_marks<'a, DB: DrawingBackend + 'a>(
     Ok(())
 }
 
-fn response_time<DB: DrawingBackend>(c: &SweepCharts, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
+fn response_time<DB: DrawingBackend>(
+    c: &SweepCharts,
+    root: &DrawingArea<DB, Shift>,
+) -> DrawResult<DB> {
     let all = || c.series.iter().flat_map(|s| s.points.iter());
-    let top = all()
-        .flat_map(|p| [p.response_time_s, p.response_time_p99_s])
-        .filter(|v| finite(*v))
-        .fold(0.0, f64::max);
+    let values = || all().flat_map(|p| [p.response_time_s, p.response_time_p99_s]);
+    let top = values().filter(|v| finite(*v)).fold(0.0, f64::max);
     let (k, unit) = time_unit(top);
     let xr = x_range(all().map(|p| p.x));
-    let yr = y_range(std::iter::once(top * k));
-    let mut chart = chart!(
+    let log = wants_log(values().map(|v| v * k));
+    let (yr, scale) = match &log {
+        Some(r) => (r.clone(), ", log scale"),
+        None => (y_range(std::iter::once(top * k)), ""),
+    };
+    let plotted: Vec<(f64, f64)> = all()
+        .flat_map(|p| {
+            [
+                (p.x, p.response_time_s * k),
+                (p.x, p.response_time_p99_s * k),
+            ]
+        })
+        .collect();
+    let pos = corner(&plotted, &xr, &yr, log.is_some());
+    chart_log_y!(
         root,
         title(c, "response time"),
         xr,
         yr,
+        log.is_some(),
         c.x_label.as_str(),
-        format!("response time ({unit})")
-    );
-    for (i, s) in c.series.iter().enumerate() {
-        let col = color(i);
-        let mean = points(s, |p| p.response_time_s * k);
-        chart
-            .draw_series(LineSeries::new(mean.clone(), col.stroke_width(3)))?
-            .label(series_label(c, i, "mean"))
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(3)));
-        chart.draw_series(mean.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
-        let p99 = points(s, |p| p.response_time_p99_s * k);
-        chart
-            .draw_series(DashedLineSeries::new(p99, 9, 6, col.stroke_width(2)))?
-            .label(series_label(c, i, "p99"))
-            .legend(move |(x, y)| {
-                EmptyElement::at((x, y))
-                    + PathElement::new([(0, 0), (9, 0)], col.stroke_width(2))
-                    + PathElement::new([(15, 0), (24, 0)], col.stroke_width(2))
-            });
-    }
-    legend(&mut chart, SeriesLabelPosition::UpperLeft)
+        format!("response time ({unit}{scale})"),
+        |chart| {
+            for (i, s) in c.series.iter().enumerate() {
+                let col = color(i);
+                let mean = points(s, |p| p.response_time_s * k);
+                chart
+                    .draw_series(LineSeries::new(mean.clone(), col.stroke_width(3)))?
+                    .label(series_label(c, i, "mean"))
+                    .legend(move |(x, y)| {
+                        PathElement::new([(x, y), (x + 24, y)], col.stroke_width(3))
+                    });
+                chart.draw_series(mean.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
+                let p99 = points(s, |p| p.response_time_p99_s * k);
+                chart
+                    .draw_series(DashedLineSeries::new(p99, 9, 6, col.stroke_width(2)))?
+                    .label(series_label(c, i, "p99"))
+                    .legend(move |(x, y)| {
+                        EmptyElement::at((x, y))
+                            + PathElement::new([(0, 0), (9, 0)], col.stroke_width(2))
+                            + PathElement::new([(15, 0), (24, 0)], col.stroke_width(2))
+                    });
+            }
+            legend(&mut chart, pos)
+        }
+    )
 }
 
 fn power<DB: DrawingBackend>(c: &SweepCharts, root: &DrawingArea<DB, Shift>) -> DrawResult<DB> {
@@ -400,43 +528,71 @@ fn power<DB: DrawingBackend>(c: &SweepCharts, root: &DrawingArea<DB, Shift>) -> 
     };
     let all = || c.series.iter().flat_map(|s| s.points.iter());
     let xr = x_range(all().map(|p| p.x));
-    let yr = y_range(all().map(pw));
-    let y_top = yr.end;
-    let mut chart = chart!(
+    let log = wants_log(all().map(pw));
+    let (yr, scale) = match &log {
+        Some(r) => (r.clone(), ", log scale"),
+        None => (y_range(all().map(pw)), ""),
+    };
+    let (y_bottom, y_top) = (yr.start, yr.end);
+    let plotted: Vec<(f64, f64)> = all().map(|p| (p.x, pw(p))).collect();
+    let pos = corner(&plotted, &xr, &yr, log.is_some());
+    chart_log_y!(
         root,
         title(c, "power X/R (the knee is its maximum)"),
         xr,
         yr,
+        log.is_some(),
         c.x_label.as_str(),
-        "power X/R (per s²)"
-    );
-    for (i, s) in c.series.iter().enumerate() {
-        let col = color(i);
-        let line = points(s, pw);
-        chart
-            .draw_series(LineSeries::new(line.clone(), col.stroke_width(3)))?
-            .label(series_label(c, i, ""))
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(3)));
-        chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
+        format!("power X/R (per s²{scale})"),
+        |chart| {
+            for (i, s) in c.series.iter().enumerate() {
+                let col = color(i);
+                let line = points(s, pw);
+                chart
+                    .draw_series(LineSeries::new(line.clone(), col.stroke_width(3)))?
+                    .label(series_label(c, i, ""))
+                    .legend(move |(x, y)| {
+                        PathElement::new([(x, y), (x + 24, y)], col.stroke_width(3))
+                    });
+                chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
+            }
+            for m in &c.knees {
+                let Some(s) = c.series.get(m.series) else {
+                    continue;
+                };
+                let Some(p) = s.points.iter().find(|p| p.x == m.x) else {
+                    continue;
+                };
+                let col = color(m.series);
+                chart.draw_series(DashedLineSeries::new(
+                    [(m.x, y_bottom), (m.x, y_top)],
+                    6,
+                    5,
+                    col.mix(0.7).stroke_width(1),
+                ))?;
+                let label = format!("knee {}", value_text(m.x));
+                chart.draw_series(std::iter::once(
+                    EmptyElement::at((m.x, pw(p)))
+                        + Circle::new((0, 0), 9, ShapeStyle::from(&BLACK).stroke_width(2))
+                        + Text::new(
+                            label,
+                            (12, -26),
+                            ("sans-serif", 18).into_font().color(&BLACK),
+                        ),
+                ))?;
+            }
+            legend(&mut chart, pos)
+        }
+    )
+}
+
+/// A load value as text: integers without decimals.
+fn value_text(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
     }
-    for m in &c.knees {
-        let Some(s) = c.series.get(m.series) else { continue };
-        let Some(p) = s.points.iter().find(|p| p.x == m.x) else { continue };
-        let col = color(m.series);
-        chart.draw_series(DashedLineSeries::new(
-            [(m.x, 0.0), (m.x, y_top)],
-            6,
-            5,
-            col.mix(0.7).stroke_width(1),
-        ))?;
-        let label = format!("knee {}", axis_fmt(&m.x));
-        chart.draw_series(std::iter::once(
-            EmptyElement::at((m.x, pw(p)))
-                + Circle::new((0, 0), 9, ShapeStyle::from(&BLACK).stroke_width(2))
-                + Text::new(label, (12, -26), ("sans-serif", 18).into_font().color(&BLACK)),
-        ))?;
-    }
-    legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 fn response_vs_utilization<DB: DrawingBackend>(
@@ -444,17 +600,25 @@ fn response_vs_utilization<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
 ) -> DrawResult<DB> {
     let all = || c.series.iter().flat_map(|s| s.points.iter());
-    let top = all().map(|p| p.response_time_s).filter(|v| finite(*v)).fold(0.0, f64::max);
+    let top = all()
+        .map(|p| p.response_time_s)
+        .filter(|v| finite(*v))
+        .fold(0.0, f64::max);
     let (k, unit) = time_unit(top);
     let umax = all()
         .filter_map(|p| p.bottleneck_utilization)
         .filter(|u| finite(*u))
         .fold(1.0, f64::max);
+    let (xr, yr) = (0.0..umax * 100.0 * 1.02, y_range(std::iter::once(top * k)));
+    let plotted: Vec<(f64, f64)> = all()
+        .filter_map(|p| Some((p.bottleneck_utilization? * 100.0, p.response_time_s * k)))
+        .collect();
+    let pos = corner(&plotted, &xr, &yr, false);
     let mut chart = chart!(
         root,
         title(c, "response time vs bottleneck utilization"),
-        0.0..umax * 100.0 * 1.02,
-        y_range(std::iter::once(top * k)),
+        xr,
+        yr,
         "utilization of the bottleneck station (%)",
         format!("mean response time ({unit})")
     );
@@ -475,7 +639,7 @@ fn response_vs_utilization<DB: DrawingBackend>(
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(3)));
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, col.filled())))?;
     }
-    legend(&mut chart, SeriesLabelPosition::UpperLeft)
+    legend(&mut chart, pos)
 }
 
 #[cfg(test)]
@@ -491,7 +655,11 @@ mod tests {
                 points: (1..=30)
                     .map(|i| {
                         let n = f64::from(i) * 20.0;
-                        let cap = if j == 0 { 2000.0 * (1.0 - n / 900.0) } else { 1900.0 };
+                        let cap = if j == 0 {
+                            2000.0 * (1.0 - n / 900.0)
+                        } else {
+                            1900.0
+                        };
                         let x = (n / 0.11).min(cap.max(150.0));
                         let r = n / x - 0.1;
                         ChartPoint {
@@ -510,7 +678,16 @@ mod tests {
             title: "demo.toml".into(),
             x_label: "workload.population (jobs)".into(),
             series,
-            knees: vec![Marker { series: 0, x: 200.0 }, Marker { series: 1, x: 200.0 }],
+            knees: vec![
+                Marker {
+                    series: 0,
+                    x: 200.0,
+                },
+                Marker {
+                    series: 1,
+                    x: 200.0,
+                },
+            ],
         }
     }
 
@@ -520,7 +697,11 @@ mod tests {
         let files = write_charts(&demo(), &dir, &[ImageFormat::Svg, ImageFormat::Png]).unwrap();
         assert_eq!(files.len(), 8);
         for f in &files {
-            assert!(std::fs::metadata(f).unwrap().len() > 1000, "{}", f.display());
+            assert!(
+                std::fs::metadata(f).unwrap().len() > 1000,
+                "{}",
+                f.display()
+            );
         }
         let svg = std::fs::read_to_string(dir.join("throughput.svg")).unwrap();
         assert!(svg.contains("throughput (per s)") && svg.contains("throttle.limit=100"));

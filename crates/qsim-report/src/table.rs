@@ -4,27 +4,48 @@ use crate::{Report, bottleneck_line};
 use qsim_kernel::{Estimate, Stop, Warmup};
 use std::fmt::Write;
 
+/// Decimals that give a number about four significant digits, or `None`
+/// when it reads better in exponent form.
+fn decimals(x: f64) -> Option<usize> {
+    let a = x.abs();
+    if a == 0.0 {
+        Some(0)
+    } else if !(1e-3..1e6).contains(&a) {
+        None
+    } else if a >= 1000.0 {
+        Some(0)
+    } else if a >= 100.0 {
+        Some(1)
+    } else if a >= 10.0 {
+        Some(2)
+    } else if a >= 1.0 {
+        Some(3)
+    } else {
+        Some(4)
+    }
+}
+
 /// A number with about four significant digits, without exponent for the
 /// usual ranges.
 fn num(x: f64) -> String {
     if !x.is_finite() {
         return format!("{x}");
     }
-    let a = x.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if a >= 1e6 || a < 1e-3 {
-        format!("{x:.3e}")
-    } else if a >= 1000.0 {
-        format!("{x:.0}")
-    } else if a >= 100.0 {
-        format!("{x:.1}")
-    } else if a >= 10.0 {
-        format!("{x:.2}")
-    } else if a >= 1.0 {
-        format!("{x:.3}")
-    } else {
-        format!("{x:.4}")
+    match decimals(x) {
+        Some(d) => format!("{x:.d$}"),
+        None => format!("{x:.3e}"),
+    }
+}
+
+/// A mean and its CI half-width, the half-width shown to the same decimal
+/// place as the mean (so ± 0.0 means below the last shown digit).
+fn mean_ci(mean: f64, ci: f64) -> String {
+    if !mean.is_finite() || !ci.is_finite() {
+        return format!("{mean} ± {ci}");
+    }
+    match decimals(mean) {
+        Some(d) => format!("{mean:.d$} ± {ci:.d$}"),
+        None => format!("{mean:.3e} ± {ci:.1e}"),
     }
 }
 
@@ -48,12 +69,12 @@ fn dur(x: f64) -> String {
 }
 
 fn pm(e: &Estimate) -> String {
-    format!("{} ± {}", num(e.mean), num(e.ci95))
+    mean_ci(e.mean, e.ci95)
 }
 
 fn pm_dur(e: &Estimate) -> String {
     let (u, k) = time_unit(e.mean);
-    format!("{} ± {} {u}", num(e.mean * k), num(e.ci95 * k))
+    format!("{} {u}", mean_ci(e.mean * k, e.ci95 * k))
 }
 
 fn pct(e: &Estimate) -> String {

@@ -1,0 +1,621 @@
+//! Running a sweep: points × replications on a local rayon pool.
+
+use crate::error::{SweepError, io};
+use crate::grid::{Grid, Shard, point_seed};
+use crate::output::{Manifest, OutputDir, point_of};
+use crate::record::{Columns, PointMetrics, PointRecord};
+use crate::spec::VarySpec;
+use crate::summary::{Axes, SweepSummary};
+use qsim_kernel::{Network, ReplicationResult, RunConfig, Stop, run_replication, summarize};
+use qsim_model::{DerivedMetric, Model, ModelErrors, Override};
+use std::collections::{BTreeMap, VecDeque};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex, OnceLock, mpsc};
+
+/// Where the models of a sweep come from: one load per point, with the
+/// base overrides followed by the point's.
+pub trait ModelSource: Send + Sync {
+    /// Loads the model with these overrides.
+    fn load(&self, overrides: &[Override]) -> Result<Model, ModelErrors>;
+}
+
+/// A model file, read once and parsed per point.
+#[derive(Clone, Debug)]
+pub struct ModelFile {
+    name: String,
+    text: String,
+}
+
+impl ModelFile {
+    /// Reads `path`.
+    pub fn read(path: &Path) -> Result<ModelFile, SweepError> {
+        let text = std::fs::read_to_string(path).map_err(io(path))?;
+        Ok(ModelFile {
+            name: path.display().to_string(),
+            text,
+        })
+    }
+}
+
+impl ModelSource for ModelFile {
+    fn load(&self, overrides: &[Override]) -> Result<Model, ModelErrors> {
+        qsim_model::load_str(&self.name, &self.text, overrides)
+    }
+}
+
+impl<F> ModelSource for F
+where
+    F: Fn(&[Override]) -> Result<Model, ModelErrors> + Send + Sync,
+{
+    fn load(&self, overrides: &[Override]) -> Result<Model, ModelErrors> {
+        self(overrides)
+    }
+}
+
+/// How to run a sweep. `Default` runs the model's own `[simulation]` on all
+/// cores, without an output directory.
+#[derive(Clone, Debug, Default)]
+pub struct SweepOptions {
+    /// Root seed; the model's when `None`.
+    pub seed: Option<u64>,
+    /// Replications per point; the model's when `None`.
+    pub replications: Option<u32>,
+    /// Length of each replication; the model's when `None`.
+    pub stop: Option<Stop>,
+    /// Worker threads; 0 means one per core. Never changes results.
+    pub threads: usize,
+    /// The slice of the grid to run; all of it when `None`.
+    pub shard: Option<Shard>,
+    /// Directory to write `points.csv`, `points.jsonl`, `summary.json` and
+    /// `sweep.json` into, as points finish.
+    pub output: Option<PathBuf>,
+    /// Keep the points already in `output` and run only the others.
+    pub resume: bool,
+    /// The load axis of the knee analysis, if not inferred.
+    pub load_path: Option<String>,
+    /// The throttle-limit axis, if not inferred.
+    pub limit_path: Option<String>,
+}
+
+/// Progress of a running sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Points finished, resumed ones included.
+    pub done: usize,
+    /// Points this run (or shard) has to finish.
+    pub total: usize,
+    /// Points that were already in the output directory.
+    pub resumed: usize,
+}
+
+/// Told about a sweep's progress, on the thread that called [`Sweep::run`].
+pub trait Observer {
+    /// Before the first point runs.
+    fn started(&mut self, progress: Progress) {
+        let _ = progress;
+    }
+    /// After each point finishes (in grid order) and is written.
+    fn point_done(&mut self, record: &PointRecord, progress: Progress) {
+        let _ = (record, progress);
+    }
+}
+
+impl Observer for () {}
+
+/// The result of [`Sweep::run`].
+#[derive(Clone, Debug)]
+pub struct SweepOutcome {
+    /// Every point of the run (or shard), resumed ones included, by index.
+    pub records: Vec<PointRecord>,
+    /// The knee analysis; `None` for a shard of a larger sweep (merge the
+    /// shards to analyze them).
+    pub summary: Option<SweepSummary>,
+    /// The settings written to `sweep.json`.
+    pub manifest: Manifest,
+    /// Points run now (not resumed).
+    pub ran: usize,
+}
+
+/// A sweep ready to run: a model, base overrides, a grid and options,
+/// checked up front.
+pub struct Sweep {
+    source: Box<dyn ModelSource>,
+    base: Vec<Override>,
+    grid: Grid,
+    options: SweepOptions,
+    manifest: Manifest,
+    base_run: RunConfig,
+}
+
+impl std::fmt::Debug for Sweep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sweep")
+            .field("grid", &self.grid)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sweep {
+    /// A sweep of the model file at `model_path`.
+    pub fn new(
+        model_path: &Path,
+        base: &[Override],
+        vary: Vec<VarySpec>,
+        options: SweepOptions,
+    ) -> Result<Sweep, SweepError> {
+        let file = ModelFile::read(model_path)?;
+        let name = file.name.clone();
+        Sweep::with_source(name, file, base, vary, options)
+    }
+
+    /// A sweep of models from any source; `name` identifies the model in
+    /// `sweep.json`.
+    ///
+    /// Each spec is tried on the base model with its values in turn until
+    /// one loads, so an unknown path (or a path no value of which the model
+    /// accepts) is an error naming the spec, before anything runs.
+    pub fn with_source(
+        name: impl Into<String>,
+        source: impl ModelSource + 'static,
+        base: &[Override],
+        vary: Vec<VarySpec>,
+        options: SweepOptions,
+    ) -> Result<Sweep, SweepError> {
+        if vary.is_empty() {
+            return Err(SweepError::Option(
+                "nothing to sweep: give at least one --vary PATH=SPEC".into(),
+            ));
+        }
+        if options.replications == Some(0) {
+            return Err(SweepError::Option("replications must be at least 1".into()));
+        }
+        if options.resume && options.output.is_none() {
+            return Err(SweepError::Option(
+                "resume needs an output directory".into(),
+            ));
+        }
+        let grid = Grid::new(vary)?;
+        let base_model = source
+            .load(base)
+            .map_err(|e| SweepError::Model(e.to_string()))?;
+        // A spec is rejected only when none of its values loads (an unknown
+        // path, a value of the wrong type throughout); a value that fails on
+        // its own (e.g. an unstable arrival rate) becomes a failed point.
+        let mut first_model = None;
+        for spec in grid.specs() {
+            let mut first_err = None;
+            for v in spec.values() {
+                let mut ov = base.to_vec();
+                ov.push(Override {
+                    path: spec.path().to_string(),
+                    value: v.text().to_string(),
+                });
+                match source.load(&ov) {
+                    Ok(m) => {
+                        first_model.get_or_insert(m);
+                        first_err = None;
+                        break;
+                    }
+                    Err(e) => {
+                        first_err.get_or_insert((v.text().to_string(), e.to_string()));
+                    }
+                }
+            }
+            if let Some((value, message)) = first_err {
+                return Err(SweepError::VaryRejected {
+                    spec: spec.source().to_string(),
+                    path: spec.path().to_string(),
+                    value,
+                    message,
+                });
+            }
+        }
+        let first_model = first_model.expect("a grid has points");
+        let mut base_run = base_model.run.clone();
+        if let Some(s) = options.seed {
+            base_run.seed = s;
+        }
+        if let Some(r) = options.replications {
+            base_run.replications = r;
+        }
+        if let Some(stop) = options.stop {
+            base_run.stop = stop;
+        }
+        let axes = Axes::infer(
+            grid.specs(),
+            options.load_path.as_deref(),
+            options.limit_path.as_deref(),
+        );
+        for p in [&axes.load, &axes.limit].into_iter().flatten() {
+            if !grid.specs().iter().any(|s| s.path() == p) {
+                return Err(SweepError::Option(format!(
+                    "{p} is named as an axis of the analysis but is not swept"
+                )));
+            }
+        }
+        let net = first_model.network.spec();
+        let columns = Columns {
+            paths: grid.specs().iter().map(|s| s.path().to_string()).collect(),
+            stations: net.stations.iter().map(|s| s.name.clone()).collect(),
+            regions: net.regions.iter().map(|g| g.name.clone()).collect(),
+            derived: first_model.derived.iter().map(|d| d.name.clone()).collect(),
+        };
+        let run_json = serde_json::json!({
+            "stop": base_run.stop,
+            "warmup": base_run.warmup,
+            "precision": base_run.precision,
+            "sla_s": base_run.sla_s,
+        });
+        let manifest = Manifest::new(
+            name.into(),
+            base.iter()
+                .map(|o| format!("{}={}", o.path, o.value))
+                .collect(),
+            grid.specs()
+                .iter()
+                .map(|s| s.source().to_string())
+                .collect(),
+            base_run.seed,
+            base_run.replications,
+            run_json,
+            grid.len(),
+            axes,
+            columns,
+            options.shard,
+        );
+        Ok(Sweep {
+            source: Box::new(source),
+            base: base.to_vec(),
+            grid,
+            options,
+            manifest,
+            base_run,
+        })
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// The settings that will be written to `sweep.json`.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// Runs the points of this shard that are not done yet, writing each to
+    /// the output directory as it finishes (in grid order), and analyzes
+    /// the sweep. A point that fails is recorded with its error; only I/O
+    /// problems stop the sweep.
+    pub fn run(&self, observer: &mut dyn Observer) -> Result<SweepOutcome, SweepError> {
+        let shard = self.options.shard.unwrap_or_else(Shard::all);
+        let mut out = None;
+        let mut done: Vec<PointRecord> = Vec::new();
+        if let Some(dir) = &self.options.output {
+            let (o, d) = OutputDir::open(dir, &self.manifest, self.options.resume)?;
+            out = Some(o);
+            done = d;
+        }
+        let mut have = vec![false; self.grid.len()];
+        for r in &done {
+            have[r.index] = true;
+        }
+        let todo: Vec<usize> = shard
+            .points(self.grid.len())
+            .filter(|&k| !have[k])
+            .collect();
+        let mut progress = Progress {
+            done: done.len(),
+            total: done.len() + todo.len(),
+            resumed: done.len(),
+        };
+        observer.started(progress);
+
+        let threads = match self.options.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("qsim-sweep-{i}"))
+            .build()
+            .map_err(|e| SweepError::Option(format!("cannot start {threads} threads: {e}")))?;
+
+        let engine = Engine::new(self, &todo);
+        let (tx, rx) = mpsc::channel::<(usize, PointRecord)>();
+        let mut records = done;
+        let mut write_error = None;
+        std::thread::scope(|scope| {
+            let engine = &engine;
+            let worker = scope.spawn(move || {
+                pool.broadcast(|_| engine.work(&tx));
+                drop(tx);
+            });
+            // Write in grid order: hold early finishers until their turn.
+            let mut pending: BTreeMap<usize, PointRecord> = BTreeMap::new();
+            let mut next = 0;
+            for (slot, rec) in rx {
+                pending.insert(slot, rec);
+                while let Some(rec) = pending.remove(&next) {
+                    next += 1;
+                    if write_error.is_none()
+                        && let Some(o) = out.as_mut()
+                        && let Err(e) = o.append(&rec)
+                    {
+                        // Stop handing out work; finish what is running.
+                        engine.abort();
+                        write_error = Some(e);
+                    }
+                    progress.done += 1;
+                    observer.point_done(&rec, progress);
+                    records.push(rec);
+                }
+            }
+            worker.join().expect("sweep workers do not panic");
+        });
+        if let Some(e) = write_error {
+            return Err(e);
+        }
+        records.sort_by_key(|r| r.index);
+        let summary = (shard.count() == 1)
+            .then(|| SweepSummary::analyze(&self.grid, &self.manifest.axes, &records));
+        if let Some(o) = out {
+            o.finish(&records, summary.as_ref())?;
+        }
+        Ok(SweepOutcome {
+            ran: todo.len(),
+            records,
+            summary,
+            manifest: self.manifest.clone(),
+        })
+    }
+
+    /// The run configuration of point `k`.
+    fn config(&self, model: &Model, k: usize) -> RunConfig {
+        let mut c = model.run.clone();
+        c.seed = point_seed(self.base_run.seed, k);
+        c.replications = self.base_run.replications;
+        c.stop = self.base_run.stop;
+        c.threads = 1;
+        c
+    }
+}
+
+/// A loaded point: its network and run configuration, or why it failed.
+type Loaded = Result<(Network, RunConfig, Vec<DerivedMetric>), String>;
+
+struct PointState {
+    reps: Vec<Option<ReplicationResult>>,
+    planned: u32,
+    finished: u32,
+    /// Lowest failing replication and its error.
+    failed: Option<(u32, String)>,
+}
+
+struct Queue {
+    tasks: VecDeque<(usize, u32)>,
+    /// Points not yet finished.
+    outstanding: usize,
+    aborted: bool,
+}
+
+/// The shared state of the workers. Work items are (slot, replication),
+/// handed out in grid order so points finish roughly in order.
+struct Engine<'a> {
+    sweep: &'a Sweep,
+    todo: &'a [usize],
+    loaded: Vec<OnceLock<Loaded>>,
+    points: Vec<Mutex<PointState>>,
+    queue: Mutex<Queue>,
+    wake: Condvar,
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+impl<'a> Engine<'a> {
+    fn new(sweep: &'a Sweep, todo: &'a [usize]) -> Engine<'a> {
+        let reps = sweep.base_run.replications;
+        let tasks = (0..todo.len())
+            .flat_map(|slot| (0..reps).map(move |r| (slot, r)))
+            .collect();
+        Engine {
+            sweep,
+            todo,
+            loaded: (0..todo.len()).map(|_| OnceLock::new()).collect(),
+            points: (0..todo.len())
+                .map(|_| {
+                    Mutex::new(PointState {
+                        reps: vec![None; reps as usize],
+                        planned: reps,
+                        finished: 0,
+                        failed: None,
+                    })
+                })
+                .collect(),
+            queue: Mutex::new(Queue {
+                tasks,
+                outstanding: todo.len(),
+                aborted: false,
+            }),
+            wake: Condvar::new(),
+        }
+    }
+
+    fn abort(&self) {
+        let mut q = self.queue.lock().expect("queue lock");
+        q.aborted = true;
+        q.tasks.clear();
+        self.wake.notify_all();
+    }
+
+    fn load(&self, slot: usize) -> &Loaded {
+        self.loaded[slot].get_or_init(|| {
+            let s = self.sweep;
+            let k = self.todo[slot];
+            let mut ov = s.base.clone();
+            ov.extend(
+                s.grid
+                    .overrides(k)
+                    .into_iter()
+                    .map(|(path, value)| Override { path, value }),
+            );
+            match catch_unwind(AssertUnwindSafe(|| s.source.load(&ov))) {
+                Ok(Ok(m)) => {
+                    let c = s.config(&m, k);
+                    Ok((m.network, c, m.derived))
+                }
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(p) => Err(format!(
+                    "internal error loading the model: {}",
+                    panic_message(&*p)
+                )),
+            }
+        })
+    }
+
+    /// A worker: takes tasks until every point is finished.
+    fn work(&self, tx: &mpsc::Sender<(usize, PointRecord)>) {
+        loop {
+            let (slot, rep) = {
+                let mut q = self.queue.lock().expect("queue lock");
+                loop {
+                    if let Some(t) = q.tasks.pop_front() {
+                        break t;
+                    }
+                    if q.outstanding == 0 || q.aborted {
+                        return;
+                    }
+                    q = self.wake.wait(q).expect("queue lock");
+                }
+            };
+            let skip = {
+                let st = self.points[slot].lock().expect("point lock");
+                matches!(st.failed, Some((f, _)) if f < rep)
+            };
+            let result = if skip {
+                None
+            } else {
+                Some(match self.load(slot) {
+                    Err(e) => Err(e.clone()),
+                    Ok((net, cfg, _)) => {
+                        match catch_unwind(AssertUnwindSafe(|| run_replication(net, cfg, rep))) {
+                            Ok(Ok(r)) => Ok(r),
+                            Ok(Err(e)) => Err(e.to_string()),
+                            Err(p) => Err(format!(
+                                "internal error in replication {rep}: {}",
+                                panic_message(&*p)
+                            )),
+                        }
+                    }
+                })
+            };
+            self.finish_task(slot, rep, result, tx);
+        }
+    }
+
+    fn finish_task(
+        &self,
+        slot: usize,
+        rep: u32,
+        result: Option<Result<ReplicationResult, String>>,
+        tx: &mpsc::Sender<(usize, PointRecord)>,
+    ) {
+        let mut st = self.points[slot].lock().expect("point lock");
+        match result {
+            Some(Ok(r)) => st.reps[rep as usize] = Some(r),
+            Some(Err(e)) if st.failed.as_ref().is_none_or(|(f, _)| rep < *f) => {
+                st.failed = Some((rep, e));
+            }
+            Some(Err(_)) | None => {}
+        }
+        st.finished += 1;
+        if st.finished < st.planned {
+            return;
+        }
+        // Every planned replication is in: extend (precision target) or finish.
+        let k = self.todo[slot];
+        let seed = match self.load(slot) {
+            Ok((_, c, _)) => c.seed,
+            Err(_) => point_seed(self.sweep.base_run.seed, k),
+        };
+        let point = point_of(&self.sweep.grid, k);
+        let record =
+            match (&st.failed, self.load(slot)) {
+                (Some((_, e)), _) | (None, Err(e)) => PointRecord {
+                    index: k,
+                    point,
+                    seed,
+                    error: Some(e.clone()),
+                    results: None,
+                },
+                (None, Ok((net, cfg, derived))) => {
+                    let reps: Vec<ReplicationResult> = st.reps.iter().flatten().cloned().collect();
+                    let mut cfg = cfg.clone();
+                    cfg.replications = reps.len() as u32;
+                    let summary = catch_unwind(AssertUnwindSafe(|| summarize(net, &cfg, &reps)));
+                    match summary {
+                        Ok(s) => {
+                            if let Some(more) = extension(&cfg, &s) {
+                                let from = st.planned;
+                                st.planned += more;
+                                let n = st.planned as usize;
+                                st.reps.resize(n, None);
+                                drop(st);
+                                let mut q = self.queue.lock().expect("queue lock");
+                                for r in (from..from + more).rev() {
+                                    q.tasks.push_front((slot, r));
+                                }
+                                self.wake.notify_all();
+                                return;
+                            }
+                            PointRecord {
+                                index: k,
+                                point,
+                                seed,
+                                error: None,
+                                results: Some(PointMetrics::from_results(&s).with_derived(
+                                    crate::record::derived_values(net, derived, &reps),
+                                )),
+                            }
+                        }
+                        Err(p) => PointRecord {
+                            index: k,
+                            point,
+                            seed,
+                            error: Some(format!(
+                                "internal error summarizing: {}",
+                                panic_message(&*p)
+                            )),
+                            results: None,
+                        },
+                    }
+                }
+            };
+        drop(st);
+        let _ = tx.send((slot, record));
+        let mut q = self.queue.lock().expect("queue lock");
+        q.outstanding -= 1;
+        self.wake.notify_all();
+    }
+}
+
+/// With a precision target not yet met, how many replications to add: as
+/// many again as there are, up to the maximum. A pure function of the
+/// results so far, hence deterministic.
+fn extension(cfg: &RunConfig, s: &qsim_kernel::RunResults) -> Option<u32> {
+    let p = cfg.precision?;
+    let rel = |mean: f64, ci: f64| if mean != 0.0 { ci / mean.abs() } else { 0.0 };
+    let x = s.system.throughput_per_s;
+    let r = s.system.response_time_s;
+    let met = rel(x.mean, x.ci95) <= p.relative_half_width
+        && rel(r.mean, r.ci95) <= p.relative_half_width;
+    let have = cfg.replications;
+    (!met && have < p.max_replications).then(|| have.min(p.max_replications - have))
+}

@@ -1,0 +1,331 @@
+//! The knee analysis of a whole sweep (`summary.json`).
+
+use crate::grid::Grid;
+use crate::knee::{self, Candidate, CurvePoint};
+use crate::record::{Point, PointRecord};
+use crate::spec::VarySpec;
+use serde::{Deserialize, Serialize};
+
+/// Which swept paths play which role in the analysis.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Axes {
+    /// The load axis (population, clients): curves run along it.
+    pub load: Option<String>,
+    /// The throttle-limit axis: one recommendation among its values.
+    pub limit: Option<String>,
+}
+
+impl Axes {
+    /// Picks the axes of `specs`, unless given: the load is the first
+    /// numeric spec whose last path segment names a load (`population`,
+    /// `clients`, `threads`, `users`, `concurrency`), else the first numeric
+    /// spec that is not the limit; the limit is a spec whose last segment is
+    /// `limit`.
+    pub fn infer(specs: &[VarySpec], load: Option<&str>, limit: Option<&str>) -> Axes {
+        let last = |s: &VarySpec| s.path().rsplit('.').next().unwrap_or("").to_string();
+        let limit = limit.map(String::from).or_else(|| {
+            specs
+                .iter()
+                .find(|s| last(s) == "limit")
+                .map(|s| s.path().to_string())
+        });
+        let load = load.map(String::from).or_else(|| {
+            const NAMES: [&str; 5] = ["population", "clients", "threads", "users", "concurrency"];
+            let numeric = || {
+                specs
+                    .iter()
+                    .filter(|s| s.is_numeric() && Some(s.path()) != limit.as_deref())
+            };
+            numeric()
+                .find(|s| NAMES.contains(&last(s).as_str()))
+                .or_else(|| numeric().next())
+                .map(|s| s.path().to_string())
+        });
+        Axes { load, limit }
+    }
+}
+
+/// The point of highest throughput.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Peak {
+    /// Swept values.
+    pub point: Point,
+    /// Its throughput, per second.
+    pub throughput_per_s: f64,
+}
+
+/// The point of highest power X/R.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Knee {
+    /// Swept values.
+    pub point: Point,
+    /// Its throughput, per second.
+    pub throughput_per_s: f64,
+    /// Its mean response time, seconds.
+    pub response_time_s: f64,
+    /// X/R, per second squared.
+    pub power_per_s2: f64,
+}
+
+/// The smallest load reaching 95% of the peak throughput.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Saturation {
+    /// Swept values.
+    pub point: Point,
+    /// Its throughput, per second.
+    pub throughput_per_s: f64,
+}
+
+/// The recommended setting of the limit axis.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Recommended {
+    /// The point (at the highest load) whose limit is recommended.
+    pub point: Point,
+    /// Its throughput, per second.
+    pub throughput_per_s: f64,
+    /// Its mean response time, seconds.
+    pub response_time_s: f64,
+}
+
+/// The analysis of one curve: the points sharing every swept value but the load.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Curve {
+    /// The values fixed along this curve (empty for a one-dimensional sweep).
+    pub fixed: Point,
+    /// Highest throughput on the curve.
+    pub peak: Option<Peak>,
+    /// Highest power on the curve.
+    pub knee: Option<Knee>,
+    /// Saturation point on the curve.
+    pub saturation: Option<Saturation>,
+}
+
+/// The busiest station at one point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Bottleneck {
+    /// Swept values.
+    pub point: Point,
+    /// Station name.
+    pub station: String,
+    /// Its utilization.
+    pub utilization: f64,
+}
+
+/// A point that failed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Failure {
+    /// Swept values.
+    pub point: Point,
+    /// Why.
+    pub error: String,
+}
+
+/// Knee analysis of a sweep, written as `summary.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepSummary {
+    /// Points in the analysis.
+    pub points: usize,
+    /// Points that failed.
+    pub failed: usize,
+    /// Roles of the swept paths.
+    pub axes: Axes,
+    /// Highest throughput over all points.
+    pub peak: Option<Peak>,
+    /// Highest power X/R over all points.
+    pub knee: Option<Knee>,
+    /// On the curve through the peak, the smallest load with ≥ 95% of its X.
+    pub saturation: Option<Saturation>,
+    /// On a limit sweep, the limit with the highest X at the highest load
+    /// (ties within 1% go to the lower response time).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub recommended: Option<Recommended>,
+    /// Peak, knee and saturation of each curve along the load axis.
+    pub curves: Vec<Curve>,
+    /// The busiest station at each point that ran.
+    pub bottlenecks: Vec<Bottleneck>,
+    /// Points that failed, with why.
+    pub errors: Vec<Failure>,
+}
+
+impl SweepSummary {
+    /// Analyzes `records` (any order) of a sweep over `grid`.
+    pub fn analyze(grid: &Grid, axes: &Axes, records: &[PointRecord]) -> SweepSummary {
+        let mut recs: Vec<&PointRecord> = records.iter().collect();
+        recs.sort_by_key(|r| r.index);
+        let ok: Vec<(&PointRecord, CurvePoint)> = recs
+            .iter()
+            .filter_map(|r| {
+                let m = r.results.as_ref()?;
+                let load = axes
+                    .load
+                    .as_deref()
+                    .and_then(|p| r.point.get(p))
+                    .and_then(|v| v.number())
+                    .unwrap_or(r.index as f64);
+                Some((
+                    *r,
+                    CurvePoint {
+                        load,
+                        throughput_per_s: m.throughput_per_s.mean,
+                        response_time_s: m.response_time_s.mean,
+                    },
+                ))
+            })
+            .collect();
+
+        // Curves: group by every coordinate except the load's.
+        let load_k = axes
+            .load
+            .as_deref()
+            .and_then(|p| grid.specs().iter().position(|s| s.path() == p));
+        let key = |r: &PointRecord| {
+            let mut c = grid.coordinates(r.index);
+            if let Some(k) = load_k {
+                c.remove(k);
+            }
+            c
+        };
+        let mut groups: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+        for (i, (r, _)) in ok.iter().enumerate() {
+            let k = key(r);
+            match groups.iter_mut().find(|(g, _)| *g == k) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((k, vec![i])),
+            }
+        }
+        let curves: Vec<Curve> = groups
+            .iter()
+            .map(|(_, members)| {
+                let pts: Vec<CurvePoint> = members.iter().map(|&i| ok[i].1).collect();
+                let rep = knee::analyze(&pts);
+                let at = |j: usize| ok[members[j]].0;
+                let fixed = Point(
+                    at(0)
+                        .point
+                        .0
+                        .iter()
+                        .filter(|(p, _)| Some(p.as_str()) != axes.load.as_deref())
+                        .cloned()
+                        .collect(),
+                );
+                Curve {
+                    fixed,
+                    peak: rep.map(|k| peak(at(k.peak))),
+                    knee: rep.map(|k| knee_of(at(k.knee))),
+                    saturation: rep.map(|k| saturation(at(k.saturation))),
+                }
+            })
+            .collect();
+
+        // Whole sweep: peak and knee over every point; saturation on the
+        // curve through the peak.
+        let all: Vec<CurvePoint> = ok.iter().map(|(_, c)| *c).collect();
+        let overall = knee::analyze(&all);
+        let (g_peak, g_knee, g_sat) = match overall {
+            Some(k) => {
+                let peak_group = groups
+                    .iter()
+                    .find(|(_, m)| m.contains(&k.peak))
+                    .map(|(_, m)| m.clone())
+                    .unwrap_or_default();
+                let pts: Vec<CurvePoint> = peak_group.iter().map(|&i| all[i]).collect();
+                let sat = knee::analyze(&pts).map(|r| saturation(ok[peak_group[r.saturation]].0));
+                (Some(peak(ok[k.peak].0)), Some(knee_of(ok[k.knee].0)), sat)
+            }
+            None => (None, None, None),
+        };
+
+        let recommended = axes.limit.as_ref().and_then(|_| {
+            let top = ok
+                .iter()
+                .map(|(_, c)| c.load)
+                .fold(f64::NEG_INFINITY, f64::max);
+            let cands: Vec<&PointRecord> = ok
+                .iter()
+                .filter(|(_, c)| c.load == top)
+                .map(|(r, _)| *r)
+                .collect();
+            let scored: Vec<Candidate> = cands
+                .iter()
+                .map(|r| {
+                    let m = r.results.as_ref().expect("ok points have results");
+                    Candidate {
+                        throughput_per_s: m.throughput_per_s.mean,
+                        response_time_s: m.response_time_s.mean,
+                    }
+                })
+                .collect();
+            knee::recommend(&scored).map(|i| Recommended {
+                point: cands[i].point.clone(),
+                throughput_per_s: scored[i].throughput_per_s,
+                response_time_s: scored[i].response_time_s,
+            })
+        });
+
+        SweepSummary {
+            points: recs.len(),
+            failed: recs.iter().filter(|r| r.error.is_some()).count(),
+            axes: axes.clone(),
+            peak: g_peak,
+            knee: g_knee,
+            saturation: g_sat,
+            recommended,
+            curves,
+            bottlenecks: ok
+                .iter()
+                .filter_map(|(r, _)| {
+                    let m = r.results.as_ref()?;
+                    Some(Bottleneck {
+                        point: r.point.clone(),
+                        station: m.bottleneck.clone()?,
+                        utilization: m.bottleneck_utilization()?,
+                    })
+                })
+                .collect(),
+            errors: recs
+                .iter()
+                .filter_map(|r| {
+                    Some(Failure {
+                        point: r.point.clone(),
+                        error: r.error.clone()?,
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// The pretty-printed JSON, newline-terminated.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("summaries always serialize");
+        s.push('\n');
+        s
+    }
+}
+
+fn metrics(r: &PointRecord) -> &crate::record::PointMetrics {
+    r.results.as_ref().expect("analyzed points have results")
+}
+
+fn peak(r: &PointRecord) -> Peak {
+    Peak {
+        point: r.point.clone(),
+        throughput_per_s: metrics(r).throughput_per_s.mean,
+    }
+}
+
+fn knee_of(r: &PointRecord) -> Knee {
+    let m = metrics(r);
+    Knee {
+        point: r.point.clone(),
+        throughput_per_s: m.throughput_per_s.mean,
+        response_time_s: m.response_time_s.mean,
+        power_per_s2: m.power(),
+    }
+}
+
+fn saturation(r: &PointRecord) -> Saturation {
+    Saturation {
+        point: r.point.clone(),
+        throughput_per_s: metrics(r).throughput_per_s.mean,
+    }
+}

@@ -1,0 +1,303 @@
+//! Sweeps end to end on small models: determinism across threads and
+//! shards, resume, failing points, bad specs.
+
+use qsim_model::{Model, ModelErrors, Override};
+use qsim_sweep::output::{CSV_FILE, JSONL_FILE, MANIFEST_FILE, SUMMARY_FILE};
+use qsim_sweep::{Shard, Sweep, SweepError, SweepOptions, VarySpec, merge};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// A closed network: think 50 ms, then a CPU (10 ms) inside a throttle.
+const CLOSED: &str = r#"
+[simulation]
+replications = 2
+seed = 7
+stop = { jobs = 3000 }
+warmup = { jobs = 300 }
+
+[workload]
+type = "closed"
+population = 4
+think = { dist = "exponential", mean = 0.05 }
+route = ["cpu"]
+
+[stations.cpu]
+kind = "queue"
+service = { dist = "exponential", mean = 0.01 }
+
+[regions.throttle]
+stations = ["cpu"]
+limit = "none"
+
+[metrics]
+cpu_busy_ms_per_s = "1000 * stations.cpu.utilization"
+"#;
+
+/// An open M/M/1 with service rate 1/s.
+const OPEN: &str = r#"
+[simulation]
+replications = 2
+seed = 3
+stop = { jobs = 2000 }
+warmup = { jobs = 200 }
+
+[workload]
+type = "open"
+rate_per_s = 0.5
+route = ["server"]
+
+[stations.server]
+kind = "queue"
+service = { dist = "exponential", mean = 1.0 }
+"#;
+
+fn source(text: &'static str) -> impl Fn(&[Override]) -> Result<Model, ModelErrors> + Send + Sync {
+    move |ov: &[Override]| qsim_model::load_str("small.toml", text, ov)
+}
+
+fn specs(v: &[&str]) -> Vec<VarySpec> {
+    v.iter().map(|s| VarySpec::parse(s).unwrap()).collect()
+}
+
+const GRID: [&str; 2] = [
+    "workload.population=1..9:2",
+    "regions.throttle.limit=none,2",
+];
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("qsim-sweep-it-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    d
+}
+
+fn sweep(text: &'static str, vary: &[&str], opts: SweepOptions) -> Result<Sweep, SweepError> {
+    Sweep::with_source("small.toml", source(text), &[], specs(vary), opts)
+}
+
+fn run_into(dir: &Path, threads: usize, shard: Option<Shard>, resume: bool) -> usize {
+    let opts = SweepOptions {
+        threads,
+        shard,
+        output: Some(dir.to_path_buf()),
+        resume,
+        ..SweepOptions::default()
+    };
+    sweep(CLOSED, &GRID, opts)
+        .unwrap()
+        .run(&mut ())
+        .unwrap()
+        .ran
+}
+
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    [MANIFEST_FILE, CSV_FILE, JSONL_FILE, SUMMARY_FILE]
+        .iter()
+        .map(|f| (f.to_string(), fs::read(dir.join(f)).unwrap_or_default()))
+        .collect()
+}
+
+fn assert_same(a: &Path, b: &Path) {
+    for ((name, x), (_, y)) in files(a).into_iter().zip(files(b)) {
+        assert!(!x.is_empty(), "{name} is empty in {}", a.display());
+        assert!(
+            x == y,
+            "{name} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+}
+
+#[test]
+fn results_do_not_depend_on_threads_or_shards() {
+    let one = tmp("t1");
+    let two = tmp("t2");
+    assert_eq!(run_into(&one, 1, None, false), 10);
+    run_into(&two, 2, None, false);
+    assert_same(&one, &two);
+
+    // Three shards, each at its own thread count, merged: the same bytes.
+    let shard_dirs: Vec<PathBuf> = (0..3).map(|i| tmp(&format!("shard{i}"))).collect();
+    for (i, d) in shard_dirs.iter().enumerate() {
+        let ran = run_into(d, 1 + i % 2, Some(Shard::new(i as u32, 3).unwrap()), false);
+        assert_eq!(ran, Shard::new(i as u32, 3).unwrap().points(10).count());
+        assert!(!d.join(SUMMARY_FILE).exists(), "a shard writes no summary");
+    }
+    let merged = tmp("merged");
+    // Shards may be given in any order.
+    let mut order = shard_dirs.clone();
+    order.reverse();
+    let saved = merge(&merged, &order).unwrap();
+    assert_eq!(saved.records.len(), 10);
+    assert_same(&one, &merged);
+
+    // Missing or repeated shards are refused.
+    let e = merge(&tmp("bad"), &shard_dirs[..2])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("missing shard(s) 2/3"), "{e}");
+    let e = merge(
+        &tmp("bad2"),
+        &[shard_dirs[0].clone(), shard_dirs[0].clone()],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("both shard 0/3"), "{e}");
+    for d in [one, two, merged].iter().chain(&shard_dirs) {
+        let _ = fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn resume_after_a_kill_gives_the_uninterrupted_output() {
+    let full = tmp("full");
+    run_into(&full, 2, None, false);
+
+    // A killed sweep: 4 points written, the 5th torn mid-line, no summary.
+    let killed = tmp("killed");
+    fs::create_dir_all(&killed).unwrap();
+    fs::copy(full.join(MANIFEST_FILE), killed.join(MANIFEST_FILE)).unwrap();
+    let jsonl = fs::read_to_string(full.join(JSONL_FILE)).unwrap();
+    let lines: Vec<&str> = jsonl.split_inclusive('\n').collect();
+    let mut torn = lines[..4].concat();
+    torn.push_str(&lines[4][..lines[4].len() / 2]);
+    fs::write(killed.join(JSONL_FILE), torn).unwrap();
+    let csv = fs::read_to_string(full.join(CSV_FILE)).unwrap();
+    fs::write(killed.join(CSV_FILE), &csv[..csv.len() / 3]).unwrap();
+
+    assert_eq!(
+        run_into(&killed, 2, None, true),
+        6,
+        "only the missing points run"
+    );
+    assert_same(&full, &killed);
+    // Resuming a finished sweep runs nothing and changes nothing.
+    assert_eq!(run_into(&killed, 1, None, true), 0);
+    assert_same(&full, &killed);
+
+    // Resume refuses a directory swept with other settings.
+    let opts = SweepOptions {
+        output: Some(killed.clone()),
+        resume: true,
+        ..SweepOptions::default()
+    };
+    let e = sweep(CLOSED, &["workload.population=1..9:4"], opts)
+        .unwrap()
+        .run(&mut ())
+        .unwrap_err();
+    assert!(e.is_usage());
+    assert!(
+        e.to_string().contains("different settings (vary differs"),
+        "{e}"
+    );
+    for d in [full, killed] {
+        let _ = fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
+    let dir = tmp("failing");
+    let opts = SweepOptions {
+        output: Some(dir.clone()),
+        ..SweepOptions::default()
+    };
+    let out = sweep(OPEN, &["workload.rate_per_s=0.3,1.5,0.6"], opts)
+        .unwrap()
+        .run(&mut ())
+        .unwrap();
+    assert_eq!(out.records.len(), 3);
+    let bad = &out.records[1];
+    assert!(bad.results.is_none());
+    let msg = bad.error.as_deref().unwrap();
+    assert!(
+        msg.contains("unstable") || msg.contains("utilization"),
+        "{msg}"
+    );
+    assert!(out.records[0].results.is_some() && out.records[2].results.is_some());
+    let summary = out.summary.unwrap();
+    assert_eq!(summary.failed, 1);
+    assert_eq!(summary.errors.len(), 1);
+    // The CSV row carries the error.
+    let csv = fs::read_to_string(dir.join(CSV_FILE)).unwrap();
+    let row = csv.lines().nth(2).unwrap();
+    assert!(
+        row.starts_with("1,1.5,") && (row.contains("unstable") || row.contains("utilization")),
+        "{row}"
+    );
+    // M/M/1 throughput equals the arrival rate: the peak is at 0.6/s.
+    let peak = summary.peak.unwrap();
+    assert_eq!(peak.point.get("workload.rate_per_s").unwrap().text(), "0.6");
+    let _ = fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bad_vary_specs_are_named() {
+    let check = |vary: &str, expect: &str| {
+        let e = match VarySpec::parse(vary) {
+            Err(e) => SweepError::from(e),
+            Ok(s) => Sweep::with_source(
+                "small.toml",
+                source(CLOSED),
+                &[],
+                vec![s],
+                SweepOptions::default(),
+            )
+            .unwrap_err(),
+        };
+        assert!(e.is_usage(), "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains(vary) && msg.contains(expect), "{vary}: {msg}");
+    };
+    check("workload.populaton=10..60:10", "accepts none of its values");
+    check("workload.population=60..10:10", "range is empty");
+    check("workload.population=10..60:0", "step must be positive");
+    check("workload.population=ten..60:10", "not a number");
+    check("workload.population=abc,def", "accepts none of its values");
+}
+
+#[test]
+fn throttle_sweep_recommends_a_limit_and_finds_the_knee() {
+    let out = sweep(
+        CLOSED,
+        &[
+            "workload.population=1..13:3",
+            "regions.throttle.limit=none,1",
+        ],
+        SweepOptions::default(),
+    )
+    .unwrap()
+    .run(&mut ())
+    .unwrap();
+    let s = out.summary.unwrap();
+    assert_eq!(s.axes.load.as_deref(), Some("workload.population"));
+    assert_eq!(s.axes.limit.as_deref(), Some("regions.throttle.limit"));
+    assert_eq!(s.curves.len(), 2);
+    // A throttle never helps a plain FCFS queue, and limit 1 is the CPU's
+    // one server anyway: the two curves are statistically the same. The
+    // recommendation is one of them, at the highest population.
+    let rec = s.recommended.unwrap();
+    assert_eq!(rec.point.get("workload.population").unwrap().text(), "13");
+    // N* = (D + Z)/D = 6: the knee is at or below it.
+    let knee_n = s
+        .knee
+        .unwrap()
+        .point
+        .get("workload.population")
+        .unwrap()
+        .number()
+        .unwrap();
+    assert!((1.0..=7.0).contains(&knee_n), "knee at {knee_n}");
+    assert!(s.bottlenecks.iter().all(|b| b.station == "cpu"));
+    // Derived metrics are evaluated at every point.
+    for r in &out.records {
+        let m = r.results.as_ref().unwrap();
+        let d = &m.derived[0];
+        assert_eq!(d.name, "cpu_busy_ms_per_s");
+        let u = m.stations[0].utilization.mean;
+        assert!(
+            (d.value.mean - 1000.0 * u).abs() < 1e-9 * (1.0 + d.value.mean),
+            "{d:?}"
+        );
+    }
+}
