@@ -175,7 +175,7 @@ fn servers_of(kind: &StationKind) -> Option<u32> {
 }
 
 /// Solves a single closed class at populations 1..=`max_n` by exact (load-dependent) MVA.
-fn closed_single(network: &Network, max_n: u32) -> Result<(mva::MvaSolution, f64)> {
+pub(crate) fn closed_single(network: &Network, max_n: u32) -> Result<(mva::MvaSolution, f64)> {
     let spec = network.spec();
     let visits = network.visit_ratios(0).context("visit ratios")?;
     let think = match &spec.classes[0].workload {
@@ -404,7 +404,7 @@ pub fn solve(network: &Network) -> Result<Figures> {
 /// Asymptotic and balanced-job bounds for a single closed class, treating
 /// every non-delay station as one server with demand visits × mean service
 /// (a speed-curve station: visits / its highest rate).
-fn closed_bounds(network: &Network, n: u32) -> Option<(bounds::Bounds, bounds::Bounds)> {
+pub(crate) fn closed_bounds(network: &Network, n: u32) -> Option<(bounds::Bounds, bounds::Bounds)> {
     let spec = network.spec();
     let closed: Vec<_> = spec
         .classes

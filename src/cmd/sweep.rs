@@ -308,12 +308,64 @@ fn draw(saved: &SavedSweep, dir: &Path) -> Result<Vec<PathBuf>> {
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let chart = chart_data(&title, &saved.manifest.axes, &saved.records);
+    let mut chart = chart_data(&title, &saved.manifest.axes, &saved.records);
+    chart.references = references(saved);
     Ok(charts::write_charts(
         &chart,
         dir,
         &[ImageFormat::Svg, ImageFormat::Png],
     )?)
+}
+
+/// Analytic lines for a sweep over the population of a single closed class:
+/// exact MVA when the model is product-form, and the asymptotic bounds
+/// (throughput at most min(N/(D+Z), 1/Dmax), response at least
+/// max(D, N·Dmax − Z)) in any case. Empty for other sweeps, or when the
+/// model can no longer be loaded from where the sweep ran.
+fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
+    let m = &saved.manifest;
+    let Some(load) = m.axes.load.as_deref() else { return Vec::new() };
+    if m.vary.len() != 1 || !load.ends_with("population") {
+        return Vec::new();
+    }
+    let Ok(base) = parse_overrides(&m.set) else { return Vec::new() };
+    let Ok(model) = qsim_model::load_file(Path::new(&m.model), &base) else { return Vec::new() };
+    let network = &model.network;
+    let spec = network.spec();
+    if spec.classes.len() != 1 || !matches!(spec.classes[0].workload, qsim_kernel::Workload::Closed { .. }) {
+        return Vec::new();
+    }
+    let mut loads: Vec<u32> = saved
+        .records
+        .iter()
+        .filter_map(|r| r.point.get(load).and_then(|v| v.text().parse::<u32>().ok()))
+        .filter(|&n| n > 0)
+        .collect();
+    loads.sort_unstable();
+    loads.dedup();
+    let Some(&max) = loads.last() else { return Vec::new() };
+    let mut out = Vec::new();
+    if super::solve::not_product_form(network).is_empty()
+        && let Ok((sol, _)) = super::solve::closed_single(network, max)
+    {
+        let pts: Vec<_> = loads.iter().filter_map(|&n| sol.at(n).map(|p| (n, p))).collect();
+        out.push(charts::Reference {
+            label: "exact MVA".into(),
+            throughput: pts.iter().map(|(n, p)| (f64::from(*n), p.throughput_per_s)).collect(),
+            response_time: pts.iter().map(|(n, p)| (f64::from(*n), p.response_s)).collect(),
+        });
+    }
+    // Bounds are straight lines between their corners, so every load from 1
+    // to the largest makes them exact on the chart.
+    let bounds: Vec<_> = (1..=max).filter_map(|n| super::solve::closed_bounds(network, n).map(|(a, _)| (n, a))).collect();
+    if !bounds.is_empty() {
+        out.push(charts::Reference {
+            label: "asymptotic bound".into(),
+            throughput: bounds.iter().map(|(n, a)| (f64::from(*n), a.throughput_upper_per_s)).collect(),
+            response_time: bounds.iter().map(|(n, a)| (f64::from(*n), a.response_lower_s)).collect(),
+        });
+    }
+    out
 }
 
 /// One series per combination of the values other than the load's, in
@@ -390,6 +442,7 @@ fn chart_data(title: &str, axes: &Axes, records: &[PointRecord]) -> SweepCharts 
         x_label,
         series: series.into_iter().map(|(_, s)| s).collect(),
         knees,
+        references: Vec::new(),
     }
 }
 

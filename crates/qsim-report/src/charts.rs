@@ -60,7 +60,23 @@ pub struct SweepCharts {
     pub series: Vec<Series>,
     /// Knee (max X/R) of each series that has one.
     pub knees: Vec<Marker>,
+    /// Analytic curves and bounds drawn beside the simulation (thin, dashed).
+    pub references: Vec<Reference>,
 }
+
+/// A theoretical line drawn for comparison: exact MVA, an asymptotic bound.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Reference {
+    /// Legend text, e.g. `exact MVA` or `asymptotic bound`.
+    pub label: String,
+    /// `(load, throughput per s)` points; empty when it has no throughput line.
+    pub throughput: Vec<(f64, f64)>,
+    /// `(load, mean response s)` points; empty when it has no response line.
+    pub response_time: Vec<(f64, f64)>,
+}
+
+/// Grey shades for reference lines, darkest first.
+const REFERENCE_SHADES: [RGBColor; 3] = [RGBColor(40, 40, 40), RGBColor(120, 120, 120), RGBColor(170, 170, 170)];
 
 /// An image format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -420,6 +436,18 @@ fn throughput<DB: DrawingBackend>(
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(3)));
         chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
     }
+    for (i, r) in c.references.iter().enumerate().filter(|(_, r)| !r.throughput.is_empty()) {
+        let col = REFERENCE_SHADES[i % REFERENCE_SHADES.len()];
+        // Clip to the simulated range: a bound such as N/(D+Z) grows without limit.
+        let top = chart.y_range().end;
+        let (lo, hi) = (chart.x_range().start, chart.x_range().end);
+        let line: Vec<(f64, f64)> =
+            r.throughput.iter().filter(|(x, y)| finite(*y) && *x >= lo && *x <= hi).map(|&(x, y)| (x, y.min(top))).collect();
+        chart
+            .draw_series(DashedLineSeries::new(line, 7, 5, col.stroke_width(2)))?
+            .label(r.label.clone())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(2)));
+    }
     draw_knee_marks(c, &mut chart, |p| p.throughput_per_s)?;
     legend(&mut chart, pos)
 }
@@ -512,6 +540,22 @@ fn response_time<DB: DrawingBackend>(
                             + PathElement::new([(0, 0), (9, 0)], col.stroke_width(2))
                             + PathElement::new([(15, 0), (24, 0)], col.stroke_width(2))
                     });
+            }
+            for (i, r) in c.references.iter().enumerate().filter(|(_, r)| !r.response_time.is_empty()) {
+                let col = REFERENCE_SHADES[i % REFERENCE_SHADES.len()];
+                let (ylo, yhi) = (chart.y_range().start, chart.y_range().end);
+                let (xlo, xhi) = (chart.x_range().start, chart.x_range().end);
+                let line: Vec<(f64, f64)> = r
+                    .response_time
+                    .iter()
+                    .map(|&(x, y)| (x, y * k))
+                    .filter(|(x, y)| finite(*y) && *y >= ylo && *x >= xlo && *x <= xhi)
+                    .map(|(x, y)| (x, y.min(yhi)))
+                    .collect();
+                chart
+                    .draw_series(DashedLineSeries::new(line, 7, 5, col.stroke_width(2)))?
+                    .label(r.label.clone())
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(2)));
             }
             legend(&mut chart, pos)
         }
@@ -688,6 +732,11 @@ mod tests {
                     x: 200.0,
                 },
             ],
+            references: vec![Reference {
+                label: "bound".into(),
+                throughput: vec![(100.0, 1000.0), (900.0, 1800.0)],
+                response_time: vec![(100.0, 0.01), (900.0, 0.4)],
+            }],
         }
     }
 
