@@ -4,7 +4,7 @@ use super::UsageError;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use qsim_kernel::{
-    Estimate, InitialState, Network, ReplicationResult, RunConfig, RunResults, Stop, estimate,
+    Estimate, InitialState, Network, RunConfig, RunResults, Stop, estimate,
 };
 use qsim_model::{Model, Override};
 use std::io::Write;
@@ -266,7 +266,7 @@ pub fn derived_metrics(model: &Model, results: &RunResults) -> Result<Vec<(Strin
     for metric in &model.derived {
         let mut values = Vec::with_capacity(results.replication_results.len());
         for rep in &results.replication_results {
-            let lookup = |name: &str| metric_value(&model.network, rep, name);
+            let lookup = |name: &str| qsim_model::metric_value(&model.network, rep, name);
             let v = metric
                 .expr
                 .eval(&lookup)
@@ -276,46 +276,4 @@ pub fn derived_metrics(model: &Model, results: &RunResults) -> Result<Vec<(Strin
         out.push((metric.name.clone(), estimate(values)));
     }
     Ok(out)
-}
-
-/// The value of a metric name of the expression language in one replication.
-pub fn metric_value(network: &Network, rep: &ReplicationResult, name: &str) -> Option<f64> {
-    let spec = network.spec();
-    let sys = &rep.system;
-    let p = &sys.percentiles_s;
-    match name {
-        "throughput" => return Some(sys.throughput_per_s),
-        "response_time" => return Some(sys.mean_response_s),
-        "p50" => return Some(p[0]),
-        "p90" => return Some(p[1]),
-        "p95" => return Some(p[2]),
-        "p99" => return Some(p[3]),
-        "p999" => return Some(p[4]),
-        _ => {}
-    }
-    let (scope, rest) = name.split_once('.')?;
-    let (item, field) = rest.rsplit_once('.')?;
-    match scope {
-        "stations" => {
-            let i = spec.stations.iter().position(|s| s.name == item)?;
-            let s = rep.stations.get(i)?;
-            match field {
-                "throughput" => Some(s.throughput_per_s),
-                "utilization" => Some(s.utilization),
-                "mean_jobs" => Some(s.mean_jobs),
-                "response_time" => Some(s.response_time_s),
-                _ => None,
-            }
-        }
-        "classes" => {
-            let i = spec.classes.iter().position(|c| c.name == item)?;
-            let c = rep.classes.get(i)?;
-            match field {
-                "throughput" => Some(c.throughput_per_s),
-                "response_time" => Some(c.mean_response_s),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
 }

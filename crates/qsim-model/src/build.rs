@@ -1662,7 +1662,15 @@ pub(crate) fn metric_names(stations: &[&str], classes: &[&str]) -> Vec<String> {
     .map(|s| s.to_string())
     .collect();
     for s in stations {
-        for m in ["throughput", "utilization", "mean_jobs", "response_time"] {
+        for m in [
+            "throughput",
+            "utilization",
+            "mean_jobs",
+            "response_time",
+            "wait_time",
+            "mean_batch_size",
+            "batches_per_s",
+        ] {
             v.push(format!("stations.{s}.{m}"));
         }
     }

@@ -211,7 +211,7 @@ pub fn derived_values(
         .map(|d| {
             let values: Option<Vec<f64>> = reps
                 .iter()
-                .map(|rep| d.expr.eval(&|name| metric_value(network, rep, name)).ok())
+                .map(|rep| d.expr.eval(&|name| qsim_model::metric_value(network, rep, name)).ok())
                 .collect();
             DerivedValue {
                 name: d.name.clone(),
@@ -225,54 +225,6 @@ pub fn derived_values(
             }
         })
         .collect()
-}
-
-/// A name of the derived-metric language (see
-/// `qsim_model::metric_variables`) in one replication.
-fn metric_value(network: &Network, rep: &ReplicationResult, name: &str) -> Option<f64> {
-    let sys = &rep.system;
-    let p = &sys.percentiles_s;
-    let system = match name {
-        "throughput" => Some(sys.throughput_per_s),
-        "response_time" => Some(sys.mean_response_s),
-        "p50" => Some(p[0]),
-        "p90" => Some(p[1]),
-        "p95" => Some(p[2]),
-        "p99" => Some(p[3]),
-        "p999" => Some(p[4]),
-        _ => None,
-    };
-    if system.is_some() {
-        return system;
-    }
-    let spec = network.spec();
-    let (scope, rest) = name.split_once('.')?;
-    let (item, field) = rest.rsplit_once('.')?;
-    match scope {
-        "stations" => {
-            let s = rep
-                .stations
-                .get(spec.stations.iter().position(|s| s.name == item)?)?;
-            match field {
-                "throughput" => Some(s.throughput_per_s),
-                "utilization" => Some(s.utilization),
-                "mean_jobs" => Some(s.mean_jobs),
-                "response_time" => Some(s.response_time_s),
-                _ => None,
-            }
-        }
-        "classes" => {
-            let c = rep
-                .classes
-                .get(spec.classes.iter().position(|c| c.name == item)?)?;
-            match field {
-                "throughput" => Some(c.throughput_per_s),
-                "response_time" => Some(c.mean_response_s),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
 }
 
 impl PointMetrics {
