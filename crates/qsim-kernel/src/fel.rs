@@ -35,26 +35,92 @@ fn less(a: &Entry, b: &Entry) -> bool {
     ((u128::from(a.t) << 64) | u128::from(a.seq)) < ((u128::from(b.t) << 64) | u128::from(b.seq))
 }
 
+/// Padding entry that sorts after every real event (real times are finite,
+/// so their bits are below `u64::MAX`).
+const SENTINEL: Entry = Entry {
+    t: u64::MAX,
+    seq: u64::MAX,
+    ev: 0,
+};
+
+/// Sentinel slots kept after the live entries: the children `4i+1..=4i+4`
+/// of any node with `4i+1 < n` then all exist, so picking the smallest child
+/// is always the same branch-free tournament of four.
+const PAD: usize = 3;
+
+/// Sifts `e` down from the root of the 4-ary heap at `h` with `n` live
+/// slots (the root being free) and stores it.
+///
+/// # Safety
+/// `h` must point to at least `n + PAD` initialized entries, `n >= 1`, with
+/// sentinels in every slot from `n` on.
+#[inline(always)]
+unsafe fn sift_down(h: *mut Entry, n: usize, e: Entry) {
+    // SAFETY (all accesses): the loop only reads children f..=f+3 with
+    // f < n, so f + 3 < n + PAD; i is always 0 or a previously read index.
+    unsafe {
+        let mut i = 0;
+        loop {
+            let f = 4 * i + 1;
+            if f >= n {
+                break;
+            }
+            // The smallest of the four children (tournament of branch-free
+            // compares; missing children are sentinels and never win).
+            let a = f + usize::from(less(&*h.add(f + 1), &*h.add(f)));
+            let b = f + 2 + usize::from(less(&*h.add(f + 3), &*h.add(f + 2)));
+            let c = if less(&*h.add(b), &*h.add(a)) { b } else { a };
+            if less(&*h.add(c), &e) {
+                *h.add(i) = *h.add(c);
+                i = c;
+            } else {
+                break;
+            }
+        }
+        *h.add(i) = e;
+    }
+}
+
 /// A 4-ary min-heap of [`Entry`] with FIFO order among equal times.
-#[derive(Clone, Debug, Default)]
+///
+/// Besides `push` and `pop`, the event loop uses [`Fel::take_min`] and
+/// [`Fel::settle`]: `take_min` hands out the earliest event but leaves its
+/// root slot empty (a "hole"); the first event scheduled while handling it
+/// drops straight into the hole and is sifted down once, instead of the
+/// usual remove-the-root plus insert-at-the-bottom (two sifts). `settle`
+/// closes a hole nothing filled.
+#[derive(Clone, Debug)]
 pub(crate) struct Fel {
+    /// Live entries `heap[..heap.len() - PAD]`, then `PAD` sentinels; with
+    /// `hole`, slot 0 is free (its old entry was handed out).
     heap: Vec<Entry>,
     seq: u64,
+    hole: bool,
+}
+
+impl Default for Fel {
+    fn default() -> Self {
+        Fel::new()
+    }
 }
 
 impl Fel {
     /// An empty list.
     pub fn new() -> Fel {
+        let mut heap = Vec::with_capacity(64);
+        heap.extend([SENTINEL; PAD]);
         Fel {
-            heap: Vec::with_capacity(64),
+            heap,
             seq: 0,
+            hole: false,
         }
     }
 
     /// Number of scheduled events (stale ones included).
     #[allow(dead_code)]
+    #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - PAD - usize::from(self.hole)
     }
 
     /// Schedules `ev` at `t` seconds (`t` finite and >= 0).
@@ -68,11 +134,34 @@ impl Fel {
             ev,
         };
         self.seq += 1;
-        let mut i = self.heap.len();
-        self.heap.push(e);
+        let n = self.heap.len() - PAD;
+        if self.hole {
+            // Fill the root left by `take_min`: one sift down.
+            self.hole = false;
+            let h = self.heap.as_mut_ptr();
+            // SAFETY: the vector holds n + PAD entries, n >= 1 (the hole),
+            // sentinels from n on.
+            unsafe {
+                if n == 2 {
+                    // Root and one child (a single-server queue and its
+                    // arrival stream): order the pair directly.
+                    let o = *h.add(1);
+                    let swap = less(&o, &e);
+                    *h = if swap { o } else { e };
+                    *h.add(1) = if swap { e } else { o };
+                } else {
+                    sift_down(h, n, e);
+                }
+            }
+            return;
+        }
+        // One more sentinel at the end; the new entry goes into the first
+        // sentinel slot, index n (the old live length).
+        let mut i = n;
+        self.heap.push(SENTINEL);
         let h = self.heap.as_mut_ptr();
-        // SAFETY: every index used is < len: i starts at len − 1 (the slot
-        // just pushed) and only decreases to parents (i − 1) / 4.
+        // SAFETY: every index used is < len: i starts at n < len and only
+        // decreases to parents (i − 1) / 4.
         unsafe {
             while i > 0 {
                 let p = (i - 1) / 4;
@@ -87,59 +176,61 @@ impl Fel {
         }
     }
 
+    /// The earliest event (the first scheduled among equal times), leaving
+    /// its slot as a hole for the next `push`; call [`Fel::settle`] once the
+    /// event has been handled.
+    #[inline(always)]
+    pub fn take_min(&mut self) -> Option<Entry> {
+        debug_assert!(!self.hole, "take_min with a hole: settle first");
+        if self.heap.len() == PAD {
+            return None;
+        }
+        self.hole = true;
+        // SAFETY: the heap is non-empty, so slot 0 is live.
+        Some(unsafe { *self.heap.as_ptr() })
+    }
+
+    /// Closes the hole left by [`Fel::take_min`] if no `push` filled it.
+    #[inline(always)]
+    pub fn settle(&mut self) {
+        if !self.hole {
+            return;
+        }
+        self.hole = false;
+        // Drop one sentinel; the last live entry (index n) becomes a
+        // sentinel slot and is sifted down into the hole at the root.
+        self.heap.pop();
+        let n = self.heap.len() - PAD;
+        let h = self.heap.as_mut_ptr();
+        // SAFETY: the vector now has n + PAD elements and slot n was live.
+        unsafe {
+            let last = *h.add(n);
+            *h.add(n) = SENTINEL;
+            if n > 0 {
+                sift_down(h, n, last);
+            }
+        }
+    }
+
     /// Removes and returns the earliest event (the first scheduled among
     /// equal times).
+    #[allow(dead_code)]
     #[inline(always)]
     pub fn pop(&mut self) -> Option<Entry> {
-        let last = self.heap.pop()?;
-        let n = self.heap.len();
-        if n == 0 {
-            return Some(last);
-        }
-        let h = self.heap.as_mut_ptr();
-        // SAFETY: indices are checked against n = len before each access
-        // (l < n, l + 1 < n), and i is always a previously checked child.
-        unsafe {
-            let top = *h;
-            // Sift the former last element down from the root of the 4-ary
-            // heap: pick the smallest of up to four children (tournament of
-            // branch-free compares), move it up while it beats `last`.
-            let mut i = 0;
-            loop {
-                let f = 4 * i + 1;
-                let c = if f + 3 < n {
-                    let a = f + usize::from(less(&*h.add(f + 1), &*h.add(f)));
-                    let b = f + 2 + usize::from(less(&*h.add(f + 3), &*h.add(f + 2)));
-                    if less(&*h.add(b), &*h.add(a)) { b } else { a }
-                } else if f < n {
-                    let mut m = f;
-                    let mut k = f + 1;
-                    while k < n {
-                        if less(&*h.add(k), &*h.add(m)) {
-                            m = k;
-                        }
-                        k += 1;
-                    }
-                    m
-                } else {
-                    break;
-                };
-                if less(&*h.add(c), &last) {
-                    *h.add(i) = *h.add(c);
-                    i = c;
-                } else {
-                    break;
-                }
-            }
-            *h.add(i) = last;
-            Some(top)
-        }
+        let e = self.take_min()?;
+        self.settle();
+        Some(e)
     }
 
     /// The earliest event without removing it.
     #[inline]
     pub fn peek(&self) -> Option<&Entry> {
-        self.heap.first()
+        debug_assert!(!self.hole, "peek with a hole");
+        if self.heap.len() > PAD {
+            self.heap.first()
+        } else {
+            None
+        }
     }
 }
 
@@ -182,6 +273,59 @@ mod tests {
         fel.push(1.0, 13);
         let order: Vec<u64> = std::iter::from_fn(|| fel.pop().map(|e| e.ev)).collect();
         assert_eq!(order, vec![10, 11, 12, 13]);
+    }
+
+    #[test]
+    fn interleaved_pushes_and_pops_match_a_sorted_reference() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+        let mut fel = Fel::new();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut next = 0u64;
+        for _ in 0..50_000 {
+            if reference.is_empty() || rng.next_u64() % 3 != 0 {
+                let t = (rng.next_u64() % 64) as f64;
+                fel.push(t, next);
+                reference.push((t.to_bits(), next));
+                next += 1;
+            } else {
+                let i = (0..reference.len()).min_by_key(|&i| reference[i]).unwrap();
+                let (t, e) = reference.swap_remove(i);
+                let got = fel.pop().unwrap();
+                assert_eq!((got.t, got.ev), (t, e));
+            }
+            assert_eq!(fel.len(), reference.len());
+            assert_eq!(fel.peek().is_some(), !reference.is_empty());
+        }
+    }
+
+    #[test]
+    fn take_min_then_push_fills_the_hole_correctly() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let mut fel = Fel::new();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut next = 0u64;
+        for _ in 0..20 {
+            let t = (rng.next_u64() % 16) as f64;
+            fel.push(t, next);
+            reference.push((t.to_bits(), next));
+            next += 1;
+        }
+        for _ in 0..50_000 {
+            let Some(got) = fel.take_min() else { break };
+            let i = (0..reference.len()).min_by_key(|&i| reference[i]).unwrap();
+            let (t, e) = reference.swap_remove(i);
+            assert_eq!((got.t, got.ev), (t, e));
+            // Schedule 0, 1 or 2 events while "handling" it.
+            let k = rng.next_u64() % 3;
+            for _ in 0..k.min(2) {
+                let t = f64::from_bits(got.t) + (rng.next_u64() % 8) as f64;
+                fel.push(t, next);
+                reference.push((t.to_bits(), next));
+                next += 1;
+            }
+            fel.settle();
+            assert_eq!(fel.len(), reference.len());
+        }
     }
 
     #[test]

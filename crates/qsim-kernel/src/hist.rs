@@ -22,7 +22,8 @@ const BASE: i64 = (1023 + MIN_EXP) << SUB_BITS;
 /// Counts of durations in log-linear buckets.
 #[derive(Clone, Debug)]
 pub(crate) struct Histogram {
-    counts: Box<[u64]>,
+    /// A fixed-size array, so that the clamped index needs no bounds check.
+    counts: Box<[u64; BUCKETS]>,
     total: u64,
     max: f64,
 }
@@ -37,7 +38,10 @@ impl Histogram {
     /// An empty histogram.
     pub fn new() -> Histogram {
         Histogram {
-            counts: vec![0; BUCKETS].into_boxed_slice(),
+            counts: vec![0; BUCKETS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("BUCKETS long"),
             total: 0,
             max: 0.0,
         }
@@ -50,7 +54,10 @@ impl Histogram {
         let i = b.clamp(0, BUCKETS as i64 - 1) as usize;
         self.counts[i] += 1;
         self.total += 1;
-        self.max = self.max.max(x);
+        // x is never NaN: a plain compare, no NaN handling.
+        if x > self.max {
+            self.max = x;
+        }
     }
 
     /// Forgets everything recorded.
