@@ -398,3 +398,54 @@ fn gr_bucket_slowest_member_decides_unless_quorum() {
     assert!((q40.mean - q20.mean).abs() < 0.0005 + q20.ci95 + q40.ci95, "quorum R ignores the slow member: {} vs {}", q20.mean, q40.mean);
     assert_below("throughput: join-all vs quorum", Estimate { mean: 2.0 * x_all.mean, ci95: 2.0 * x_all.ci95 }, x_q);
 }
+
+/// `--set` overrides giving every instance's latch (latch01..latch32) the
+/// same spin key: the model has one latch per MySQL instance.
+fn every_latch(key: &str, value: &str) -> Vec<String> {
+    (1..=32)
+        .map(|i| format!("stations.latch{i:02}.spin.{key}={value}"))
+        .collect()
+}
+
+#[test]
+fn spin_fanout_delay_30_collapses_and_6_recovers() {
+    // What the model reproduces (see its header): delay 30 on a 140-cycle
+    // PAUSE gives the report's ~500 req/s and ~72 ms; delay 6 recovers
+    // (about 2x; the report's 1700 req/s and 19.6 ms are not reached), and
+    // on a 10-cycle PAUSE the delay matters less.
+    let go = |over: &[String], reps: u32, jobs: u64| {
+        let over: Vec<&str> = over.iter().map(String::as_str).collect();
+        let r = run(&load("spin_fanout", &over), reps, jobs, 100);
+        (
+            r.system.throughput_per_s,
+            mean_of(&r.system.response_time_s),
+        )
+    };
+    let d30 = every_latch("spin_wait_delay", "30");
+    let pause10 = every_latch("pause_cycles", "10");
+    let d30_pause10: Vec<String> = d30.iter().chain(&pause10).cloned().collect();
+    let (x6, r6) = go(&[], 5, 500);
+    let (x30, r30) = go(&d30, 5, 500);
+    assert_within("delay 30 throughput", x30, 500.0, 0.25);
+    assert_within("delay 30 response", r30, 0.0721, 0.25);
+    let scaled = |e: Estimate, k: f64| Estimate {
+        mean: k * e.mean,
+        ci95: k * e.ci95,
+    };
+    assert_below(
+        "throughput: 1.8 x delay 30 vs delay 6",
+        scaled(x30, 1.8),
+        x6,
+    );
+    assert_below("response: delay 6 vs delay 30", r6, r30);
+    // On a 10-cycle PAUSE the delay costs less than on a 140-cycle one
+    // (conservative ratios from the interval ends).
+    let (x6b, _) = go(&pause10, 3, 300);
+    let (x30b, _) = go(&d30_pause10, 3, 300);
+    let skylake = (x6.mean - x6.ci95) / (x30.mean + x30.ci95);
+    let broadwell = (x6b.mean + x6b.ci95) / (x30b.mean - x30b.ci95);
+    assert!(
+        broadwell < skylake,
+        "delay 6 / delay 30 throughput: PAUSE 10 {broadwell} (from {x6b:?}, {x30b:?}) vs PAUSE 140 {skylake} (from {x6:?}, {x30:?})"
+    );
+}

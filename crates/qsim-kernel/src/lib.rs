@@ -38,8 +38,10 @@
 //! * **Speed** (contention-dependent service rate) is applied continuously:
 //!   each affected station runs a virtual-work clock, so when the number of
 //!   jobs present changes, the remaining work of every job in service is
-//!   re-timed at the new rate. Exception: a latch with a NUMA or spin
-//!   mechanism applies its speed curve at the start of each critical section.
+//!   re-timed at the new rate. This holds for latches with a NUMA or spin
+//!   mechanism too: the running critical section is re-timed when the
+//!   number present at the latch changes (a NUMA hand-off or a wake-up in
+//!   flight is a fixed cost and is not re-timed).
 //! * **Memory** does not grow with run length: statistics are running sums,
 //!   time integrals and log-linear histograms (percentiles within 1%).
 //!
@@ -50,16 +52,44 @@
 //!   (random node, plus `migration_s`) with probability max(0, (T − C)/T);
 //!   each contended hand-off costs `local_handoff_s` or `remote_handoff_s`
 //!   depending on the previous holder's node. An uncontended acquire is free.
-//! * Latch with spin: waiters poll every U[0, d·pauses·cycles/GHz) ns and
-//!   take the latch only when a poll finds it free; after `spin_rounds` polls
-//!   they sleep; a release wakes one (or all) sleepers, each after
-//!   `context_switch_s`. Spinning and context switches are charged as busy
-//!   time to the `cpu` station (it is not blocked by them). A latch's
-//!   utilization is the fraction of time anyone holds, waits for or is being
-//!   handed it.
-//! * Batch and link carry groups of jobs; a fork's parent waits at the join
-//!   (counted there) for its sub-jobs; a region's waiting jobs are counted in
-//!   the region, not at the station.
+//! * Latch with spin: a waiter that finds the latch held polls it after
+//!   each wait of U[0, d·pauses_per_unit·pause_cycles/clock_ghz) ns and
+//!   takes it only when a poll finds it free (so a released latch sits idle
+//!   until the next poll: hand-off gaps grow with d); after `spin_rounds`
+//!   failed polls it sleeps (with `spin_rounds = 0` it sleeps at once). A
+//!   release wakes the first sleeper (`Wake::One`) or all of them
+//!   (`Wake::All`); a woken waiter takes `context_switch_s` to run again,
+//!   then takes the latch if it is free; otherwise a `Wake::One` waiter
+//!   spins again and a `Wake::All` waiter sleeps again (the herd: all pay
+//!   the switch, one wins). A newcomer finding the latch free takes it at
+//!   once, ahead of spinners and sleepers. Without a spin mechanism waiters
+//!   sleep and are handed the latch in FIFO order, so `Wake::All` has
+//!   nothing to do and behaves like `Wake::One`.
+//! * Spinning costs CPU: while a waiter spins, or is being switched back
+//!   in, at a latch whose `spin.cpu` names station S (a PS queue with c
+//!   servers, checked by validation), it counts as one more job present at
+//!   S for sharing: with n jobs and m such waiters each gets
+//!   min(1, c/(n + m)) of a server (with a speed curve, rate(n + m) shared
+//!   by n + m), and S's jobs in service are re-timed whenever m changes.
+//!   S's utilization includes them (min(n + m, c)/c); its mean number of
+//!   jobs, throughput and response do not. Poll timing itself is not slowed
+//!   by the sharing. The holder runs on S too: its critical section goes at
+//!   min(1, c/(n + m + 1)) of its speed (spinners slow the holder), a share
+//!   evaluated when the section starts and whenever the number present at
+//!   the latch changes, not when only S's population changes (an
+//!   approximation that keeps S's hot path free of latch bookkeeping).
+//! * A latch's utilization is the fraction of time anyone holds, waits for
+//!   or is being handed it.
+//! * Batch and link carry groups of jobs; a region's waiting jobs are
+//!   counted in the region, not at the station.
+//! * Fork and join: a fork's parent waits at the join (counted in its mean
+//!   number present) for its sub-jobs. A sub-job leaving a station follows
+//!   its class's routing row for that station, if the class has a routing
+//!   table with such a row, so it may visit several stations (CPU work, a
+//!   latch, CPU work again); it ends when routed to its fork's join. Without
+//!   a row (and always with a sequence route) it goes straight to the join.
+//!   A join's throughput counts parents released (X, not sub-jobs), and its
+//!   response is the parent's time from the fork to the release.
 //!
 //! ```
 //! use qsim_kernel::*;

@@ -190,7 +190,9 @@ pub struct SpinSpec {
     pub spin_rounds: u32,
     /// Cost of a sleep and wake-up (context switch), seconds.
     pub context_switch_s: f64,
-    /// Station whose busy time the spinning is charged to, if any.
+    /// The CPU the waiters spin on, if any: a PS queue. While spinning, or
+    /// being switched back in, a waiter counts as one more job there for
+    /// sharing and utilization, taking capacity from the jobs it serves.
     pub cpu: Option<StationId>,
 }
 
@@ -200,7 +202,9 @@ pub enum Wake {
     /// The first sleeper only.
     #[default]
     One,
-    /// Every sleeper (thundering herd): all wake, one wins, the rest sleep again.
+    /// Every sleeper (thundering herd): all wake, one wins, the rest sleep
+    /// again. Only meaningful with a spin mechanism: without one, waiters
+    /// are handed the latch in FIFO order and this behaves like `One`.
     All,
 }
 
@@ -446,14 +450,31 @@ fn validate(spec: &NetworkSpec) -> Vec<NetworkError> {
                             format!("expected a positive clock rate, found {}", s.clock_ghz),
                         );
                     }
-                    if let Some(c) = s.cpu
-                        && c >= ns
-                    {
-                        err(
+                    match s.cpu.map(|c| spec.stations.get(c)) {
+                        None => {}
+                        Some(None) => err(
                             &mut e,
                             format!("{p}.spin.cpu"),
-                            format!("no station with index {c}"),
-                        );
+                            format!("no station with index {}", s.cpu.unwrap_or_default()),
+                        ),
+                        // Spinners take a processor-sharing slice of the
+                        // cpu; other disciplines have no slice to give.
+                        Some(Some(StationSpec {
+                            kind:
+                                StationKind::Queue {
+                                    discipline: Discipline::Ps,
+                                    ..
+                                },
+                            ..
+                        })) => {}
+                        Some(Some(c)) => err(
+                            &mut e,
+                            format!("{p}.spin.cpu"),
+                            format!(
+                                "station {} is not a PS queue; spinning waiters share a cpu's capacity with its jobs, so spin.cpu must name a queue with discipline = \"ps\"",
+                                c.name
+                            ),
+                        ),
                     }
                 }
             }
@@ -639,6 +660,13 @@ fn validate(spec: &NetworkSpec) -> Vec<NetworkError> {
             }
         }
     }
+    for class in &spec.classes {
+        if let Routing::Probabilistic { entry, from } = &class.routing
+            && from.len() == ns
+        {
+            check_sub_routes(&mut e, spec, &class.name, entry, from);
+        }
+    }
     for r in &spec.regions {
         let p = format!("regions.{}", r.name);
         if r.stations.is_empty() {
@@ -675,6 +703,122 @@ fn validate(spec: &NetworkSpec) -> Vec<NetworkError> {
         );
     }
     e
+}
+
+/// Checks the routes of fork sub-jobs of one class with a routing table.
+///
+/// A sub-job follows its class's row for each station it leaves (stations
+/// without a row send it straight to its fork's join), so every station a
+/// sub-job can reach must not route to the sink, and must be able to reach
+/// the join. Only forks the class can reach are checked: another class may
+/// route the same stations differently.
+fn check_sub_routes(
+    e: &mut Vec<NetworkError>,
+    spec: &NetworkSpec,
+    class: &str,
+    entry: &[(Target, f64)],
+    from: &[Vec<(Target, f64)>],
+) {
+    let ns = spec.stations.len();
+    let fork_of = |s: usize| match spec.stations.get(s).map(|x| &x.kind) {
+        Some(StationKind::Fork(f)) if f.join < ns => Some(f),
+        _ => None,
+    };
+    let next = |s: usize| -> Vec<usize> {
+        match fork_of(s) {
+            Some(f) => f
+                .targets
+                .iter()
+                .map(|t| t.0)
+                .chain([f.join])
+                .filter(|&t| t < ns)
+                .collect(),
+            None => from[s]
+                .iter()
+                .filter(|b| b.1 > 0.0)
+                .filter_map(|b| match b.0 {
+                    Target::Station(t) if t < ns => Some(t),
+                    _ => None,
+                })
+                .collect(),
+        }
+    };
+    // Every station the class reaches, as a job or a sub-job.
+    let mut reached = vec![false; ns];
+    let mut stack: Vec<usize> = entry
+        .iter()
+        .filter_map(|b| match b.0 {
+            Target::Station(t) if t < ns => Some(t),
+            _ => None,
+        })
+        .collect();
+    while let Some(s) = stack.pop() {
+        if !std::mem::replace(&mut reached[s], true) {
+            stack.extend(next(s));
+        }
+    }
+    for fs in (0..ns).filter(|&s| reached[s]) {
+        let Some(f) = fork_of(fs) else { continue };
+        let join = f.join;
+        let fname = &spec.stations[fs].name;
+        let jname = &spec.stations[join].name;
+        let mut seen = vec![false; ns];
+        let mut stack: Vec<usize> = f.targets.iter().map(|t| t.0).filter(|&t| t < ns).collect();
+        while let Some(s) = stack.pop() {
+            if s == join || std::mem::replace(&mut seen[s], true) {
+                continue;
+            }
+            if let Some(g) = fork_of(s) {
+                // A nested fork: the sub-job waits at that fork's join.
+                stack.push(g.join);
+                continue;
+            }
+            if from[s].iter().any(|b| b.1 > 0.0 && b.0 == Target::Exit) {
+                err(
+                    e,
+                    format!("classes.{class}.routing.{}", spec.stations[s].name),
+                    format!(
+                        "sub-jobs of fork {fname} reach station {} whose row routes to the sink; a sub-job ends at its join {jname}, so route it there instead",
+                        spec.stations[s].name
+                    ),
+                );
+            }
+            stack.extend(next(s));
+        }
+        // Which of those can get to the join (a station without a row sends
+        // the sub-job there directly).
+        let mut ok = vec![false; ns];
+        ok[join] = true;
+        loop {
+            let mut changed = false;
+            for s in 0..ns {
+                if !seen[s] || ok[s] {
+                    continue;
+                }
+                let good = match fork_of(s) {
+                    Some(g) => ok[g.join],
+                    None => from[s].is_empty() || next(s).iter().any(|&t| ok[t]),
+                };
+                if good {
+                    ok[s] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for s in (0..ns).filter(|&s| seen[s] && !ok[s]) {
+            err(
+                e,
+                format!("classes.{class}.routing.{}", spec.stations[s].name),
+                format!(
+                    "sub-jobs of fork {fname} that reach station {} can never get to its join {jname}; expected a route from {} that ends at {jname}",
+                    spec.stations[s].name, spec.stations[s].name
+                ),
+            );
+        }
+    }
 }
 
 fn check_speed(e: &mut Vec<NetworkError>, p: &str, speed: &Speed) {

@@ -50,7 +50,7 @@ const EV_GROUP_DONE: u64 = 7; // a = station, b = slot (batch / link)
 const EV_LATCH_GRANT: u64 = 8; // a = station, b = job: hand-off finished, job holds the latch
 const EV_LATCH_POLL: u64 = 9; // a = station, b = job: a spinning waiter polls
 const EV_LATCH_WOKEN: u64 = 10; // a = station, b = job: a sleeper finished its context switch
-const EV_LATCH_DONE: u64 = 11; // a = station, b = job: critical section over
+const EV_LATCH_DONE: u64 = 11; // a = station, b = version: critical section over
 
 #[inline(always)]
 fn ev(kind: u64, a: u32, b: u32) -> u64 {
@@ -66,10 +66,13 @@ fn later(now: f64, d: f64) -> f64 {
 /// A distribution with the common cases unpacked so that sampling them
 /// inlines into the event handlers.
 #[derive(Clone, Debug)]
+#[repr(u8)]
 enum Sampler {
     Exp(f64),
     Det(f64),
-    Any(Dist),
+    /// Boxed so that the enum has a plain tag: telling `Exp` apart is one
+    /// compare instead of decoding `Dist`'s niche.
+    Any(Box<Dist>),
 }
 
 impl Sampler {
@@ -80,7 +83,7 @@ impl Sampler {
             // Every family with zero variance always returns its mean.
             Sampler::Det(d.mean())
         } else {
-            Sampler::Any(d.clone())
+            Sampler::Any(Box::new(d.clone()))
         }
     }
 
@@ -122,10 +125,26 @@ struct Job {
 }
 
 /// Branches of probabilistic routing with cumulative probabilities.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Branches {
     targets: Vec<u32>,
     cum: Vec<f64>,
+    /// The first four entries of `cum`, padded with +inf, and of `targets`,
+    /// padded with EXIT: with at most four branches a pick is one draw and
+    /// four branch-free compares.
+    cum4: [f64; 4],
+    targets4: [u32; 4],
+}
+
+impl Default for Branches {
+    fn default() -> Self {
+        Branches {
+            targets: Vec::new(),
+            cum: Vec::new(),
+            cum4: [f64::INFINITY; 4],
+            targets4: [EXIT; 4],
+        }
+    }
 }
 
 impl Branches {
@@ -147,19 +166,40 @@ impl Branches {
             // Guard against rounding: the last branch catches everything.
             *last = f64::INFINITY;
         }
+        for (k, (&c, &t)) in b.cum.iter().zip(&b.targets).take(4).enumerate() {
+            b.cum4[k] = c;
+            b.targets4[k] = t;
+        }
         b
     }
 
-    #[inline]
+    /// A branch drawn with one uniform number. With at most four branches
+    /// (the usual case) the draw is made even when there is a single branch:
+    /// a random draw is cheaper than the mispredicted "how many branches"
+    /// test it replaces.
+    #[inline(always)]
     fn pick(&self, rng: &mut SimRng) -> u32 {
+        if self.targets.len() <= 4 {
+            let u = unit(rng);
+            let c = &self.cum4;
+            // Branches before the one drawn: the last real entry is +inf,
+            // so k < 4.
+            let k = usize::from(u >= c[0])
+                + usize::from(u >= c[1])
+                + usize::from(u >= c[2])
+                + usize::from(u >= c[3]);
+            return self.targets4[k & 3];
+        }
         match self.targets.len() {
             0 => EXIT,
             1 => self.targets[0],
             _ => {
+                // One uniform draw against the cumulative table (the last
+                // entry is +inf, so the scan always stops inside it).
                 let u = unit(rng);
-                for (i, &c) in self.cum.iter().enumerate() {
+                for (&c, &t) in self.cum.iter().zip(&self.targets) {
                     if u < c {
-                        return self.targets[i];
+                        return t;
                     }
                 }
                 EXIT
@@ -168,12 +208,18 @@ impl Branches {
     }
 }
 
+/// `repr(u8)` (here and on `Waiting`, `Sampler`): an explicit tag, so a
+/// match is one compare instead of decoding a niche in a `Vec`.
 #[derive(Clone, Debug)]
+#[repr(u8)]
 enum Route {
     Seq(Vec<u32>),
     Prob {
         entry: Branches,
         from: Vec<Branches>,
+        /// The rows as given (empty where the class has none): fork
+        /// sub-jobs follow these and go to their join where there is none.
+        sub: Vec<Branches>,
     },
 }
 
@@ -208,8 +254,6 @@ struct StStats {
     departures: u64,
     sum_resp: f64,
     sum_wait: f64,
-    /// Extra busy time (spinning charged to a cpu station).
-    extra_busy: f64,
     batches: u64,
     batch_jobs: u64,
 }
@@ -291,6 +335,7 @@ impl Ring {
 
 /// Jobs waiting for service, in discipline order.
 #[derive(Clone, Debug)]
+#[repr(u8)]
 enum Waiting {
     Fifo(Ring),
     Lifo(Vec<u32>),
@@ -442,6 +487,9 @@ struct VClock {
     pend_tag: f64,
     pend_g: f64,
     dirty: bool,
+    /// Latch waiters burning this station's capacity (spinning or being
+    /// switched in): they share it like jobs but never complete here.
+    spinners: u32,
 }
 
 impl VClock {
@@ -451,14 +499,22 @@ impl VClock {
         self.last = now;
     }
 
-    /// Per-job work rate with `n` present and `k` in service.
+    /// Per-job work rate with `n` present and `k` in service; latch
+    /// spinners count as present and in service (a PS share each).
     #[inline]
     fn per_job(&self, n: u32, k: u32) -> f64 {
+        let (n, k) = (n + self.spinners, k + self.spinners);
         let total = match &self.speed {
             Some(s) => s.rate(n),
             None => f64::from(n.min(self.c)),
         };
         total / f64::from(k.max(1))
+    }
+
+    /// Busy servers: jobs in service plus spinners, at most `c`.
+    #[inline(always)]
+    fn busy(&self) -> u32 {
+        (self.insvc.len() as u32 + self.spinners).min(self.c)
     }
 }
 
@@ -480,10 +536,22 @@ struct LatchRt {
     sleepers: VecDeque<u32>,
     /// Waiters spinning right now.
     spinners: u32,
-    /// Sleepers currently waking up (Wake::All herd members in flight).
+    /// Sleepers currently waking up (paying their context switch).
     waking: u32,
-    /// The cpu station charged with spinning.
+    /// The PS station whose capacity spinning and waking waiters use.
     cpu: Option<usize>,
+    /// Holder whose critical section is running (NONE during a hand-off
+    /// or when free).
+    cs_job: u32,
+    /// Version of the live critical-section end event (re-timing makes
+    /// the older ones stale).
+    cs_version: u32,
+    /// Remaining work of the running critical section (seconds at
+    /// nominal speed, or units of work with a speed curve) as of `cs_since`.
+    cs_work: f64,
+    /// Speed applied to it since `cs_since`.
+    cs_rate: f64,
+    cs_since: f64,
 }
 
 /// Batch (group commit) and link state.
@@ -793,6 +861,7 @@ impl Simulation {
                     pend_tag: 0.0,
                     pend_g: 0.0,
                     dirty: false,
+                    spinners: 0,
                 }))
             };
             let mech_rng = rng::stream(seed, index, rng::mechanism_stream(s));
@@ -842,6 +911,11 @@ impl Simulation {
                             spinners: 0,
                             waking: 0,
                             cpu: l.spin.as_ref().and_then(|s| s.cpu),
+                            cs_job: NONE,
+                            cs_version: 0,
+                            cs_work: 0.0,
+                            cs_rate: 1.0,
+                            cs_since: 0.0,
                         }))
                     };
                     (k, Waiting::new(Discipline::Fcfs), 1.0)
@@ -943,7 +1017,21 @@ impl Simulation {
                     Routing::Sequence(seq) => Route::Seq(seq.iter().map(|&s| s as u32).collect()),
                     Routing::Probabilistic { entry, from } => Route::Prob {
                         entry: Branches::new(entry),
+                        // Stations without branches continue like a new
+                        // interaction: copy the entry branches in.
                         from: (0..ns)
+                            .map(|s| {
+                                let b = from
+                                    .get(s)
+                                    .map_or_else(Branches::default, |b| Branches::new(b));
+                                if b.targets.is_empty() {
+                                    Branches::new(entry)
+                                } else {
+                                    b
+                                }
+                            })
+                            .collect(),
+                        sub: (0..ns)
                             .map(|s| {
                                 from.get(s)
                                     .map_or_else(Branches::default, |b| Branches::new(b))
@@ -1100,7 +1188,10 @@ impl Simulation {
     /// Runs to the stopping rule.
     pub fn run(&mut self) -> Result<(), RunError> {
         while !self.finished {
-            let Some(e) = self.fel.pop() else {
+            // The event's heap slot stays free until it is handled: the
+            // first event it schedules takes the slot (one sift instead of
+            // two); `settle` closes it otherwise.
+            let Some(e) = self.fel.take_min() else {
                 self.finished = true;
                 break;
             };
@@ -1109,6 +1200,7 @@ impl Simulation {
             if !self.dirty.is_empty() {
                 self.flush();
             }
+            self.fel.settle();
             if self.error.is_some() || self.events > self.max_events {
                 return self.fail();
             }
@@ -1121,13 +1213,14 @@ impl Simulation {
         if self.finished {
             return Ok(false);
         }
-        let Some(e) = self.fel.pop() else {
+        let Some(e) = self.fel.take_min() else {
             self.finished = true;
             return Ok(false);
         };
         self.now = e.time();
         self.dispatch(e.ev);
         self.flush();
+        self.fel.settle();
         if self.error.is_some() || self.events > self.max_events {
             self.fail()?;
         }
@@ -1164,7 +1257,7 @@ impl Simulation {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn dispatch(&mut self, e: u64) {
         let a = ((e >> 8) & 0xFF_FFFF) as u32;
         let b = (e >> 32) as u32;
@@ -1177,7 +1270,7 @@ impl Simulation {
                 if self.in_network > self.max_jobs {
                     self.unstable();
                 }
-                self.begin(b);
+                self.begin_hot(b);
             }
             EV_ARRIVAL => self.on_arrival(a as usize),
             EV_WARMUP => self.start_measuring(),
@@ -1230,12 +1323,18 @@ impl Simulation {
         if self.in_network > self.max_jobs {
             self.unstable();
         }
-        self.begin(j);
+        self.begin_hot(j);
     }
 
     /// Starts an interaction of job `j` now.
     #[inline]
     fn begin(&mut self, j: u32) {
+        self.begin_hot(j);
+    }
+
+    /// [`Simulation::begin`], inlined into the hot event handlers.
+    #[inline(always)]
+    fn begin_hot(&mut self, j: u32) {
         let job = &mut self.jobs[j as usize];
         job.t0 = self.now;
         job.pos = 0;
@@ -1255,18 +1354,17 @@ impl Simulation {
                 }
                 None => EXIT,
             },
-            Route::Prob { entry, from: br } => {
-                let b = if from == EXIT {
-                    entry
-                } else {
-                    // A station the class has no branches for (initial
-                    // placement) continues like a new interaction.
-                    match br.get(from as usize) {
-                        Some(b) if !b.targets.is_empty() => b,
-                        _ => entry,
-                    }
-                };
-                b.pick(&mut self.route_rng)
+            Route::Prob {
+                entry, from: br, ..
+            } => {
+                // `br` has one entry per station, with the entry branches
+                // copied in for stations the class has no branches for (a
+                // job placed there initially continues like a new
+                // interaction); EXIT (after thinking or arriving) is past
+                // the end.
+                br.get(from as usize)
+                    .unwrap_or(entry)
+                    .pick(&mut self.route_rng)
             }
         }
     }
@@ -1440,7 +1538,7 @@ impl Simulation {
                         w
                     };
                     vc.insvc.push(vc.v + w, j);
-                    st.stats.busy = (vc.insvc.len() as u32).min(vc.c);
+                    st.stats.busy = vc.busy();
                 } else {
                     let prio = self.classes[class].priority;
                     st.waiting.push(j, prio);
@@ -1483,7 +1581,7 @@ impl Simulation {
                 st.stats.busy -= 1;
             }
         }
-        self.leave(j, s as u32);
+        self.leave_hot(j, s as u32);
     }
 
     /// A virtual-clock completion (stale when the version moved on).
@@ -1521,7 +1619,7 @@ impl Simulation {
             };
             vc.insvc.push(vc.v + w, nx);
         }
-        st.stats.busy = (vc.insvc.len() as u32).min(vc.c);
+        st.stats.busy = vc.busy();
         if !vc.dirty {
             vc.dirty = true;
             self.dirty.push(s as u32);
@@ -1568,15 +1666,41 @@ impl Simulation {
     /// Job `j` leaves station `s` and moves on.
     #[inline]
     fn leave(&mut self, j: u32, s: u32) {
+        self.leave_hot(j, s);
+    }
+
+    /// [`Simulation::leave`], inlined into the hot event handlers.
+    #[inline(always)]
+    fn leave_hot(&mut self, j: u32, s: u32) {
         let fork = self.jobs[j as usize].fork;
         if fork != NONE {
-            // Sub-jobs go straight from their target to the join.
             let join = self.forks[fork as usize].join;
-            self.goto(j, s, join);
+            let to = self.sub_target(j, s, join);
+            self.goto(j, s, to);
             return;
         }
         let to = self.next_target(j, s);
         self.goto(j, s, to);
+    }
+
+    /// Where fork sub-job `j` goes after station `s`: its class's routing
+    /// row for `s` if the class has a routing table with one (a sub-job may
+    /// visit several stations, e.g. CPU work, a latch, CPU work again),
+    /// otherwise straight to its fork's `join`. Validation keeps sub-jobs
+    /// from routing to the sink; should one pick it anyway, it joins.
+    #[inline(never)]
+    fn sub_target(&mut self, j: u32, s: u32, join: u32) -> u32 {
+        let class = self.jobs[j as usize].class as usize;
+        let Route::Prob { sub, .. } = &self.classes[class].route else {
+            return join;
+        };
+        match sub.get(s as usize) {
+            Some(b) if !b.targets.is_empty() && s != join => match b.pick(&mut self.route_rng) {
+                EXIT => join,
+                t => t,
+            },
+            _ => join,
+        }
     }
 
     /// End of an interaction.
@@ -1591,6 +1715,7 @@ impl Simulation {
             m.push(r);
         }
         let cl = &mut self.classes[c];
+        let (open, thinks) = (cl.open.is_some(), cl.think.is_some());
         if self.measuring {
             let st = &mut cl.stats;
             st.completions += 1;
@@ -1609,18 +1734,14 @@ impl Simulation {
                 self.start_measuring();
             }
         }
-        let cl = &mut self.classes[c];
-        if cl.open.is_some() {
+        if open {
             self.in_network -= 1;
             self.free.push(j);
+        } else if thinks {
+            self.in_network -= 1;
+            self.think(j);
         } else {
-            match &cl.think {
-                Some(_) => {
-                    self.in_network -= 1;
-                    self.think(j);
-                }
-                None => self.begin(j),
-            }
+            self.begin(j);
         }
     }
 
@@ -1716,23 +1837,15 @@ impl Simulation {
             }
             class_result(&all)
         };
-        let mut extra = vec![0.0; self.stations.len()];
-        for st in &self.stations {
-            if let Kind::Latch(l) = &st.kind
-                && let Some(cpu) = l.cpu
-            {
-                extra[cpu] += st.stats.extra_busy;
-            }
-        }
+        // Spinning latch waiters are in a cpu station's `busy` already.
         let stations = self
             .stations
             .iter()
-            .zip(&extra)
-            .map(|(st, &extra)| {
+            .map(|st| {
                 let s = &st.stats;
                 let dt = now - s.last;
                 let area_n = s.area_n + f64::from(s.n) * dt;
-                let area_busy = s.area_busy + f64::from(s.busy) * dt + extra;
+                let area_busy = s.area_busy + f64::from(s.busy) * dt;
                 let d = s.departures as f64;
                 let grouped = matches!(st.kind, Kind::Group(_));
                 ReplicationStation {
@@ -2017,6 +2130,31 @@ impl Simulation {
 
     // ---- latches with mechanisms (NUMA hand-off, spin then sleep) ----
 
+    /// `delta` latch waiters of latch `s` start (+) or stop (−) burning
+    /// the capacity of its cpu station: they share it with the jobs there
+    /// (PS), so the jobs in service are re-timed at the new share.
+    fn latch_cpu_burn(&mut self, s: usize, delta: i32) {
+        let Kind::Latch(l) = &self.stations[s].kind else {
+            return;
+        };
+        let Some(cpu) = l.cpu else {
+            return;
+        };
+        let now = self.now;
+        let st = &mut self.stations[cpu];
+        let Kind::V(vc) = &mut st.kind else {
+            return;
+        };
+        vc.advance(now);
+        st.stats.acc(now);
+        vc.spinners = vc.spinners.wrapping_add_signed(delta);
+        st.stats.busy = vc.busy();
+        if !vc.dirty {
+            vc.dirty = true;
+            self.dirty.push(cpu as u32);
+        }
+    }
+
     fn latch_arrive(&mut self, j: u32, s: usize) {
         let now = self.now;
         let st = &mut self.stations[s];
@@ -2030,32 +2168,42 @@ impl Simulation {
             // Uncontended: take it at once (no hand-off).
             l.held = true;
             self.latch_start_cs(j, s);
-        } else if l.spin.is_some() {
+            return;
+        }
+        self.latch_retime_cs(s);
+        self.latch_wait(j, s);
+    }
+
+    /// Waiter `j` found latch `s` held: it spins (if the latch spins and
+    /// has rounds to spend), else sleeps until a release wakes it.
+    fn latch_wait(&mut self, j: u32, s: usize) {
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        if l.spin.as_ref().is_some_and(|sp| sp.spin_rounds > 0) {
             l.spinners += 1;
             self.jobs[j as usize].polls = 0;
+            self.latch_cpu_burn(s, 1);
             self.latch_schedule_poll(j, s);
         } else {
             l.sleepers.push_back(j);
         }
     }
 
-    /// Schedules the next poll of spinning waiter `j`, charging the spin to
-    /// the cpu station.
+    /// Schedules the next poll of spinning waiter `j`: one `ut_delay`, a
+    /// uniform wait in [0, poll_max_s).
     fn latch_schedule_poll(&mut self, j: u32, s: usize) {
         let now = self.now;
-        let measuring = self.measuring;
-        let st = &mut self.stations[s];
-        let Kind::Latch(l) = &mut st.kind else {
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };
         let d = l.poll_max_s * unit(&mut l.rng);
-        if measuring {
-            st.stats.extra_busy += d;
-        }
         self.fel.push(later(now, d), ev(EV_LATCH_POLL, s as u32, j));
     }
 
-    /// Job `j` holds the latch: its critical section starts now.
+    /// Job `j` holds the latch: its critical section starts now. With a
+    /// speed curve the section is work at rate(n), re-timed whenever n
+    /// changes (see `latch_retime_cs`).
     fn latch_start_cs(&mut self, j: u32, s: usize) {
         let now = self.now;
         let st = &mut self.stations[s];
@@ -2065,12 +2213,77 @@ impl Simulation {
         let job = &mut self.jobs[j as usize];
         job.t_start = now;
         let class = job.class as usize;
-        let mut d = st.service[class].sample(&mut st.rng);
-        if let Some(sp) = &l.speed {
-            // Speed applies at the start of the critical section here.
-            d = d * st.inv_mean[class] / sp.rate(st.stats.n);
+        let d = st.service[class].sample(&mut st.rng);
+        let work = match &l.speed {
+            Some(_) => d * st.inv_mean[class],
+            None => d,
+        };
+        let rate = self.latch_cs_rate(s);
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        l.cs_job = j;
+        l.cs_work = work;
+        l.cs_rate = rate;
+        l.cs_since = now;
+        l.cs_version = l.cs_version.wrapping_add(1);
+        self.fel.push(
+            later(now, work / rate),
+            ev(EV_LATCH_DONE, s as u32, l.cs_version),
+        );
+    }
+
+    /// Speed of latch `s`'s critical section now: its speed curve at the
+    /// number present, times the holder's share of the `spin.cpu` station
+    /// (the holder runs on that CPU too, next to its n jobs and m spinning
+    /// waiters: min(1, c/(n + m + 1))), so spinners slow the holder.
+    fn latch_cs_rate(&self, s: usize) -> f64 {
+        let st = &self.stations[s];
+        let Kind::Latch(l) = &st.kind else {
+            return 1.0;
+        };
+        let speed = l.speed.as_ref().map_or(1.0, |sp| sp.rate(st.stats.n));
+        let share = match l.cpu.map(|c| &self.stations[c]) {
+            Some(StationRt {
+                kind: Kind::V(vc),
+                stats,
+                ..
+            }) if vc.c != u32::MAX => {
+                let demand = stats.n + vc.spinners + 1;
+                (f64::from(vc.c) / f64::from(demand)).min(1.0)
+            }
+            _ => 1.0,
+        };
+        speed * share
+    }
+
+    /// The number present at latch `s` changed: re-time the running
+    /// critical section at the new speed (latches with a speed curve or a
+    /// spin cpu).
+    fn latch_retime_cs(&mut self, s: usize) {
+        let now = self.now;
+        let rate = self.latch_cs_rate(s);
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        if l.speed.is_none() && l.cpu.is_none() {
+            return;
         }
-        self.fel.push(later(now, d), ev(EV_LATCH_DONE, s as u32, j));
+        if l.cs_job == NONE {
+            return;
+        }
+        if rate == l.cs_rate {
+            return;
+        }
+        l.cs_work = (l.cs_work - (now - l.cs_since) * l.cs_rate).max(0.0);
+        l.cs_rate = rate;
+        l.cs_since = now;
+        l.cs_version = l.cs_version.wrapping_add(1);
+        self.fel.push(
+            later(now, l.cs_work / rate),
+            ev(EV_LATCH_DONE, s as u32, l.cs_version),
+        );
     }
 
     /// The latch goes to waiter `j` (already marked held): after the NUMA
@@ -2124,19 +2337,24 @@ impl Simulation {
         self.latch_start_cs(j, s);
     }
 
-    fn on_latch_done(&mut self, s: usize, j: u32) {
-        self.events += 1;
+    /// End of a critical section (stale when it was re-timed since).
+    fn on_latch_done(&mut self, s: usize, version: u32) {
         let now = self.now;
-        let measuring = self.measuring;
         let st = &mut self.stations[s];
         let Kind::Latch(l) = &mut st.kind else {
             return;
         };
+        if l.cs_job == NONE || l.cs_version != version {
+            return;
+        }
+        self.events += 1;
+        let j = std::mem::replace(&mut l.cs_job, NONE);
         st.stats.acc(now);
         st.stats.n -= 1;
         // Busy while anyone holds, waits for, or is being handed the latch.
         st.stats.busy = u32::from(st.stats.n > 0);
         Simulation::record_departure(&mut st.stats, &self.jobs[j as usize], now);
+        let mut woken = 0;
         match &l.spin {
             None => {
                 // Sleeping waiters get the latch in FIFO order.
@@ -2158,13 +2376,15 @@ impl Simulation {
                 for _ in 0..wake {
                     let w = l.sleepers.pop_front().expect("counted");
                     l.waking += 1;
-                    if measuring {
-                        st.stats.extra_busy += cs;
-                    }
                     self.fel
                         .push(later(now, cs), ev(EV_LATCH_WOKEN, s as u32, w));
                 }
+                woken = wake as i32;
             }
+        }
+        if woken > 0 {
+            // A thread being switched in runs kernel code on a core.
+            self.latch_cpu_burn(s, woken);
         }
         self.leave(j, s as u32);
     }
@@ -2177,6 +2397,7 @@ impl Simulation {
         if !l.held {
             l.held = true;
             l.spinners -= 1;
+            self.latch_cpu_burn(s, -1);
             self.latch_handoff(j, s);
             return;
         }
@@ -2187,6 +2408,7 @@ impl Simulation {
             // Give up spinning: sleep until a release wakes it.
             l.spinners -= 1;
             l.sleepers.push_back(j);
+            self.latch_cpu_burn(s, -1);
         } else {
             self.latch_schedule_poll(j, s);
         }
@@ -2194,32 +2416,26 @@ impl Simulation {
 
     fn on_latch_woken(&mut self, s: usize, j: u32) {
         self.events += 1;
-        let measuring = self.measuring;
-        let st = &mut self.stations[s];
-        let Kind::Latch(l) = &mut st.kind else {
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };
         l.waking -= 1;
+        let wake = l.wake;
+        self.latch_cpu_burn(s, -1);
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
         if !l.held {
             l.held = true;
             self.latch_handoff(j, s);
             return;
         }
-        match l.wake {
+        match wake {
             // Lost the race after a single wake-up: spin again.
-            Wake::One => {
-                l.spinners += 1;
-                self.jobs[j as usize].polls = 0;
-                self.latch_schedule_poll(j, s);
-            }
-            // Thundering herd: the losers go back to sleep, paying another
-            // context switch.
-            Wake::All => {
-                if measuring {
-                    st.stats.extra_busy += l.spin.as_ref().map_or(0.0, |sp| sp.context_switch_s);
-                }
-                l.sleepers.push_back(j);
-            }
+            Wake::One => self.latch_wait(j, s),
+            // Thundering herd: the losers go back to sleep (the next
+            // release wakes them again, and each pays another switch).
+            Wake::All => l.sleepers.push_back(j),
         }
     }
 }

@@ -470,3 +470,187 @@ fn region_around_a_fork_counts_parents_only() {
     assert!(g.mean_waiting.mean > 0.0);
     assert!(r.stations[2].mean_jobs.mean <= 2.0 + 1e-9);
 }
+
+/// A fork whose sub-jobs follow their class's routing rows: each sub-job
+/// visits `first` (d1 or d2, Exp(m1)), then `second` (Exp(m2)), then the join.
+fn routed_fork(k: u32, m1: f64, m2: f64) -> NetworkSpec {
+    let n = 5;
+    let mut from = vec![Vec::new(); n];
+    from[1] = vec![(Target::Station(3), 1.0)];
+    from[2] = vec![(Target::Station(3), 1.0)];
+    from[3] = vec![(Target::Station(4), 1.0)];
+    from[4] = vec![(Target::Exit, 1.0)];
+    NetworkSpec {
+        stations: vec![
+            station(
+                "fork",
+                StationKind::Fork(ForkSpec {
+                    fan_out: k,
+                    targets: vec![(1, 1.0), (2, 1.0)],
+                    spread: Spread::Even,
+                    join: 4,
+                }),
+                None,
+            ),
+            station("d1", StationKind::Delay, Some(exp(m1))),
+            station("d2", StationKind::Delay, Some(exp(m1))),
+            station("second", StationKind::Delay, Some(exp(m2))),
+            station("join", StationKind::Join(JoinSpec::default()), None),
+        ],
+        classes: vec![ClassSpec {
+            name: "c".into(),
+            workload: Workload::Open {
+                interarrival: exp(1.0),
+            },
+            routing: Routing::Probabilistic {
+                entry: vec![(Target::Station(0), 1.0)],
+                from,
+            },
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
+    }
+}
+
+#[test]
+fn routed_sub_jobs_give_the_max_of_hypoexponentials() {
+    // Each sub-job's time is Exp(m1) + Exp(m2), hypoexponential with CDF
+    // F(x) = 1 − (m1·e^(−x/m1) − m2·e^(−x/m2))/(m1 − m2); the parent waits
+    // for the slowest of k: E[R] = ∫ (1 − F(x)^k) dx.
+    let (k, m1, m2) = (4u32, 0.2, 0.5);
+    let cdf = |x: f64| 1.0 - (m1 * (-x / m1).exp() - m2 * (-x / m2).exp()) / (m1 - m2);
+    // Simpson's rule on [0, 40] (the integrand is below 1e-30 beyond).
+    let steps = 40_000;
+    let h = 40.0 / f64::from(steps);
+    let g = |x: f64| 1.0 - cdf(x).powi(k as i32);
+    let mut sum = g(0.0) + g(40.0);
+    for i in 1..steps {
+        sum += g(f64::from(i) * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
+    }
+    let exact = sum * h / 3.0;
+    let r = run_net(routed_fork(k, m1, m2), 8, 100_000);
+    let rt = r.system.response_time_s;
+    close(
+        "mean",
+        Estimate {
+            mean: rt.mean,
+            ci95: rt.ci95,
+        },
+        exact,
+        0.003,
+    );
+    // Every sub-job passes the second station: k per parent (X = 1/s).
+    close(
+        "second throughput",
+        r.stations[3].throughput_per_s,
+        4.0,
+        0.01,
+    );
+    // The join counts parents released.
+    close("join throughput", r.stations[4].throughput_per_s, 1.0, 0.01);
+}
+
+#[test]
+fn sub_job_rows_must_end_at_the_join() {
+    // A row of a station reached by sub-jobs may not lead to the sink.
+    let mut spec = routed_fork(4, 0.2, 0.5);
+    if let Routing::Probabilistic { from, .. } = &mut spec.classes[0].routing {
+        from[3] = vec![(Target::Exit, 0.5), (Target::Station(4), 0.5)];
+    }
+    let errs = Network::new(spec).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.path == "classes.c.routing.second" && e.message.contains("sink")),
+        "{errs:?}"
+    );
+    // Nor loop forever without reaching the join.
+    let mut spec = routed_fork(4, 0.2, 0.5);
+    if let Routing::Probabilistic { from, .. } = &mut spec.classes[0].routing {
+        from[3] = vec![(Target::Station(1), 1.0)];
+    }
+    let errs = Network::new(spec).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.message.contains("never get to its join")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn spin_cpu_must_be_a_ps_queue() {
+    let spin = SpinSpec {
+        spin_wait_delay: 6.0,
+        pause_cycles: 140.0,
+        pauses_per_unit: 50.0,
+        clock_ghz: 2.5,
+        spin_rounds: 30,
+        context_switch_s: 0.000_01,
+        cpu: Some(0),
+    };
+    let mut spec = latch_net(
+        LatchSpec {
+            numa: None,
+            spin: Some(spin),
+            wake: Wake::One,
+        },
+        4,
+    );
+    spec.stations[0].kind = StationKind::Queue {
+        servers: 8,
+        discipline: Discipline::Fcfs,
+    };
+    let errs = Network::new(spec).unwrap_err();
+    assert!(
+        errs.iter()
+            .any(|e| e.path == "stations.latch.spin.cpu" && e.message.contains("PS")),
+        "{errs:?}"
+    );
+}
+
+#[test]
+fn spinning_takes_cpu_capacity_from_the_jobs() {
+    // One core shared by the cpu work and the spinners: charging the
+    // spinning to the cpu must slow the jobs and keep utilization <= 1.
+    let spin = |cpu: Option<usize>| SpinSpec {
+        spin_wait_delay: 30.0,
+        pause_cycles: 140.0,
+        pauses_per_unit: 50.0,
+        clock_ghz: 2.5,
+        spin_rounds: 30,
+        context_switch_s: 0.000_01,
+        cpu,
+    };
+    let res = |cpu: Option<usize>| {
+        let mut spec = latch_net_with(
+            LatchSpec {
+                numa: None,
+                spin: Some(spin(cpu)),
+                wake: Wake::One,
+            },
+            8,
+            0.000_1,
+            0.000_05,
+        );
+        spec.stations[0].kind = StationKind::Queue {
+            servers: 1,
+            discipline: Discipline::Ps,
+        };
+        run_net(spec, 4, 40_000)
+    };
+    let free = res(None);
+    let charged = res(Some(0));
+    let (xf, xc) = (
+        free.system.throughput_per_s,
+        charged.system.throughput_per_s,
+    );
+    assert!(
+        xc.mean + 3.0 * xc.ci95 < xf.mean - 3.0 * xf.ci95,
+        "spin not charged: {xf:?}/s, charged: {xc:?}/s"
+    );
+    let u = charged.stations[0].utilization.mean;
+    assert!(u <= 1.0 + 1e-9, "cpu utilization {u}");
+    // The cpu is busier than its own jobs make it (they alone would
+    // leave it idle part of the time).
+    let own = xc.mean * 0.000_1;
+    assert!(u > own + 0.03, "cpu utilization {u} vs own work {own}");
+}

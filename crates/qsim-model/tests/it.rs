@@ -182,7 +182,7 @@ cpu = { sink = 1.0 }
 [stations.cpu]
 kind = "queue"
 servers = 4
-discipline = "priority"
+discipline = "ps"
 service = { dist = "gamma", mean = 0.002, scv = 0.5 }
 service_by_class = { report = { dist = "hyperexponential", mean = 0.05, scv = 4 } }
 
@@ -249,7 +249,7 @@ tpmC = "0.45 * 60 * classes.oltp.throughput"
         cpu.kind,
         StationKind::Queue {
             servers: 4,
-            discipline: Discipline::Priority
+            discipline: Discipline::Ps
         }
     ));
     let s0 = cpu.service[0].as_ref().unwrap();
