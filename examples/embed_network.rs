@@ -14,21 +14,26 @@
 
 use qsim::analytic::single;
 use qsim::kernel::{
-    ClassSpec, Discipline, Dist, Network, NetworkSpec, Routing, RunConfig, StationKind, StationSpec, Stop,
-    Warmup, Workload, run,
+    ClassSpec, Discipline, Dist, Network, NetworkSpec, Routing, RunConfig, StationKind,
+    StationSpec, Stop, Warmup, Workload, run,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let spec = NetworkSpec {
         stations: vec![StationSpec {
             name: "cpu".into(),
-            kind: StationKind::Queue { servers: 4, discipline: Discipline::Fcfs },
+            kind: StationKind::Queue {
+                servers: 4,
+                discipline: Discipline::Fcfs,
+            },
             service: vec![Some(Dist::exponential(1.0)?)],
             speed: None,
         }],
         classes: vec![ClassSpec {
             name: "requests".into(),
-            workload: Workload::Open { interarrival: Dist::exponential(1.0 / 3.2)? },
+            workload: Workload::Open {
+                interarrival: Dist::exponential(1.0 / 3.2)?,
+            },
             routing: Routing::Sequence(vec![0]),
             priority: 0,
         }],
@@ -51,8 +56,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     // 10 replications: widen the 95% half-width to 99.9% with t quantiles (4.781 / 2.262).
     let half = r.ci95 * 4.781 / 2.262;
-    assert!((r.mean - exact.mean_response_s).abs() <= half, "simulation disagrees with Erlang C");
+    assert!(
+        (r.mean - exact.mean_response_s).abs() <= half,
+        "simulation disagrees with Erlang C"
+    );
     let u = results.stations[0].utilization;
-    assert!((u.mean - 0.8).abs() <= u.ci95 * 4.781 / 2.262, "utilization {u:?}");
+    assert!(
+        (u.mean - 0.8).abs() <= u.ci95 * 4.781 / 2.262,
+        "utilization {u:?}"
+    );
     Ok(())
 }

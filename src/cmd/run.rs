@@ -3,9 +3,7 @@
 use super::UsageError;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use qsim_kernel::{
-    Estimate, InitialState, Network, RunConfig, RunResults, Stop, estimate,
-};
+use qsim_kernel::{Estimate, InitialState, Network, RunConfig, RunResults, Stop, estimate};
 use qsim_model::{Model, Override};
 use std::io::Write;
 use std::path::PathBuf;
@@ -249,7 +247,11 @@ fn bistability_warning(
 
 /// Describes where closed jobs start.
 pub fn initial_state(network: &Network) -> String {
-    let any_closed = network.spec().classes.iter().any(|c| matches!(c.workload, qsim_kernel::Workload::Closed { .. }));
+    let any_closed = network
+        .spec()
+        .classes
+        .iter()
+        .any(|c| matches!(c.workload, qsim_kernel::Workload::Closed { .. }));
     if !any_closed {
         return "empty (open arrivals)".into();
     }

@@ -324,15 +324,26 @@ fn draw(saved: &SavedSweep, dir: &Path) -> Result<Vec<PathBuf>> {
 /// model can no longer be loaded from where the sweep ran.
 fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
     let m = &saved.manifest;
-    let Some(load) = m.axes.load.as_deref() else { return Vec::new() };
+    let Some(load) = m.axes.load.as_deref() else {
+        return Vec::new();
+    };
     if m.vary.len() != 1 || !load.ends_with("population") {
         return Vec::new();
     }
-    let Ok(base) = parse_overrides(&m.set) else { return Vec::new() };
-    let Ok(model) = qsim_model::load_file(Path::new(&m.model), &base) else { return Vec::new() };
+    let Ok(base) = parse_overrides(&m.set) else {
+        return Vec::new();
+    };
+    let Ok(model) = qsim_model::load_file(Path::new(&m.model), &base) else {
+        return Vec::new();
+    };
     let network = &model.network;
     let spec = network.spec();
-    if spec.classes.len() != 1 || !matches!(spec.classes[0].workload, qsim_kernel::Workload::Closed { .. }) {
+    if spec.classes.len() != 1
+        || !matches!(
+            spec.classes[0].workload,
+            qsim_kernel::Workload::Closed { .. }
+        )
+    {
         return Vec::new();
     }
     let mut loads: Vec<u32> = saved
@@ -343,26 +354,45 @@ fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
         .collect();
     loads.sort_unstable();
     loads.dedup();
-    let Some(&max) = loads.last() else { return Vec::new() };
+    let Some(&max) = loads.last() else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     if super::solve::not_product_form(network).is_empty()
         && let Ok((sol, _)) = super::solve::closed_single(network, max)
     {
-        let pts: Vec<_> = loads.iter().filter_map(|&n| sol.at(n).map(|p| (n, p))).collect();
+        let pts: Vec<_> = loads
+            .iter()
+            .filter_map(|&n| sol.at(n).map(|p| (n, p)))
+            .collect();
         out.push(charts::Reference {
             label: "exact MVA".into(),
-            throughput: pts.iter().map(|(n, p)| (f64::from(*n), p.throughput_per_s)).collect(),
-            response_time: pts.iter().map(|(n, p)| (f64::from(*n), p.response_s)).collect(),
+            throughput: pts
+                .iter()
+                .map(|(n, p)| (f64::from(*n), p.throughput_per_s))
+                .collect(),
+            response_time: pts
+                .iter()
+                .map(|(n, p)| (f64::from(*n), p.response_s))
+                .collect(),
         });
     }
     // Bounds are straight lines between their corners, so every load from 1
     // to the largest makes them exact on the chart.
-    let bounds: Vec<_> = (1..=max).filter_map(|n| super::solve::closed_bounds(network, n).map(|(a, _)| (n, a))).collect();
+    let bounds: Vec<_> = (1..=max)
+        .filter_map(|n| super::solve::closed_bounds(network, n).map(|(a, _)| (n, a)))
+        .collect();
     if !bounds.is_empty() {
         out.push(charts::Reference {
             label: "asymptotic bound".into(),
-            throughput: bounds.iter().map(|(n, a)| (f64::from(*n), a.throughput_upper_per_s)).collect(),
-            response_time: bounds.iter().map(|(n, a)| (f64::from(*n), a.response_lower_s)).collect(),
+            throughput: bounds
+                .iter()
+                .map(|(n, a)| (f64::from(*n), a.throughput_upper_per_s))
+                .collect(),
+            response_time: bounds
+                .iter()
+                .map(|(n, a)| (f64::from(*n), a.response_lower_s))
+                .collect(),
         });
     }
     out

@@ -358,32 +358,73 @@ fn paxos_serial_is_flat_at_one_over_rtt() {
         let r = run(&m, 5, 3_000, 300);
         let x = r.system.throughput_per_s;
         assert_within(&format!("paxos_serial N={n} throughput"), x, 100.0, 0.03);
-        let tpmc = m.derived.iter().find(|d| d.name == "tpmC").expect("tpmC is declared");
-        let v = tpmc.expr.eval(&|name| (name == "throughput").then_some(x.mean)).unwrap();
+        let tpmc = m
+            .derived
+            .iter()
+            .find(|d| d.name == "tpmC")
+            .expect("tpmC is declared");
+        let v = tpmc
+            .expr
+            .eval(&|name| (name == "throughput").then_some(x.mean))
+            .unwrap();
         assert!((v - 2700.0).abs() <= 0.03 * 2700.0, "tpmC at N={n}: {v}");
     }
-    let base = run(&load("paxos_serial", &[]), 5, 3_000, 300).system.throughput_per_s;
+    let base = run(&load("paxos_serial", &[]), 5, 3_000, 300)
+        .system
+        .throughput_per_s;
     for variant in ["stations.paxos.pipeline=4", "stations.paxos.max_batch=8"] {
-        let x = run(&load("paxos_serial", &[variant]), 5, 3_000, 300).system.throughput_per_s;
-        assert!(x.mean - x.ci95 > 2.0 * (base.mean + base.ci95), "{variant} raises throughput: {} vs {}", x.mean, base.mean);
+        let x = run(&load("paxos_serial", &[variant]), 5, 3_000, 300)
+            .system
+            .throughput_per_s;
+        assert!(
+            x.mean - x.ci95 > 2.0 * (base.mean + base.ci95),
+            "{variant} raises throughput: {} vs {}",
+            x.mean,
+            base.mean
+        );
     }
 }
 
 #[test]
 fn group_commit_shares_fsyncs() {
     let r = run(&load("group_commit", &[]), 5, 20_000, 2_000);
-    assert_within("group_commit throughput", r.system.throughput_per_s, 5300.0, 0.15);
-    let b = station(&r, "fsync").mean_batch_size.expect("a batch station reports its batch size");
-    assert!(b.mean - b.ci95 > 2.0, "several transactions per fsync: {} ± {}", b.mean, b.ci95);
-    let serial = run(&load("group_commit", &["stations.fsync.max_batch=1"]), 5, 5_000, 500);
-    assert_within("group_commit without grouping", serial.system.throughput_per_s, 1000.0 / 3.0, 0.03);
+    assert_within(
+        "group_commit throughput",
+        r.system.throughput_per_s,
+        5300.0,
+        0.15,
+    );
+    let b = station(&r, "fsync")
+        .mean_batch_size
+        .expect("a batch station reports its batch size");
+    assert!(
+        b.mean - b.ci95 > 2.0,
+        "several transactions per fsync: {} ± {}",
+        b.mean,
+        b.ci95
+    );
+    let serial = run(
+        &load("group_commit", &["stations.fsync.max_batch=1"]),
+        5,
+        5_000,
+        500,
+    );
+    assert_within(
+        "group_commit without grouping",
+        serial.system.throughput_per_s,
+        1000.0 / 3.0,
+        0.03,
+    );
 }
 
 #[test]
 fn gr_bucket_slowest_member_decides_unless_quorum() {
     let rt = |over: &[&str]| {
         let r = run(&load("gr_bucket", over), 5, 20_000, 2_000);
-        (mean_of(&r.system.response_time_s), r.system.throughput_per_s)
+        (
+            mean_of(&r.system.response_time_s),
+            r.system.throughput_per_s,
+        )
     };
     let (all20, x_all) = rt(&[]);
     let (all40, _) = rt(&["stations.node3.service.mean=0.04"]);
@@ -392,11 +433,30 @@ fn gr_bucket_slowest_member_decides_unless_quorum() {
     // Join all: R is the slow member's 20 ms (within 10%) and follows it one for one.
     assert_within("join-all R vs the slow member's 20 ms", all20, 0.020, 0.10);
     let shift = all40.mean - all20.mean;
-    assert!((shift - 0.020).abs() < 0.002 + all20.ci95 + all40.ci95, "join-all R follows the slow member: +{shift} s for +20 ms");
+    assert!(
+        (shift - 0.020).abs() < 0.002 + all20.ci95 + all40.ci95,
+        "join-all R follows the slow member: +{shift} s for +20 ms"
+    );
     // Quorum 2: R is far below the slow member and does not move with it.
-    assert!(q20.mean + q20.ci95 < 0.010, "quorum R {} hides the slow member", q20.mean);
-    assert!((q40.mean - q20.mean).abs() < 0.0005 + q20.ci95 + q40.ci95, "quorum R ignores the slow member: {} vs {}", q20.mean, q40.mean);
-    assert_below("throughput: join-all vs quorum", Estimate { mean: 2.0 * x_all.mean, ci95: 2.0 * x_all.ci95 }, x_q);
+    assert!(
+        q20.mean + q20.ci95 < 0.010,
+        "quorum R {} hides the slow member",
+        q20.mean
+    );
+    assert!(
+        (q40.mean - q20.mean).abs() < 0.0005 + q20.ci95 + q40.ci95,
+        "quorum R ignores the slow member: {} vs {}",
+        q20.mean,
+        q40.mean
+    );
+    assert_below(
+        "throughput: join-all vs quorum",
+        Estimate {
+            mean: 2.0 * x_all.mean,
+            ci95: 2.0 * x_all.ci95,
+        },
+        x_q,
+    );
 }
 
 /// `--set` overrides giving every instance's latch (latch01..latch32) the

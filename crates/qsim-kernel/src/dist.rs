@@ -329,9 +329,7 @@ impl Dist {
     #[inline]
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         match &self.kind {
-            Kind::Exponential { mean } => {
-                exp1(rng) * mean
-            }
+            Kind::Exponential { mean } => exp1(rng) * mean,
             Kind::Deterministic { value } => *value,
             Kind::Uniform { min, width } => min + width * unit(rng),
             Kind::Erlang { k, phase_mean } => {
@@ -374,8 +372,10 @@ const ZIG_V: f64 = 0.003_949_659_822_581_557;
 /// `e^x` in a const context: range reduction by ln 2, then a Taylor series
 /// (|r| <= ln2/2, 27 terms: error below an ulp).
 const fn c_exp(x: f64) -> f64 {
-    const LN2_HI: f64 = 6.931_471_803_691_238_2e-1;
-    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+    // ln 2 split into a high part with trailing zero bits (so k·LN2_HI is
+    // exact) and the rest; the bit patterns are the usual fdlibm ones.
+    const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
+    const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76);
     let kf = x * core::f64::consts::LOG2_E;
     let k = if kf >= 0.0 {
         (kf + 0.5) as i64
@@ -546,20 +546,32 @@ mod tests {
         }
     }
 
-
     #[test]
     fn const_math_matches_std() {
         for &x in &[-7.7, -3.0, -0.5, 0.0, 0.3, 1.0, 5.0] {
             assert!((c_exp(x) / x.exp() - 1.0).abs() < 2e-15, "exp {x}");
         }
         for &y in &[1e-3, 0.1, 0.5, 1.0, 2.0, 8.7] {
-            assert!((c_ln(y) - y.ln()).abs() < 2e-15 * y.ln().abs().max(1.0), "ln {y}");
+            assert!(
+                (c_ln(y) - y.ln()).abs() < 2e-15 * y.ln().abs().max(1.0),
+                "ln {y}"
+            );
         }
         // The recursion reproduces the standard table, and every
         // layer has area v.
-        let x = |i: usize| if i == 0 { ZIG_V / (-ZIG_R).exp() } else { ZIG.w[i] * (1u64 << 53) as f64 };
+        let x = |i: usize| {
+            if i == 0 {
+                ZIG_V / (-ZIG_R).exp()
+            } else {
+                ZIG.w[i] * (1u64 << 53) as f64
+            }
+        };
         // Top layer edge of the standard 256-layer table (Marsaglia & Tsang).
-        assert!((x(255) - 0.063_852_163_815_002_1).abs() < 1e-12, "{}", x(255));
+        assert!(
+            (x(255) - 0.063_852_163_815_002_1).abs() < 1e-12,
+            "{}",
+            x(255)
+        );
         for i in 1..255 {
             let area = x(i) * (ZIG.f[i + 1] - ZIG.f[i]);
             assert!((area / ZIG_V - 1.0).abs() < 1e-9, "layer {i}: {area}");
@@ -581,18 +593,26 @@ mod tests {
         // Tail: P(X > 5) = e^-5, binomial standard error.
         let p = (-5.0f64).exp();
         let tail = xs.iter().filter(|&&x| x > 5.0).count() as f64 / nf;
-        assert!((tail - p).abs() < 5.0 * (p * (1.0 - p) / nf).sqrt(), "P(X>5) {tail} vs {p}");
+        assert!(
+            (tail - p).abs() < 5.0 * (p * (1.0 - p) / nf).sqrt(),
+            "P(X>5) {tail} vs {p}"
+        );
         // Deep tail past the ziggurat's r = 7.70: P(X > 8) = e^-8.
         let p8 = (-8.0f64).exp();
         let tail8 = xs.iter().filter(|&&x| x > 8.0).count() as f64 / nf;
-        assert!((tail8 - p8).abs() < 5.0 * (p8 / nf).sqrt() + 1e-6, "P(X>8) {tail8} vs {p8}");
+        assert!(
+            (tail8 - p8).abs() < 5.0 * (p8 / nf).sqrt() + 1e-6,
+            "P(X>8) {tail8} vs {p8}"
+        );
         // Kolmogorov–Smirnov against 1 − e^-x: critical value at α = 0.001
         // is 1.95 / sqrt n.
         xs.sort_by(f64::total_cmp);
         let mut d = 0.0f64;
         for (i, &x) in xs.iter().enumerate() {
             let cdf = -(-x).exp_m1();
-            d = d.max((cdf - i as f64 / nf).abs()).max(((i + 1) as f64 / nf - cdf).abs());
+            d = d
+                .max((cdf - i as f64 / nf).abs())
+                .max(((i + 1) as f64 / nf - cdf).abs());
         }
         assert!(d < 1.95 / nf.sqrt(), "KS statistic {d}");
     }

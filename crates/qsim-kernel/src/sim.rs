@@ -28,7 +28,6 @@ use crate::results::*;
 use crate::rng::{self, SimRng};
 use crate::run::RunError;
 use crate::time::SimTime;
-use rand_distr::{Distribution, Exp1};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -90,10 +89,7 @@ impl Sampler {
     #[inline(always)]
     fn sample(&self, rng: &mut SimRng) -> f64 {
         match self {
-            Sampler::Exp(m) => {
-                let e: f64 = Exp1.sample(rng);
-                e * m
-            }
+            Sampler::Exp(m) => crate::dist::exp1(rng) * m,
             Sampler::Det(v) => *v,
             Sampler::Any(d) => d.sample(rng),
         }

@@ -232,7 +232,11 @@ pub fn metric_variables(network: &Network) -> Vec<String> {
 /// The value of a name of the derived-metric language (see
 /// [`metric_variables`]) in one replication's results; `None` for a name
 /// that does not exist.
-pub fn metric_value(network: &Network, rep: &qsim_kernel::ReplicationResult, name: &str) -> Option<f64> {
+pub fn metric_value(
+    network: &Network,
+    rep: &qsim_kernel::ReplicationResult,
+    name: &str,
+) -> Option<f64> {
     let sys = &rep.system;
     let p = &sys.percentiles_s;
     match name {
@@ -250,7 +254,9 @@ pub fn metric_value(network: &Network, rep: &qsim_kernel::ReplicationResult, nam
     let (item, field) = rest.rsplit_once('.')?;
     match scope {
         "stations" => {
-            let s = rep.stations.get(spec.stations.iter().position(|s| s.name == item)?)?;
+            let s = rep
+                .stations
+                .get(spec.stations.iter().position(|s| s.name == item)?)?;
             match field {
                 "throughput" => Some(s.throughput_per_s),
                 "utilization" => Some(s.utilization),
@@ -263,7 +269,9 @@ pub fn metric_value(network: &Network, rep: &qsim_kernel::ReplicationResult, nam
             }
         }
         "classes" => {
-            let c = rep.classes.get(spec.classes.iter().position(|c| c.name == item)?)?;
+            let c = rep
+                .classes
+                .get(spec.classes.iter().position(|c| c.name == item)?)?;
             match field {
                 "throughput" => Some(c.throughput_per_s),
                 "response_time" => Some(c.mean_response_s),

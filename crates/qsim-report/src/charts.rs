@@ -76,7 +76,11 @@ pub struct Reference {
 }
 
 /// Grey shades for reference lines, darkest first.
-const REFERENCE_SHADES: [RGBColor; 3] = [RGBColor(40, 40, 40), RGBColor(120, 120, 120), RGBColor(170, 170, 170)];
+const REFERENCE_SHADES: [RGBColor; 3] = [
+    RGBColor(40, 40, 40),
+    RGBColor(120, 120, 120),
+    RGBColor(170, 170, 170),
+];
 
 /// An image format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -436,13 +440,22 @@ fn throughput<DB: DrawingBackend>(
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(3)));
         chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
     }
-    for (i, r) in c.references.iter().enumerate().filter(|(_, r)| !r.throughput.is_empty()) {
+    for (i, r) in c
+        .references
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| !r.throughput.is_empty())
+    {
         let col = REFERENCE_SHADES[i % REFERENCE_SHADES.len()];
         // Clip to the simulated range: a bound such as N/(D+Z) grows without limit.
         let top = chart.y_range().end;
         let (lo, hi) = (chart.x_range().start, chart.x_range().end);
-        let line: Vec<(f64, f64)> =
-            r.throughput.iter().filter(|(x, y)| finite(*y) && *x >= lo && *x <= hi).map(|&(x, y)| (x, y.min(top))).collect();
+        let line: Vec<(f64, f64)> = r
+            .throughput
+            .iter()
+            .filter(|(x, y)| finite(*y) && *x >= lo && *x <= hi)
+            .map(|&(x, y)| (x, y.min(top)))
+            .collect();
         chart
             .draw_series(DashedLineSeries::new(line, 7, 5, col.stroke_width(2)))?
             .label(r.label.clone())
@@ -541,7 +554,12 @@ fn response_time<DB: DrawingBackend>(
                             + PathElement::new([(15, 0), (24, 0)], col.stroke_width(2))
                     });
             }
-            for (i, r) in c.references.iter().enumerate().filter(|(_, r)| !r.response_time.is_empty()) {
+            for (i, r) in c
+                .references
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| !r.response_time.is_empty())
+            {
                 let col = REFERENCE_SHADES[i % REFERENCE_SHADES.len()];
                 let (ylo, yhi) = (chart.y_range().start, chart.y_range().end);
                 let (xlo, xhi) = (chart.x_range().start, chart.x_range().end);
@@ -555,7 +573,9 @@ fn response_time<DB: DrawingBackend>(
                 chart
                     .draw_series(DashedLineSeries::new(line, 7, 5, col.stroke_width(2)))?
                     .label(r.label.clone())
-                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(2)));
+                    .legend(move |(x, y)| {
+                        PathElement::new([(x, y), (x + 24, y)], col.stroke_width(2))
+                    });
             }
             legend(&mut chart, pos)
         }

@@ -94,7 +94,11 @@ fn columns(out: &mut String, rows: &[Vec<String>]) {
         .collect();
     // Columns of names and kinds align left, columns of figures right; the
     // header row follows its column.
-    let is_text = |c: &String| c.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.') && !c.starts_with(|c: char| c.is_ascii_digit());
+    let is_text = |c: &String| {
+        c.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+            && !c.starts_with(|c: char| c.is_ascii_digit())
+    };
     let left: Vec<bool> = (0..n)
         .map(|i| i == 0 || rows.iter().skip(1).filter_map(|r| r.get(i)).all(is_text))
         .collect();

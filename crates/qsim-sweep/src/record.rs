@@ -211,7 +211,11 @@ pub fn derived_values(
         .map(|d| {
             let values: Option<Vec<f64>> = reps
                 .iter()
-                .map(|rep| d.expr.eval(&|name| qsim_model::metric_value(network, rep, name)).ok())
+                .map(|rep| {
+                    d.expr
+                        .eval(&|name| qsim_model::metric_value(network, rep, name))
+                        .ok()
+                })
                 .collect();
             DerivedValue {
                 name: d.name.clone(),
