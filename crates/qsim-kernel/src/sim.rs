@@ -762,6 +762,9 @@ pub struct Simulation {
     in_network: u64,
     max_jobs: u64,
     max_events: u64,
+    /// `max_events + 1`, or 0 once `error` is set: the event loop stops
+    /// when `events >= event_cap`, one compare for both conditions.
+    event_cap: u64,
     measuring: bool,
     measure_start: f64,
     warm: WarmPlan,
@@ -1065,6 +1068,7 @@ impl Simulation {
             in_network: 0,
             max_jobs: config.max_jobs_present,
             max_events: config.max_events,
+            event_cap: config.max_events.saturating_add(1),
             measuring: false,
             measure_start: 0.0,
             warm,
@@ -1197,7 +1201,7 @@ impl Simulation {
                 self.flush();
             }
             self.fel.settle();
-            if self.error.is_some() || self.events > self.max_events {
+            if self.events >= self.event_cap {
                 return self.fail();
             }
         }
@@ -1217,7 +1221,7 @@ impl Simulation {
         self.dispatch(e.ev);
         self.flush();
         self.fel.settle();
-        if self.error.is_some() || self.events > self.max_events {
+        if self.events >= self.event_cap {
             self.fail()?;
         }
         Ok(!self.finished)
@@ -1257,6 +1261,12 @@ impl Simulation {
     fn dispatch(&mut self, e: u64) {
         let a = ((e >> 8) & 0xFF_FFFF) as u32;
         let b = (e >> 32) as u32;
+        // Fixed-speed completions dominate: test for them before the
+        // jump table.
+        if e & 0xFF == EV_DONE {
+            self.on_done(a as usize, b);
+            return;
+        }
         match e & 0xFF {
             EV_DONE => self.on_done(a as usize, b),
             EV_VDONE => self.on_vdone(a as usize, b),
@@ -1299,6 +1309,7 @@ impl Simulation {
             .map(|(i, st)| (i, st.stats.n))
             .max_by_key(|&(i, n)| (n, Reverse(i)))
             .unwrap_or((0, 0));
+        self.event_cap = 0;
         self.error = Some(RunError::Unstable {
             jobs: self.in_network,
             limit: self.max_jobs,
@@ -1331,7 +1342,9 @@ impl Simulation {
     /// [`Simulation::begin`], inlined into the hot event handlers.
     #[inline(always)]
     fn begin_hot(&mut self, j: u32) {
-        let job = &mut self.jobs[j as usize];
+        // SAFETY: job ids only come from the slab's allocator (`alloc`) and
+        // the slab never shrinks, so `j` is in bounds.
+        let job = unsafe { self.jobs.get_unchecked_mut(j as usize) };
         job.t0 = self.now;
         job.pos = 0;
         let to = self.next_target(j, EXIT);
@@ -1341,8 +1354,12 @@ impl Simulation {
     /// Where job `j` goes after station `from` (EXIT: after thinking/arriving).
     #[inline(always)]
     fn next_target(&mut self, j: u32, from: u32) -> u32 {
-        let job = &mut self.jobs[j as usize];
-        match &self.classes[job.class as usize].route {
+        // SAFETY: job ids only come from the slab's allocator and the slab
+        // never shrinks; a job's class is set by `alloc` from a class index
+        // and `classes` is never resized.
+        let job = unsafe { self.jobs.get_unchecked_mut(j as usize) };
+        let cl = unsafe { self.classes.get_unchecked(job.class as usize) };
+        match &cl.route {
             Route::Seq(seq) => match seq.get(job.pos as usize) {
                 Some(&s) => {
                     job.pos += 1;
@@ -1495,30 +1512,42 @@ impl Simulation {
     #[inline(always)]
     fn arrive(&mut self, j: u32, s: usize) {
         let now = self.now;
-        let st = &mut self.stations[s];
-        let job = &mut self.jobs[j as usize];
+        // SAFETY: station ids reaching here come from routes, fork targets
+        // or the initial state, all validated `< stations.len()` by
+        // `Network::new`, and `stations` is never resized; job ids only
+        // come from the slab's allocator and the slab never shrinks.
+        let st = unsafe { self.stations.get_unchecked_mut(s) };
+        let job = unsafe { self.jobs.get_unchecked_mut(j as usize) };
         job.t_arr = now;
         job.station = s as u32;
         let class = job.class as usize;
-        match &mut st.kind {
-            Kind::Queue { c } => {
-                st.stats.acc(now);
-                st.stats.n += 1;
-                if st.stats.busy < *c {
-                    st.stats.busy += 1;
-                    job.t_start = now;
-                    let d = st.service[class].sample(&mut st.rng);
-                    self.fel.push(later(now, d), ev(EV_DONE, s as u32, j));
-                } else {
-                    let prio = self.classes[class].priority;
-                    st.waiting.push(j, prio);
-                }
+        // The common case first: a direct branch instead of the jump table.
+        if let Kind::Queue { c } = st.kind {
+            st.stats.acc(now);
+            st.stats.n += 1;
+            if st.stats.busy < c {
+                st.stats.busy += 1;
+                job.t_start = now;
+                // SAFETY: `service` has one entry per class and a job's
+                // class is a class index.
+                let d = unsafe { st.service.get_unchecked(class) }.sample(&mut st.rng);
+                self.fel.push(later(now, d), ev(EV_DONE, s as u32, j));
+            } else {
+                // SAFETY: a job's class is a class index; `classes` is
+                // never resized.
+                let prio = unsafe { self.classes.get_unchecked(class) }.priority;
+                st.waiting.push(j, prio);
             }
+            return;
+        }
+        match &mut st.kind {
+            Kind::Queue { .. } => {}
             Kind::Delay => {
                 st.stats.acc(now);
                 st.stats.n += 1;
                 job.t_start = now;
-                let d = st.service[class].sample(&mut st.rng);
+                // SAFETY: as above, one service entry per class.
+                let d = unsafe { st.service.get_unchecked(class) }.sample(&mut st.rng);
                 self.fel.push(later(now, d), ev(EV_DONE, s as u32, j));
             }
             Kind::V(vc) => {
@@ -1563,15 +1592,22 @@ impl Simulation {
     fn on_done(&mut self, s: usize, j: u32) {
         self.events += 1;
         let now = self.now;
-        let st = &mut self.stations[s];
+        // SAFETY: EV_DONE is only scheduled by `arrive`/`on_done` with a
+        // station index already in bounds (`stations` is never resized) and
+        // a job id from the slab's allocator (the slab never shrinks).
+        let st = unsafe { self.stations.get_unchecked_mut(s) };
         st.stats.acc(now);
         st.stats.n -= 1;
-        Simulation::record_departure(&mut st.stats, &self.jobs[j as usize], now);
+        let job = unsafe { self.jobs.get_unchecked(j as usize) };
+        Simulation::record_departure(&mut st.stats, job, now);
         if let Kind::Queue { .. } = st.kind {
             if let Some(nx) = st.waiting.pop() {
-                let job = &mut self.jobs[nx as usize];
+                // SAFETY: waiting jobs were allocated by the slab; `service`
+                // has one entry per class.
+                let job = unsafe { self.jobs.get_unchecked_mut(nx as usize) };
                 job.t_start = now;
-                let d = st.service[job.class as usize].sample(&mut st.rng);
+                let sv = unsafe { st.service.get_unchecked(job.class as usize) };
+                let d = sv.sample(&mut st.rng);
                 self.fel.push(later(now, d), ev(EV_DONE, s as u32, nx));
             } else {
                 st.stats.busy -= 1;
@@ -1668,7 +1704,9 @@ impl Simulation {
     /// [`Simulation::leave`], inlined into the hot event handlers.
     #[inline(always)]
     fn leave_hot(&mut self, j: u32, s: u32) {
-        let fork = self.jobs[j as usize].fork;
+        // SAFETY: job ids only come from the slab's allocator and the slab
+        // never shrinks.
+        let fork = unsafe { self.jobs.get_unchecked(j as usize) }.fork;
         if fork != NONE {
             let join = self.forks[fork as usize].join;
             let to = self.sub_target(j, s, join);
@@ -1703,14 +1741,17 @@ impl Simulation {
     #[inline]
     fn exit(&mut self, j: u32) {
         let now = self.now;
-        let job = &mut self.jobs[j as usize];
+        // SAFETY: job ids only come from the slab's allocator and the slab
+        // never shrinks.
+        let job = unsafe { self.jobs.get_unchecked_mut(j as usize) };
         job.station = EXIT;
         let c = job.class as usize;
         let r = now - job.t0;
         if let Some(m) = &mut self.mser {
             m.push(r);
         }
-        let cl = &mut self.classes[c];
+        // SAFETY: a job's class is a class index; `classes` is never resized.
+        let cl = unsafe { self.classes.get_unchecked_mut(c) };
         let (open, thinks) = (cl.open.is_some(), cl.think.is_some());
         if self.measuring {
             let st = &mut cl.stats;
@@ -1744,8 +1785,11 @@ impl Simulation {
     /// Job `j` starts thinking (closed classes).
     #[inline]
     fn think(&mut self, j: u32) {
-        let c = self.jobs[j as usize].class as usize;
-        let cl = &mut self.classes[c];
+        // SAFETY: job ids only come from the slab's allocator (the slab
+        // never shrinks); a job's class is a class index and `classes` is
+        // never resized.
+        let c = unsafe { self.jobs.get_unchecked(j as usize) }.class as usize;
+        let cl = unsafe { self.classes.get_unchecked_mut(c) };
         match &cl.think {
             Some(d) => {
                 let t = later(self.now, d.sample(&mut cl.rng));
