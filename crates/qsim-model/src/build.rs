@@ -508,6 +508,31 @@ fn opt_u32(
     }
 }
 
+/// The items of a non-empty array at `node`, or a located error saying
+/// that `of` (e.g. "station names") was expected, or that the array was
+/// empty (`empty` completes "expected at least one ...").
+fn non_empty_array<'n>(
+    ctx: &mut Ctx<'_>,
+    node: &'n Node,
+    path: &str,
+    of: &str,
+    empty: &str,
+) -> Option<&'n [Node]> {
+    let V::Array(items) = &node.v else {
+        ctx.error(
+            &node.origin,
+            path,
+            format!("expected an array of {of}, found {}", node.v.describe()),
+        );
+        return None;
+    };
+    if items.is_empty() {
+        ctx.error(&node.origin, path, format!("expected at least one {empty}"));
+        return None;
+    }
+    Some(items)
+}
+
 fn speed(ctx: &mut Ctx<'_>, node: &Node, path: &str) -> Option<Speed> {
     let form = "{ table = [ { n = 100, rate = 2000 }, ... ] } or { usl = { sigma = 0.02, kappa = 0.0001, lambda = 90 } }";
     ctx.table(node, path, form)?;
@@ -515,25 +540,13 @@ fn speed(ctx: &mut Ctx<'_>, node: &Node, path: &str) -> Option<Speed> {
     match (node.get("table"), node.get("usl")) {
         (Some(t), None) => {
             let p = child(path, "table");
-            let V::Array(items) = &t.v else {
-                ctx.error(
-                    &t.origin,
-                    &p,
-                    format!(
-                        "expected an array of {{ n, rate }} points, found {}",
-                        t.v.describe()
-                    ),
-                );
-                return None;
-            };
-            if items.is_empty() {
-                ctx.error(
-                    &t.origin,
-                    &p,
-                    "expected at least one { n, rate } point, found none",
-                );
-                return None;
-            }
+            let items = non_empty_array(
+                ctx,
+                t,
+                &p,
+                "{ n, rate } points",
+                "{ n, rate } point, found none",
+            )?;
             let mut points = Vec::new();
             let mut ok = true;
             let mut prev: Option<f64> = None;
@@ -1026,25 +1039,8 @@ fn routing(
     match (node.get("route"), node.get("routing")) {
         (Some(r), None) => {
             let p = child(path, "route");
-            let V::Array(items) = &r.v else {
-                ctx.error(
-                    &r.origin,
-                    &p,
-                    format!(
-                        "expected an array of station names, found {}",
-                        r.v.describe()
-                    ),
-                );
-                return None;
-            };
-            if items.is_empty() {
-                ctx.error(
-                    &r.origin,
-                    &p,
-                    "expected at least one station, found an empty route",
-                );
-                return None;
-            }
+            let items =
+                non_empty_array(ctx, r, &p, "station names", "station, found an empty route")?;
             let mut seq = Vec::new();
             let mut ok = true;
             for (i, it) in items.iter().enumerate() {
@@ -1371,21 +1367,7 @@ fn regions(ctx: &mut Ctx<'_>, names: &Names<'_>, root: &Node) -> Option<Vec<Regi
             .required(node, &p, "stations", "the member stations: [\"a\", \"b\"]")
             .and_then(|s| {
                 let sp = child(&p, "stations");
-                let V::Array(items) = &s.v else {
-                    ctx.error(
-                        &s.origin,
-                        &sp,
-                        format!(
-                            "expected an array of station names, found {}",
-                            s.v.describe()
-                        ),
-                    );
-                    return None;
-                };
-                if items.is_empty() {
-                    ctx.error(&s.origin, &sp, "expected at least one station, found none");
-                    return None;
-                }
+                let items = non_empty_array(ctx, s, &sp, "station names", "station, found none")?;
                 let ids: Vec<Option<usize>> = items
                     .iter()
                     .enumerate()
