@@ -7,7 +7,7 @@ use super::run::{Format, ModelArgs, RunOptions};
 use anyhow::{Context, Result};
 use clap::Args;
 use qsim_analytic::{bounds, jackson, mva, single, usl};
-use qsim_kernel::{Discipline, Network, Routing, RunResults, Speed, StationKind, Workload};
+use qsim_kernel::{Discipline, Network, RunResults, Speed, StationKind, Workload};
 use serde::Serialize;
 use std::process::ExitCode;
 
@@ -140,18 +140,12 @@ pub fn not_product_form(network: &Network) -> Vec<String> {
             why.push(format!("region {}: admission limit", r.name));
         }
     }
-    if spec.classes.iter().any(|c| matches!(c.workload, Workload::Closed { think: Some(ref t), .. } if !t.is_exponential())) && multi {
-        // A delay is insensitive to its distribution; only noted for completeness.
-    }
     for (i, c) in spec.classes.iter().enumerate() {
         if network.visit_ratios(i).is_none() {
             why.push(format!(
                 "class {}: its routing never ends an interaction",
                 c.name
             ));
-        }
-        if matches!(c.routing, Routing::Sequence(_)) && multi {
-            // Fixed routes keep product form (BCMP); visit ratios suffice.
         }
     }
     why
@@ -459,23 +453,23 @@ pub(crate) fn closed_bounds(network: &Network, n: u32) -> Option<(bounds::Bounds
     ))
 }
 
+/// Populations of `--population-range`, in the sweep's range syntax
+/// (`a..b:step`, `a..b:x2`, or a list); each a whole number of at least 1.
 fn parse_range(spec: &str) -> Result<Vec<u32>> {
-    let bad = || {
+    let bad = |why: String| {
         UsageError(format!(
-            "--population-range {spec}: expected a..b:step with whole numbers, e.g. 1..200:10"
+            "--population-range {spec}: {why}; expected e.g. 1..200:10"
         ))
     };
-    let (range, step) = spec.split_once(':').map_or((spec, "1"), |(r, s)| (r, s));
-    let (a, b) = range.split_once("..").ok_or_else(bad)?;
-    let (a, b, step): (u32, u32, u32) = (
-        a.trim().parse().map_err(|_| bad())?,
-        b.trim().parse().map_err(|_| bad())?,
-        step.trim().parse().map_err(|_| bad())?,
-    );
-    if a == 0 || b < a || step == 0 {
-        return Err(bad().into());
-    }
-    Ok((a..=b).step_by(step as usize).collect())
+    let vary = qsim_sweep::VarySpec::parse(&format!("population={spec}"))
+        .map_err(|e| bad(e.to_string()))?;
+    vary.values()
+        .iter()
+        .map(|v| match v.text().parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(bad(format!("{} is not a whole number of jobs >= 1", v.text())).into()),
+        })
+        .collect()
 }
 
 /// `qsim solve`.
@@ -572,7 +566,7 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
             for r in &rows {
                 println!(
                     "  {:>8}  {:>14.6}  {:>14.6}  {:>14.6}  {:>14.6}",
-                    r["population"],
+                    r["population"].as_u64().unwrap_or(0),
                     r["throughput_per_s"].as_f64().unwrap_or(f64::NAN),
                     r["response_time_s"].as_f64().unwrap_or(f64::NAN),
                     r["throughput_upper_bound_per_s"]
