@@ -6,37 +6,14 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use qsim_sweep::{Sweep, SweepOptions, VarySpec};
 use std::hint::black_box;
+use std::path::Path;
 
-const MODEL: &str = r#"
-[simulation]
-replications = 2
-seed = 1
-stop = { jobs = 20000 }
-warmup = { jobs = 2000 }
-
-[workload]
-type = "closed"
-population = 10
-think = { dist = "exponential", mean = 1.0 }
-
-[workload.routing]
-source = { cpu = 1.0 }
-cpu = { disk1 = 0.45, disk2 = 0.45, sink = 0.1 }
-disk1 = { cpu = 1.0 }
-disk2 = { cpu = 1.0 }
-
-[stations.cpu]
-kind = "queue"
-service = { dist = "exponential", mean = 0.005 }
-
-[stations.disk1]
-kind = "queue"
-service = { dist = "exponential", mean = 0.030 }
-
-[stations.disk2]
-kind = "queue"
-service = { dist = "exponential", mean = 0.027 }
-"#;
+/// The central-server model of models/cpu_two_disks.toml, shortened.
+const SHORTER: [&str; 3] = [
+    "simulation.replications=2",
+    "simulation.stop.jobs=20000",
+    "simulation.warmup.jobs=2000",
+];
 
 const GRID: &str = "workload.population=2..24:2";
 
@@ -46,10 +23,13 @@ fn sweep(c: &mut Criterion) {
     let points = VarySpec::parse(GRID).unwrap().values().len() as u64;
     group.throughput(Throughput::Elements(points));
     for threads in [1usize, 2] {
-        let sweep = Sweep::with_source(
-            "central_server.toml",
-            |ov: &[qsim_model::Override]| qsim_model::load_str("central_server.toml", MODEL, ov),
-            &[],
+        let base: Vec<qsim_model::Override> = SHORTER.iter().map(|o| o.parse().unwrap()).collect();
+        let sweep = Sweep::new(
+            Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/models/cpu_two_disks.toml"
+            )),
+            &base,
             vec![VarySpec::parse(GRID).unwrap()],
             SweepOptions {
                 threads,

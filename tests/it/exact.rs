@@ -180,31 +180,6 @@ fn processor_sharing_is_insensitive_to_the_service_distribution() {
     );
 }
 
-const CENTRAL_SERVER: &str = r#"
-[workload]
-type = "closed"
-population = 5
-think = { dist = "exponential", mean = 1.0 }
-
-[workload.routing]
-source = { cpu = 1.0 }
-cpu = { disk1 = 0.45, disk2 = 0.45, sink = 0.1 }
-disk1 = { cpu = 1.0 }
-disk2 = { cpu = 1.0 }
-
-[stations.cpu]
-kind = "queue"
-service = { dist = "exponential", mean = 0.005 }
-
-[stations.disk1]
-kind = "queue"
-service = { dist = "exponential", mean = 0.03 }
-
-[stations.disk2]
-kind = "queue"
-service = { dist = "exponential", mean = 0.027 }
-"#;
-
 #[test]
 fn central_server_matches_exact_mva_at_several_populations() {
     // Visits per interaction: cpu 10, disk1 4.5, disk2 4.5.
@@ -215,7 +190,9 @@ fn central_server_matches_exact_mva_at_several_populations() {
     ];
     let exact = mva::exact(&stations, 1.0, 40).unwrap();
     for n in [1u32, 5, 10, 40] {
-        let m = model(CENTRAL_SERVER, &[&format!("workload.population={n}")]);
+        // models/cpu_two_disks.toml: CPU 5 ms, disks 30 and 27 ms, think 1 s.
+        let text = include_str!("../../models/cpu_two_disks.toml");
+        let m = model(text, &[&format!("workload.population={n}")]);
         let r = run(&m, 10, 200_000, 10_000);
         let e = exact.at(n).unwrap();
         let label = format!("central server N={n}");
