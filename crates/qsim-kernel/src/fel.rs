@@ -1,5 +1,6 @@
-//! The future-event list: a 4-ary min-heap of events keyed by
-//! (time bits, sequence number).
+//! The future-event list: events keyed by (time bits, sequence number),
+//! kept in a sorted array while there are few of them and in a 4-ary
+//! min-heap once there are many.
 //!
 //! Times are finite and non-negative, so the IEEE-754 bit pattern of a time
 //! orders like the number itself and the heap compares plain integers. The
@@ -7,7 +8,18 @@
 //! ties between equal times, which gives the kernel's rule for simultaneous
 //! events: **events with equal times are processed in the order they were
 //! scheduled (FIFO)**. An event is a packed `u64` (kind and operands), so
-//! scheduling never allocates once the heap has grown to its working size.
+//! scheduling never allocates once the list has grown to its working size.
+//!
+//! Why two layouts: most models keep a few dozen events pending (one per
+//! busy server and per thinking user). For those, inserting into a sorted
+//! array by shifting a handful of entries and taking the earliest from its
+//! end is cheaper than a heap's sift, whose early exit is a branch the
+//! processor mispredicts about once per event. Past [`SMALL_MAX`] pending
+//! events the heap's logarithmic cost wins and the list switches to it,
+//! switching back below [`SMALL_MIN`] (the gap keeps a list that hovers
+//! around one size from converting back and forth). Both layouts order by
+//! the same total key, so which one holds the events never changes the
+//! order in which they are handed out.
 
 /// One scheduled event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +60,12 @@ const SENTINEL: Entry = Entry {
 /// is always the same branch-free tournament of four.
 const PAD: usize = 3;
 
+/// Above this many pending events the list becomes a heap.
+pub(crate) const SMALL_MAX: usize = 48;
+
+/// Below this many pending events a heap becomes a sorted array again.
+pub(crate) const SMALL_MIN: usize = 24;
+
 /// Sifts `e` down from the root of the 4-ary heap at `h` with `n` live
 /// slots (the root being free) and stores it.
 ///
@@ -81,21 +99,27 @@ unsafe fn sift_down(h: *mut Entry, n: usize, e: Entry) {
     }
 }
 
-/// A 4-ary min-heap of [`Entry`] with FIFO order among equal times.
+/// The future-event list, FIFO among equal times.
 ///
 /// Besides `push` and `pop`, the event loop uses [`Fel::take_min`] and
-/// [`Fel::settle`]: `take_min` hands out the earliest event but leaves its
-/// root slot empty (a "hole"); the first event scheduled while handling it
-/// drops straight into the hole and is sifted down once, instead of the
-/// usual remove-the-root plus insert-at-the-bottom (two sifts). `settle`
-/// closes a hole nothing filled.
+/// [`Fel::settle`]. In heap layout `take_min` hands out the earliest event
+/// but leaves its root slot empty (a "hole"); the first event scheduled
+/// while handling it drops straight into the hole and is sifted down once,
+/// instead of the usual remove-the-root plus insert-at-the-bottom (two
+/// sifts). `settle` closes a hole nothing filled. In array layout
+/// `take_min` simply removes the last entry and `settle` has nothing to do.
 #[derive(Clone, Debug)]
 pub(crate) struct Fel {
-    /// Live entries `heap[..heap.len() - PAD]`, then `PAD` sentinels; with
-    /// `hole`, slot 0 is free (its old entry was handed out).
+    /// Array layout (`small`): the pending events sorted latest first, so
+    /// the earliest is at the end.
+    list: Vec<Entry>,
+    /// Heap layout (`!small`): live entries `heap[..heap.len() - PAD]`,
+    /// then `PAD` sentinels; with `hole`, slot 0 is free (its old entry was
+    /// handed out). Holds only the sentinels in array layout.
     heap: Vec<Entry>,
     seq: u64,
     hole: bool,
+    small: bool,
 }
 
 impl Default for Fel {
@@ -110,9 +134,11 @@ impl Fel {
         let mut heap = Vec::with_capacity(64);
         heap.extend([SENTINEL; PAD]);
         Fel {
+            list: Vec::with_capacity(SMALL_MAX + 1),
             heap,
             seq: 0,
             hole: false,
+            small: true,
         }
     }
 
@@ -120,7 +146,66 @@ impl Fel {
     #[allow(dead_code)]
     #[inline]
     pub fn len(&self) -> usize {
-        self.heap.len() - PAD - usize::from(self.hole)
+        if self.small {
+            self.list.len()
+        } else {
+            self.heap.len() - PAD - usize::from(self.hole)
+        }
+    }
+
+    /// Whether the events are in the sorted-array layout (tests).
+    #[allow(dead_code)]
+    pub(crate) fn is_small(&self) -> bool {
+        self.small
+    }
+
+    /// Inserts `e` into the sorted array; switches to the heap layout when
+    /// the array grows past [`SMALL_MAX`].
+    #[inline(always)]
+    fn insert_sorted(&mut self, e: Entry) {
+        let n = self.list.len();
+        self.list.push(e);
+        let p = self.list.as_mut_ptr();
+        // SAFETY: the vector holds n + 1 entries; i runs from n down to 0
+        // and only slots i - 1 and i are touched.
+        unsafe {
+            let mut i = n;
+            // Entries earlier than `e` sit after it: shift them one slot
+            // towards the end. Equal times keep scheduling order because a
+            // later sequence number is never earlier.
+            while i > 0 && less(&*p.add(i - 1), &e) {
+                *p.add(i) = *p.add(i - 1);
+                i -= 1;
+            }
+            *p.add(i) = e;
+        }
+        if n >= SMALL_MAX {
+            self.switch_to_heap();
+        }
+    }
+
+    /// Array layout to heap layout: an ascending sorted array is a heap.
+    #[cold]
+    fn switch_to_heap(&mut self) {
+        debug_assert!(self.small && !self.hole);
+        self.heap.clear();
+        self.heap.extend(self.list.drain(..).rev());
+        self.heap.extend([SENTINEL; PAD]);
+        self.small = false;
+    }
+
+    /// Heap layout to array layout.
+    #[cold]
+    fn switch_to_array(&mut self) {
+        debug_assert!(!self.small && !self.hole);
+        let n = self.heap.len() - PAD;
+        self.list.clear();
+        self.list.extend_from_slice(&self.heap[..n]);
+        self.list
+            .sort_unstable_by_key(|e| std::cmp::Reverse((e.t, e.seq)));
+        self.heap.truncate(0);
+        self.heap.extend([SENTINEL; PAD]);
+        self.small = true;
     }
 
     /// Schedules `ev` at `t` seconds (`t` finite and >= 0).
@@ -134,6 +219,10 @@ impl Fel {
             ev,
         };
         self.seq += 1;
+        if self.small {
+            self.insert_sorted(e);
+            return;
+        }
         let n = self.heap.len() - PAD;
         if self.hole {
             // Fill the root left by `take_min`: one sift down.
@@ -182,6 +271,9 @@ impl Fel {
     #[inline(always)]
     pub fn take_min(&mut self) -> Option<Entry> {
         debug_assert!(!self.hole, "take_min with a hole: settle first");
+        if self.small {
+            return self.list.pop();
+        }
         if self.heap.len() == PAD {
             return None;
         }
@@ -210,6 +302,9 @@ impl Fel {
                 sift_down(h, n, last);
             }
         }
+        if n < SMALL_MIN {
+            self.switch_to_array();
+        }
     }
 
     /// Removes and returns the earliest event (the first scheduled among
@@ -226,7 +321,9 @@ impl Fel {
     #[inline]
     pub fn peek(&self) -> Option<&Entry> {
         debug_assert!(!self.hole, "peek with a hole");
-        if self.heap.len() > PAD {
+        if self.small {
+            self.list.last()
+        } else if self.heap.len() > PAD {
             self.heap.first()
         } else {
             None
@@ -326,6 +423,55 @@ mod tests {
             fel.settle();
             assert_eq!(fel.len(), reference.len());
         }
+    }
+
+    #[test]
+    fn switching_layouts_keeps_the_order() {
+        // Grow past SMALL_MAX, shrink below SMALL_MIN, grow again, with
+        // coarse times so that ties cross the switches; every pop must
+        // match a sorted reference and both layouts must have been used.
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        let mut fel = Fel::new();
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut next = 0u64;
+        let (mut saw_small, mut saw_heap, mut switches) = (false, false, 0);
+        let mut was_small = fel.is_small();
+        let mut now = 0.0f64;
+        for round in 0..40 {
+            let target = if round % 2 == 0 {
+                3 * SMALL_MAX
+            } else {
+                SMALL_MIN / 2
+            };
+            while fel.len() != target {
+                if fel.len() < target {
+                    let t = now + (rng.next_u64() % 8) as f64;
+                    fel.push(t, next);
+                    reference.push((t.to_bits(), next));
+                    next += 1;
+                } else {
+                    let got = fel.take_min().unwrap();
+                    now = got.time();
+                    // Sometimes schedule one event while handling it.
+                    if rng.next_u64() % 4 == 0 {
+                        let t = now + (rng.next_u64() % 8) as f64;
+                        fel.push(t, next);
+                        reference.push((t.to_bits(), next));
+                        next += 1;
+                    }
+                    fel.settle();
+                    let i = (0..reference.len()).min_by_key(|&i| reference[i]).unwrap();
+                    assert_eq!((got.t, got.ev), reference.swap_remove(i));
+                }
+                saw_small |= fel.is_small();
+                saw_heap |= !fel.is_small();
+                switches += usize::from(fel.is_small() != was_small);
+                was_small = fel.is_small();
+                assert_eq!(fel.len(), reference.len());
+            }
+        }
+        assert!(saw_small && saw_heap);
+        assert!(switches >= 40, "only {switches} layout switches");
     }
 
     #[test]
