@@ -17,16 +17,23 @@
 //! processor mispredicts about once per event. Past [`SMALL_MAX`] pending
 //! events the heap's logarithmic cost wins and the list switches to it,
 //! switching back below [`SMALL_MIN`] (the gap keeps a list that hovers
-//! around one size from converting back and forth). Both layouts order by
-//! the same total key, so which one holds the events never changes the
-//! order in which they are handed out.
+//! around one size from converting back and forth).
+//!
+//! The array needs no sequence numbers: a new event is placed before every
+//! pending event with the same time (the array is sorted latest first), so
+//! one 64-bit compare of times decides, and the array's order among equal
+//! times *is* the scheduling order. Switching to the heap numbers the
+//! entries in that order; switching back sorts by (time, sequence). Which
+//! layout holds the events therefore never changes the order in which they
+//! are handed out.
 
 /// One scheduled event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
     /// Bit pattern of the event time.
     pub t: u64,
-    /// Scheduling order, unique per list.
+    /// Scheduling order, unique per list while in the heap layout (0 for
+    /// an event handed out by the array layout, which orders without it).
     pub seq: u64,
     /// The packed event.
     pub ev: u64,
@@ -54,6 +61,13 @@ const SENTINEL: Entry = Entry {
     seq: u64::MAX,
     ev: 0,
 };
+
+/// An event in the array layout: no sequence number (see the module docs).
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    t: u64,
+    ev: u64,
+}
 
 /// Sentinel slots kept after the live entries: the children `4i+1..=4i+4`
 /// of any node with `4i+1 < n` then all exist, so picking the smallest child
@@ -111,12 +125,14 @@ unsafe fn sift_down(h: *mut Entry, n: usize, e: Entry) {
 #[derive(Clone, Debug)]
 pub(crate) struct Fel {
     /// Array layout (`small`): the pending events sorted latest first, so
-    /// the earliest is at the end.
-    list: Vec<Entry>,
+    /// the earliest is at the end; among equal times the later scheduled
+    /// comes first.
+    list: Vec<Slot>,
     /// Heap layout (`!small`): live entries `heap[..heap.len() - PAD]`,
     /// then `PAD` sentinels; with `hole`, slot 0 is free (its old entry was
     /// handed out). Holds only the sentinels in array layout.
     heap: Vec<Entry>,
+    /// Next sequence number (heap layout).
     seq: u64,
     hole: bool,
     small: bool,
@@ -159,21 +175,33 @@ impl Fel {
         self.small
     }
 
-    /// Inserts `e` into the sorted array; switches to the heap layout when
-    /// the array grows past [`SMALL_MAX`].
+    /// Inserts an event into the sorted array; switches to the heap layout
+    /// when the array grows past [`SMALL_MAX`].
     #[inline(always)]
-    fn insert_sorted(&mut self, e: Entry) {
+    fn insert_sorted(&mut self, t: u64, ev: u64) {
         let n = self.list.len();
+        let e = Slot { t, ev };
         self.list.push(e);
         let p = self.list.as_mut_ptr();
         // SAFETY: the vector holds n + 1 entries; i runs from n down to 0
         // and only slots i - 1 and i are touched.
         unsafe {
+            if n == 1 {
+                // One pending event (a single-server queue and its arrival
+                // stream): order the pair without a branch, which would be
+                // a coin flip.
+                // Computed store addresses instead of selects, which the
+                // compiler may turn back into a branch.
+                let o = *p;
+                let k = usize::from(o.t <= t);
+                *p.add(k) = o;
+                *p.add(1 - k) = e;
+                return;
+            }
             let mut i = n;
-            // Entries earlier than `e` sit after it: shift them one slot
-            // towards the end. Equal times keep scheduling order because a
-            // later sequence number is never earlier.
-            while i > 0 && less(&*p.add(i - 1), &e) {
+            // Entries due no later than the new one go after it (towards
+            // the end, handed out first): shift them one slot.
+            while i > 0 && (*p.add(i - 1)).t <= t {
                 *p.add(i) = *p.add(i - 1);
                 i -= 1;
             }
@@ -184,12 +212,22 @@ impl Fel {
         }
     }
 
-    /// Array layout to heap layout: an ascending sorted array is a heap.
+    /// Array layout to heap layout: the array read backwards is sorted by
+    /// (time, scheduling order), which numbered in that order is a heap.
     #[cold]
     fn switch_to_heap(&mut self) {
         debug_assert!(self.small && !self.hole);
         self.heap.clear();
-        self.heap.extend(self.list.drain(..).rev());
+        let mut seq = self.seq;
+        self.heap.extend(self.list.drain(..).rev().map(|x| {
+            seq += 1;
+            Entry {
+                t: x.t,
+                seq,
+                ev: x.ev,
+            }
+        }));
+        self.seq = seq + 1;
         self.heap.extend([SENTINEL; PAD]);
         self.small = false;
     }
@@ -199,10 +237,11 @@ impl Fel {
     fn switch_to_array(&mut self) {
         debug_assert!(!self.small && !self.hole);
         let n = self.heap.len() - PAD;
+        let live = &mut self.heap[..n];
+        live.sort_unstable_by_key(|e| std::cmp::Reverse((e.t, e.seq)));
         self.list.clear();
-        self.list.extend_from_slice(&self.heap[..n]);
         self.list
-            .sort_unstable_by_key(|e| std::cmp::Reverse((e.t, e.seq)));
+            .extend(live.iter().map(|e| Slot { t: e.t, ev: e.ev }));
         self.heap.truncate(0);
         self.heap.extend([SENTINEL; PAD]);
         self.small = true;
@@ -213,16 +252,17 @@ impl Fel {
     pub fn push(&mut self, t: f64, ev: u64) {
         debug_assert!(t.is_finite() && t >= 0.0, "bad event time {t}");
         // `+ 0.0` turns a -0.0 into +0.0 so that its bits order correctly.
+        let t = (t + 0.0).to_bits();
+        if self.small {
+            self.insert_sorted(t, ev);
+            return;
+        }
         let e = Entry {
-            t: (t + 0.0).to_bits(),
+            t,
             seq: self.seq,
             ev,
         };
         self.seq += 1;
-        if self.small {
-            self.insert_sorted(e);
-            return;
-        }
         let n = self.heap.len() - PAD;
         if self.hole {
             // Fill the root left by `take_min`: one sift down.
@@ -272,7 +312,11 @@ impl Fel {
     pub fn take_min(&mut self) -> Option<Entry> {
         debug_assert!(!self.hole, "take_min with a hole: settle first");
         if self.small {
-            return self.list.pop();
+            return self.list.pop().map(|x| Entry {
+                t: x.t,
+                seq: 0,
+                ev: x.ev,
+            });
         }
         if self.heap.len() == PAD {
             return None;
@@ -319,12 +363,16 @@ impl Fel {
 
     /// The earliest event without removing it.
     #[inline]
-    pub fn peek(&self) -> Option<&Entry> {
+    pub fn peek(&self) -> Option<Entry> {
         debug_assert!(!self.hole, "peek with a hole");
         if self.small {
-            self.list.last()
+            self.list.last().map(|x| Entry {
+                t: x.t,
+                seq: 0,
+                ev: x.ev,
+            })
         } else if self.heap.len() > PAD {
-            self.heap.first()
+            self.heap.first().copied()
         } else {
             None
         }
