@@ -3,7 +3,8 @@
 //! flat (run it under `/usr/bin/time -v`).
 //!
 //! Usage: `cargo run -p qsim-kernel --release --example kernel_speed -- mm1 10000000`
-//! or `... -- closed3 1000000` (model, then completed interactions).
+//! or `... -- closed3 1000000` (model, then completed interactions); `batch3`
+//! is `closed3` without think time.
 
 use qsim_kernel::*;
 
@@ -45,7 +46,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 name: "users".into(),
                 workload: Workload::Closed {
                     population: 20,
-                    think: Some(Dist::exponential(0.5)?),
+                    // `batch3`: the same network without terminals.
+                    think: if model == "batch3" {
+                        None
+                    } else {
+                        Some(Dist::exponential(0.5)?)
+                    },
                 },
                 routing: Routing::Probabilistic {
                     entry: vec![(Target::Station(0), 1.0)],

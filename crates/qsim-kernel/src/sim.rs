@@ -169,12 +169,13 @@ impl Branches {
         b
     }
 
-    /// A branch drawn with one uniform number. With at most four branches
-    /// (the usual case) the draw is made even when there is a single branch:
-    /// a random draw is cheaper than the mispredicted "how many branches"
-    /// test it replaces.
+    /// A branch drawn with one uniform number; a single branch takes no
+    /// draw.
     #[inline(always)]
     fn pick(&self, rng: &mut SimRng) -> u32 {
+        if self.targets.len() == 1 {
+            return self.targets4[0];
+        }
         if self.targets.len() <= 4 {
             let u = unit(rng);
             let c = &self.cum4;
