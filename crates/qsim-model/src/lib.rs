@@ -9,7 +9,8 @@
 //!   problem at once, each a [`ModelError`] with file, line, column, key path,
 //!   what was found and what was expected, and sometimes a hint.
 //! - [`Override`] is one `--set PATH=VALUE`, applied to the TOML tree before
-//!   the model is read, so an overridden value is checked like any other.
+//!   the model is read, so an overridden value is checked like any other; a
+//!   key with `*` or `?` (`stations.latch*.servers`) sets every match.
 //! - [`DerivedMetric`] and [`Expr`]: metrics declared in `[metrics]`,
 //!   computed from simulation results.
 //! - Open workloads are checked for stability: a station offered a
@@ -91,6 +92,8 @@ pub struct DerivedMetric {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Override {
     /// Dotted key path, e.g. `workload.population` or `stations.l.speed.table[1].rate`.
+    /// An unquoted key with `*` or `?` is a pattern that sets every existing
+    /// key it matches, in sorted key order: `stations.latch*.spin.spin_wait_delay`.
     pub path: String,
     /// The value as typed: a TOML value (`500`, `0.5`, `true`, `{ ... }`,
     /// `[ ... ]`, `"text"`), or else a bare word taken as a string (`none`).
@@ -169,7 +172,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
         }
     };
     for (i, ov) in overrides.iter().enumerate() {
-        if let Err(e) = tree::apply(&mut root, ov, i) {
+        for e in tree::apply(&mut root, ov, i) {
             let label = ctx.override_label(i);
             ctx.problems.push(ModelError {
                 hint: e.hint,

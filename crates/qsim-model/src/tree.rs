@@ -160,15 +160,57 @@ pub(crate) fn parse_override_value(text: &str, index: usize) -> Node {
 pub(crate) struct Segment {
     pub key: String,
     pub indices: Vec<usize>,
+    /// The key is a glob pattern (`latch*`, `cpu??`): a bare key with `*` or `?`.
+    pub pattern: bool,
+}
+
+impl Segment {
+    /// A plain key without indices.
+    pub fn named(key: impl Into<String>) -> Segment {
+        Segment {
+            key: key.into(),
+            indices: Vec::new(),
+            pattern: false,
+        }
+    }
+}
+
+/// Whether `name` matches the glob `pattern`: `*` stands for any run of
+/// characters (possibly none), `?` for exactly one, anything else for itself.
+pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    let (mut pi, mut ni) = (0, 0);
+    // The last `*` seen and the position in `name` it is tried at; on a
+    // mismatch the star takes one more character (no exponential search).
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        if pi < p.len() && (p[pi] == '?' || (p[pi] != '*' && p[pi] == n[ni])) {
+            pi += 1;
+            ni += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ni));
+            pi += 1;
+        } else if let Some((sp, sn)) = star {
+            pi = sp + 1;
+            ni = sn + 1;
+            star = Some((sp, sn + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
 }
 
 /// Splits `stations.l.speed.table[1].rate`; quoted keys (`stations."my disk".servers`) are allowed.
+/// An unquoted key with `*` or `?` is a pattern; a quoted key never is.
 pub(crate) fn split_path(path: &str) -> Result<Vec<Segment>, String> {
     let mut segs = Vec::new();
     let mut chars = path.chars().peekable();
     loop {
         let mut key = String::new();
-        if chars.peek() == Some(&'"') {
+        let quoted = chars.peek() == Some(&'"');
+        if quoted {
             chars.next();
             loop {
                 match chars.next() {
@@ -207,7 +249,12 @@ pub(crate) fn split_path(path: &str) -> Result<Vec<Segment>, String> {
                     .map_err(|_| format!("expected an array index, found [{num}]"))?,
             );
         }
-        segs.push(Segment { key, indices });
+        let pattern = !quoted && key.contains(['*', '?']);
+        segs.push(Segment {
+            key,
+            indices,
+            pattern,
+        });
         match chars.next() {
             None => return Ok(segs),
             Some('.') => {}
@@ -222,7 +269,11 @@ pub(crate) fn join_path(segs: &[Segment]) -> String {
         if i > 0 {
             s.push('.');
         }
-        s.push_str(&crate::quote_key(&seg.key));
+        if seg.pattern {
+            s.push_str(&seg.key);
+        } else {
+            s.push_str(&crate::quote_key(&seg.key));
+        }
         for ix in &seg.indices {
             s.push_str(&format!("[{ix}]"));
         }
@@ -248,10 +299,21 @@ pub(crate) fn child_paths(node: &Node, prefix: &str) -> Vec<String> {
 }
 
 /// Resolves aliases: `workload.X` for a model with one class under `[classes]`,
-/// and `NAME.X` for a uniquely named region, station or class.
+/// and `NAME.X` for a uniquely named region, station or class (or a pattern
+/// `NA*.X` that matches names in only one of those sections).
 pub(crate) fn resolve_aliases(root: &Node, mut segs: Vec<Segment>) -> Vec<Segment> {
     let first = segs[0].key.clone();
-    if root.get(&first).is_some() || !segs[0].indices.is_empty() {
+    let pattern = segs[0].pattern;
+    let has_first = |table: &Node| {
+        if pattern {
+            table
+                .table()
+                .is_some_and(|t| t.iter().any(|e| glob_match(&first, &e.key)))
+        } else {
+            table.get(&first).is_some()
+        }
+    };
+    if has_first(root) || !segs[0].indices.is_empty() {
         return segs;
     }
     if first == "workload" {
@@ -275,16 +337,7 @@ pub(crate) fn resolve_aliases(root: &Node, mut segs: Vec<Segment>) -> Vec<Segmen
                 None
             };
             if let Some(e) = pick {
-                let mut out = vec![
-                    Segment {
-                        key: "classes".into(),
-                        indices: vec![],
-                    },
-                    Segment {
-                        key: e.key.clone(),
-                        indices: vec![],
-                    },
-                ];
+                let mut out = vec![Segment::named("classes"), Segment::named(e.key.clone())];
                 out.extend(segs.drain(1..));
                 return out;
             }
@@ -293,15 +346,12 @@ pub(crate) fn resolve_aliases(root: &Node, mut segs: Vec<Segment>) -> Vec<Segmen
     }
     let mut found = Vec::new();
     for section in ["regions", "stations", "classes"] {
-        if root.get(section).and_then(|s| s.get(&first)).is_some() {
+        if root.get(section).is_some_and(has_first) {
             found.push(section);
         }
     }
     if found.len() == 1 {
-        let mut out = vec![Segment {
-            key: found[0].into(),
-            indices: vec![],
-        }];
+        let mut out = vec![Segment::named(found[0])];
         out.append(&mut segs);
         return out;
     }
@@ -334,19 +384,159 @@ pub(crate) struct ApplyError {
     pub hint: Option<String>,
 }
 
-/// Applies one override to the tree. The final key may be created if its
-/// parent table exists (whether the key is allowed there is checked later,
-/// by the same code that checks the file).
-pub(crate) fn apply(root: &mut Node, ov: &Override, index: usize) -> Result<(), ApplyError> {
-    let segs = split_path(&ov.path).map_err(|m| ApplyError {
-        message: format!("malformed key path {}: {m}", ov.path),
-        hint: Some(
-            "a key path looks like stations.cpu.servers or stations.l.speed.table[1].rate".into(),
-        ),
-    })?;
+/// Applies one override to the tree and returns what went wrong. A path
+/// with patterns is applied to each concrete path it stands for, in
+/// sorted key order. The final key may be created if its parent table
+/// exists (whether the key is allowed there is checked later, by the same
+/// code that checks the file).
+pub(crate) fn apply(root: &mut Node, ov: &Override, index: usize) -> Vec<ApplyError> {
+    let segs = match split_path(&ov.path) {
+        Ok(segs) => segs,
+        Err(m) => {
+            return vec![ApplyError {
+                message: format!("malformed key path {}: {m}", ov.path),
+                hint: Some(
+                    "a key path looks like stations.cpu.servers or stations.l.speed.table[1].rate"
+                        .into(),
+                ),
+            }];
+        }
+    };
     let segs = resolve_aliases(root, segs);
-    let mut value = Some(parse_override_value(&ov.value, index));
-    let full = join_path(&segs);
+    let paths = match expand(root, &segs) {
+        Ok(paths) => paths,
+        Err(e) => return vec![e],
+    };
+    let value = parse_override_value(&ov.value, index);
+    paths
+        .iter()
+        .filter_map(|segs| apply_at(root, segs, value.clone(), index).err())
+        .collect()
+}
+
+/// Why a branch of a path with patterns reaches no node: what follows
+/// "unknown key path PATH; " in the message, and a hint.
+type Unreached = (String, Option<String>);
+
+/// The node at `seg` (a key, then indices) under `node`, whose path is `walked`.
+fn step<'n>(node: &'n Node, seg: &Segment, walked: &[Segment]) -> Result<&'n Node, Unreached> {
+    let prefix = join_path(walked);
+    let Some(table) = node.table() else {
+        let what = node.v.type_name();
+        return Err((format!("{prefix} is {what}, not a table"), None));
+    };
+    let Some(mut n) = table.iter().find(|e| e.key == seg.key).map(|e| &e.node) else {
+        let expected = child_paths(node, &prefix);
+        let here = crate::ctx::child(&prefix, &seg.key);
+        let hint = crate::did_you_mean(&here, &expected).map(|s| format!("did you mean {s}?"));
+        let why = format!("{here} does not exist{}", expected_list(&expected));
+        return Err((why, hint));
+    };
+    let mut path = walked.to_vec();
+    path.push(Segment::named(seg.key.clone()));
+    for &ix in &seg.indices {
+        let here = join_path(&path);
+        match &n.v {
+            V::Array(items) if ix < items.len() => n = &items[ix],
+            V::Array(items) => {
+                let len = items.len();
+                let s = if len == 1 { "" } else { "s" };
+                let why = format!("{here} has {len} element{s}, so the index must be below {len}");
+                return Err((why, None));
+            }
+            other => {
+                let why = format!("{here} is {}, not an array", other.type_name());
+                return Err((why, None));
+            }
+        }
+        if let Some(last) = path.last_mut() {
+            last.indices.push(ix);
+        }
+    }
+    Ok(n)
+}
+
+/// The concrete paths that `segs` stands for: itself when it has no
+/// pattern, else one per combination of matching keys, in sorted key order
+/// (the first pattern varies slowest). A pattern only matches keys that
+/// exist; a branch whose table lacks a later pattern's parent is dropped, and
+/// a pattern that matches nothing on any branch is an error.
+fn expand(root: &Node, segs: &[Segment]) -> Result<Vec<Vec<Segment>>, ApplyError> {
+    if !segs.iter().any(|s| s.pattern) {
+        return Ok(vec![segs.to_vec()]);
+    }
+    let full = join_path(segs);
+    let mut branches: Vec<(Vec<Segment>, Result<&Node, Unreached>)> = vec![(Vec::new(), Ok(root))];
+    for (si, seg) in segs.iter().enumerate() {
+        if !seg.pattern {
+            for (path, node) in &mut branches {
+                if let Ok(n) = node {
+                    *node = step(n, seg, path);
+                }
+                path.push(seg.clone());
+            }
+            continue;
+        }
+        let mut next = Vec::new();
+        let mut keys_here = Vec::new();
+        for (path, node) in &branches {
+            let Ok(n) = *node else { continue };
+            let Some(table) = n.table() else { continue };
+            keys_here.extend(child_paths(n, &join_path(path)));
+            let mut names: Vec<&str> = table
+                .iter()
+                .map(|e| e.key.as_str())
+                .filter(|k| glob_match(&seg.key, k))
+                .collect();
+            names.sort_unstable();
+            for name in names {
+                let concrete = Segment {
+                    key: name.to_string(),
+                    indices: seg.indices.clone(),
+                    pattern: false,
+                };
+                let reached = step(n, &concrete, path);
+                let mut p = path.clone();
+                p.push(concrete);
+                next.push((p, reached));
+            }
+        }
+        if next.is_empty() {
+            let (why, hint) = if keys_here.is_empty() {
+                // No branch reached a table here: say why the first did not.
+                match &branches[0] {
+                    (_, Err(unreached)) => unreached.clone(),
+                    (path, Ok(n)) => {
+                        let what = n.v.type_name();
+                        (format!("{} is {what}, not a table", join_path(path)), None)
+                    }
+                }
+            } else {
+                let pattern = join_path(&segs[..=si]);
+                let keys = keys_here.join(", ");
+                let why =
+                    format!("no key matches the pattern {pattern}; the keys there are {keys}");
+                (why, None)
+            };
+            return Err(ApplyError {
+                message: format!("unknown key path {full}; {why}"),
+                hint,
+            });
+        }
+        branches = next;
+    }
+    Ok(branches.into_iter().map(|(path, _)| path).collect())
+}
+
+/// Applies `value` at the concrete path `segs`.
+fn apply_at(
+    root: &mut Node,
+    segs: &[Segment],
+    value: Node,
+    index: usize,
+) -> Result<(), ApplyError> {
+    let mut value = Some(value);
+    let full = join_path(segs);
     let mut node = root;
     let mut walked: Vec<Segment> = Vec::new();
     let last = segs.len() - 1;
@@ -384,11 +574,7 @@ pub(crate) fn apply(root: &mut Node, ov: &Override, index: usize) -> Result<(), 
         }
         if pos.is_none() && !is_last {
             let expected = child_paths(node, &prefix);
-            let here = if prefix.is_empty() {
-                seg.key.clone()
-            } else {
-                format!("{prefix}.{}", seg.key)
-            };
+            let here = crate::ctx::child(&prefix, &seg.key);
             let hint = crate::did_you_mean(&here, &expected).map(|s| format!("did you mean {s}?"));
             return Err(ApplyError {
                 message: format!(
@@ -420,10 +606,7 @@ pub(crate) fn apply(root: &mut Node, ov: &Override, index: usize) -> Result<(), 
             return Ok(());
         }
         let Some(p) = pos else { return Ok(()) };
-        walked.push(Segment {
-            key: seg.key.clone(),
-            indices: vec![],
-        });
+        walked.push(Segment::named(seg.key.clone()));
         node = &mut entries[p].node;
         for (ii, &ix) in seg.indices.iter().enumerate() {
             let here = join_path(&walked);
@@ -502,5 +685,87 @@ pub(crate) fn expected_list(expected: &[String]) -> String {
         String::new()
     } else {
         format!("; expected one of: {}", expected.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_patterns() {
+        for (pattern, name, want) in [
+            ("latch*", "latch07", true),
+            ("latch*", "latch", true),
+            ("latch*", "cpu07", false),
+            ("*", "anything", true),
+            ("*07", "latch07", true),
+            ("*07", "latch17", false),
+            ("cpu??", "cpu01", true),
+            ("cpu??", "cpu1", false),
+            ("cpu??", "cpu100", false),
+            ("l*h*7", "latch07", true),
+            ("l*h*7", "latch70", false),
+            ("*a*a*", "banana", true),
+            ("?", "", false),
+            ("", "", true),
+        ] {
+            assert_eq!(glob_match(pattern, name), want, "{pattern} vs {name}");
+        }
+    }
+
+    #[test]
+    fn patterns_are_bare_keys_with_stars_or_question_marks() {
+        let segs = split_path(r#"stations.latch*.spin."odd*key".x?[2]"#).unwrap();
+        let flags: Vec<bool> = segs.iter().map(|s| s.pattern).collect();
+        assert_eq!(flags, [false, true, false, false, true]);
+        assert_eq!(segs[4].indices, [2]);
+        // A pattern is shown as typed; a quoted key stays quoted.
+        assert_eq!(join_path(&segs), r#"stations.latch*.spin."odd*key".x?[2]"#);
+    }
+
+    #[test]
+    fn expansion_is_in_sorted_key_order() {
+        let root = parse_document(
+            "[stations.b2]\nkind = 1\n[stations.a1]\nkind = 1\n[stations.b1]\nkind = 1\n[stations.c]\nx = 1\n",
+        )
+        .unwrap();
+        let paths = |p: &str| -> Vec<String> {
+            let segs = split_path(p).unwrap();
+            match expand(&root, &segs) {
+                Ok(v) => v.iter().map(|s| join_path(s)).collect(),
+                Err(e) => vec![e.message],
+            }
+        };
+        assert_eq!(
+            paths("stations.a?[0].kind"),
+            ["stations.a1[0].kind"],
+            "an index on a pattern applies to each match (and fails when applied)"
+        );
+        assert_eq!(
+            paths("stations.??.kind"),
+            ["stations.a1.kind", "stations.b1.kind", "stations.b2.kind"]
+        );
+        // Only the branches that have the table of a later pattern count.
+        assert_eq!(
+            paths("stations.*.k*"),
+            ["stations.a1.kind", "stations.b1.kind", "stations.b2.kind"]
+        );
+        assert_eq!(
+            paths("stations.*.x"),
+            [
+                "stations.a1.x",
+                "stations.b1.x",
+                "stations.b2.x",
+                "stations.c.x"
+            ]
+        );
+        assert_eq!(paths("*.c.x"), ["stations.c.x"]);
+        assert_eq!(
+            paths("stations.*.zz*"),
+            [
+                "unknown key path stations.*.zz*; no key matches the pattern stations.*.zz*; the keys there are stations.a1.kind, stations.b1.kind, stations.b2.kind, stations.c.x"
+            ]
+        );
     }
 }
