@@ -25,7 +25,8 @@ pub enum Format {
 pub struct ModelArgs {
     /// The model file (TOML).
     pub model: PathBuf,
-    /// Override a model value by key path, e.g. `--set workload.population=500`.
+    /// Override a model value by key path, e.g. `--set workload.population=500`;
+    /// `*` and `?` in a key set every match, e.g. `--set 'stations.cpu*.servers=2'`.
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
 }

@@ -196,6 +196,73 @@ fn bad_arguments_exit_with_2() {
 }
 
 #[test]
+fn set_with_a_pattern_changes_every_matching_station() {
+    // Two network hops and a disk, each a fixed time: a hop's response time
+    // is exactly its service value.
+    let text = format!(
+        "{HEAD}[stations.hop1]\nkind = \"delay\"\nservice = {{ dist = \"deterministic\", value = 0.01 }}\n\n\
+         [stations.hop2]\nkind = \"delay\"\nservice = {{ dist = \"deterministic\", value = 0.01 }}\n\n\
+         [stations.cpu]\nkind = \"delay\"\nservice = {{ dist = \"deterministic\", value = 0.01 }}\n"
+    )
+    .replace("route = [\"cpu\"]", "route = [\"hop1\", \"cpu\", \"hop2\"]");
+    let path = model_file("hops.toml", &text);
+    let path = path.to_str().unwrap();
+    let out = qsim(&[
+        "run",
+        path,
+        "--set",
+        "stations.hop?.service.value=0.25",
+        "--format",
+        "json",
+        "--jobs",
+        "200",
+        "--replications",
+        "2",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let response = |name: &str| {
+        v["stations"][name]["response_time_s"]["mean"]
+            .as_f64()
+            .unwrap()
+    };
+    for (name, want) in [("hop1", 0.25), ("hop2", 0.25), ("cpu", 0.01)] {
+        let got = response(name);
+        assert!((got - want).abs() < 1e-9, "{name}: {got}, expected {want}");
+    }
+
+    // A pattern that matches nothing: exit 2, the pattern and what is there.
+    let out = qsim(&["check", path, "--set", "stations.hip*.service.value=1"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no key matches the pattern stations.hip*; the keys there are stations.hop1, stations.hop2, stations.cpu"),
+        "{err}"
+    );
+
+    // All 32 latches of the fan-out model, each checked at its own path.
+    let out = qsim(&[
+        "check",
+        "models/spin_fanout.toml",
+        "--set",
+        "stations.latch*.spin.spin_wait_delay=30",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = qsim(&[
+        "check",
+        "models/spin_fanout.toml",
+        "--set",
+        "stations.latch*.spin.spin_wait_delay=-30",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for i in 1..=32 {
+        let at = format!(": stations.latch{i:02}.spin.spin_wait_delay: expected");
+        assert_eq!(err.matches(&at).count(), 1, "latch{i:02} in:\n{err}");
+    }
+}
+
+#[test]
 fn bistable_model_is_reported_with_both_answers() {
     // Fast state: ~10 jobs at the latch, arrivals (120-10)/0.15 = 733/s below
     // its 1000/s. Collapsed state: ~112 jobs at the latch, which then serves

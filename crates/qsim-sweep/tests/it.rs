@@ -231,6 +231,73 @@ fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
     let _ = fs::remove_dir_all(dir);
 }
 
+/// Two network hops and a CPU; a hop's time is exactly its `value`.
+const HOPS: &str = r#"
+[simulation]
+replications = 2
+seed = 5
+stop = { jobs = 500 }
+warmup = { jobs = 50 }
+
+[workload]
+type = "closed"
+population = 1
+think = { dist = "exponential", mean = 0.01 }
+route = ["net1", "cpu", "net2"]
+
+[stations.net1]
+kind = "delay"
+service = { dist = "deterministic", value = 0.001 }
+
+[stations.net2]
+kind = "delay"
+service = { dist = "deterministic", value = 0.001 }
+
+[stations.cpu]
+kind = "queue"
+service = { dist = "deterministic", value = 0.001 }
+"#;
+
+#[test]
+fn a_pattern_path_varies_every_match_together() {
+    let out = sweep(
+        HOPS,
+        &["stations.net?.service.value=0.002,0.005"],
+        SweepOptions::default(),
+    )
+    .unwrap()
+    .run(&mut ())
+    .unwrap();
+    assert_eq!(out.records.len(), 2);
+    for (r, hop) in out.records.iter().zip([0.002, 0.005]) {
+        let m = r.results.as_ref().unwrap();
+        let at = |name: &str| {
+            let s = m.stations.iter().find(|s| s.name == name).unwrap();
+            s.response_time_s.mean
+        };
+        assert!(
+            (at("net1") - hop).abs() < 1e-12,
+            "net1 at {hop}: {}",
+            at("net1")
+        );
+        assert!(
+            (at("net2") - hop).abs() < 1e-12,
+            "net2 at {hop}: {}",
+            at("net2")
+        );
+        assert!(
+            (at("cpu") - 0.001).abs() < 1e-12,
+            "cpu is not matched: {}",
+            at("cpu")
+        );
+    }
+    assert_eq!(
+        out.manifest.columns.paths,
+        ["stations.net?.service.value"],
+        "the column is the path as typed"
+    );
+}
+
 #[test]
 fn bad_vary_specs_are_named() {
     let check = |vary: &str, expect: &str| {
@@ -254,6 +321,10 @@ fn bad_vary_specs_are_named() {
     check("workload.population=10..60:0", "step must be positive");
     check("workload.population=ten..60:10", "not a number");
     check("workload.population=abc,def", "accepts none of its values");
+    check(
+        "stations.gpu*.servers=1,2",
+        "no key matches the pattern stations.gpu*",
+    );
 }
 
 #[test]
