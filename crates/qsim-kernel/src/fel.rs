@@ -126,8 +126,10 @@ unsafe fn sift_down(h: *mut Entry, n: usize, e: Entry) {
 pub(crate) struct Fel {
     /// Array layout (`small`): the pending events sorted latest first, so
     /// the earliest is at the end; among equal times the later scheduled
-    /// comes first.
-    list: Vec<Slot>,
+    /// comes first. Fixed capacity (`SMALL_MAX + 1`), live slots
+    /// `list[..len]`: no capacity checks on the hot path.
+    list: Box<[Slot]>,
+    len: usize,
     /// Heap layout (`!small`): live entries `heap[..heap.len() - PAD]`,
     /// then `PAD` sentinels; with `hole`, slot 0 is free (its old entry was
     /// handed out). Holds only the sentinels in array layout.
@@ -150,7 +152,8 @@ impl Fel {
         let mut heap = Vec::with_capacity(64);
         heap.extend([SENTINEL; PAD]);
         Fel {
-            list: Vec::with_capacity(SMALL_MAX + 1),
+            list: vec![Slot { t: 0, ev: 0 }; SMALL_MAX + 1].into_boxed_slice(),
+            len: 0,
             heap,
             seq: 0,
             hole: false,
@@ -163,7 +166,7 @@ impl Fel {
     #[inline]
     pub fn len(&self) -> usize {
         if self.small {
-            self.list.len()
+            self.len
         } else {
             self.heap.len() - PAD - usize::from(self.hole)
         }
@@ -179,12 +182,13 @@ impl Fel {
     /// when the array grows past [`SMALL_MAX`].
     #[inline(always)]
     fn insert_sorted(&mut self, t: u64, ev: u64) {
-        let n = self.list.len();
+        let n = self.len;
         let e = Slot { t, ev };
-        self.list.push(e);
+        self.len = n + 1;
         let p = self.list.as_mut_ptr();
-        // SAFETY: the vector holds n + 1 entries; i runs from n down to 0
-        // and only slots i - 1 and i are touched.
+        // SAFETY: n <= SMALL_MAX (the array switches to the heap layout as
+        // soon as it holds SMALL_MAX + 1 events), so slots 0..=n exist; i
+        // runs from n down to 0 and only slots i - 1 and i are touched.
         unsafe {
             if n == 1 {
                 // One pending event (a single-server queue and its arrival
@@ -219,7 +223,8 @@ impl Fel {
         debug_assert!(self.small && !self.hole);
         self.heap.clear();
         let mut seq = self.seq;
-        self.heap.extend(self.list.drain(..).rev().map(|x| {
+        let n = std::mem::take(&mut self.len);
+        self.heap.extend(self.list[..n].iter().rev().map(|x| {
             seq += 1;
             Entry {
                 t: x.t,
@@ -239,9 +244,10 @@ impl Fel {
         let n = self.heap.len() - PAD;
         let live = &mut self.heap[..n];
         live.sort_unstable_by_key(|e| std::cmp::Reverse((e.t, e.seq)));
-        self.list.clear();
-        self.list
-            .extend(live.iter().map(|e| Slot { t: e.t, ev: e.ev }));
+        for (slot, e) in self.list.iter_mut().zip(live.iter()) {
+            *slot = Slot { t: e.t, ev: e.ev };
+        }
+        self.len = n;
         self.heap.truncate(0);
         self.heap.extend([SENTINEL; PAD]);
         self.small = true;
@@ -312,7 +318,13 @@ impl Fel {
     pub fn take_min(&mut self) -> Option<Entry> {
         debug_assert!(!self.hole, "take_min with a hole: settle first");
         if self.small {
-            return self.list.pop().map(|x| Entry {
+            if self.len == 0 {
+                return None;
+            }
+            self.len -= 1;
+            // SAFETY: len < list.len() always (see `insert_sorted`).
+            let x = unsafe { *self.list.get_unchecked(self.len) };
+            return Some(Entry {
                 t: x.t,
                 seq: 0,
                 ev: x.ev,
@@ -366,7 +378,7 @@ impl Fel {
     pub fn peek(&self) -> Option<Entry> {
         debug_assert!(!self.hole, "peek with a hole");
         if self.small {
-            self.list.last().map(|x| Entry {
+            self.list[..self.len].last().map(|x| Entry {
                 t: x.t,
                 seq: 0,
                 ev: x.ev,
