@@ -239,6 +239,16 @@ struct ClassRt {
 }
 
 /// Additive statistics of one station.
+///
+/// Time-weighted sums come in two forms. Stations of most kinds integrate
+/// them with [`StStats::acc`] at every change of `n` or `busy`. Plain
+/// queue and delay stations (fixed speed, the hot path) skip that: their
+/// time-weighted sums follow from per-job sums, since the time jobs spend
+/// present adds up to the area under `n` (Little's law holds path by path).
+/// They keep `sum_arr`, the sum of arrival times of the jobs present, and
+/// `sum_start`, the sum of service start times of the jobs in service, so
+/// that `n * t - sum_arr` is the time the present jobs have spent so far;
+/// see [`StStats::plain_areas`].
 #[derive(Clone, Copy, Debug, Default)]
 struct StStats {
     /// Jobs present (queued and in service).
@@ -248,6 +258,14 @@ struct StStats {
     last: f64,
     area_n: f64,
     area_busy: f64,
+    /// Plain stations: sum of `t_arr` over the jobs present.
+    sum_arr: f64,
+    /// Plain stations: sum of `t_start` over the jobs in service.
+    sum_start: f64,
+    /// Plain stations: time the jobs present at the start of the
+    /// measurement had spent there (present, in service) before it.
+    before_n: f64,
+    before_busy: f64,
     departures: u64,
     sum_resp: f64,
     sum_wait: f64,
@@ -271,8 +289,25 @@ impl StStats {
             n: self.n,
             busy: self.busy,
             last: now,
+            sum_arr: self.sum_arr,
+            sum_start: self.sum_start,
+            before_n: f64::from(self.n) * now - self.sum_arr,
+            before_busy: f64::from(self.busy) * now - self.sum_start,
             ..StStats::default()
         };
+    }
+
+    /// Areas under `n` and `busy` from the start of the measurement to
+    /// `now` for a plain station: the time spent by the jobs that departed
+    /// (`sum_resp`; in service: `sum_resp - sum_wait`) plus that of the
+    /// jobs still present, minus what the jobs present at the start had
+    /// spent before it.
+    fn plain_areas(&self, now: f64) -> (f64, f64) {
+        let area_n = self.sum_resp + (f64::from(self.n) * now - self.sum_arr) - self.before_n;
+        let area_busy = (self.sum_resp - self.sum_wait)
+            + (f64::from(self.busy) * now - self.sum_start)
+            - self.before_busy;
+        (area_n.max(0.0), area_busy.max(0.0))
     }
 }
 
@@ -1524,10 +1559,11 @@ impl Simulation {
         let class = job.class as usize;
         // The common case first: a direct branch instead of the jump table.
         if let Kind::Queue { c } = st.kind {
-            st.stats.acc(now);
             st.stats.n += 1;
+            st.stats.sum_arr += now;
             if st.stats.busy < c {
                 st.stats.busy += 1;
+                st.stats.sum_start += now;
                 job.t_start = now;
                 // SAFETY: `service` has one entry per class and a job's
                 // class is a class index.
@@ -1544,8 +1580,8 @@ impl Simulation {
         match &mut st.kind {
             Kind::Queue { .. } => {}
             Kind::Delay => {
-                st.stats.acc(now);
                 st.stats.n += 1;
+                st.stats.sum_arr += now;
                 job.t_start = now;
                 // SAFETY: as above, one service entry per class.
                 let d = unsafe { st.service.get_unchecked(class) }.sample(&mut st.rng);
@@ -1597,12 +1633,15 @@ impl Simulation {
         // station index already in bounds (`stations` is never resized) and
         // a job id from the slab's allocator (the slab never shrinks).
         let st = unsafe { self.stations.get_unchecked_mut(s) };
-        st.stats.acc(now);
         st.stats.n -= 1;
         let job = unsafe { self.jobs.get_unchecked(j as usize) };
         Simulation::record_departure(&mut st.stats, job, now);
+        // Plain station: per-job sums instead of `acc` (see `StStats`).
+        st.stats.sum_arr -= job.t_arr;
         if let Kind::Queue { .. } = st.kind {
+            st.stats.sum_start -= job.t_start;
             if let Some(nx) = st.waiting.pop() {
+                st.stats.sum_start += now;
                 // SAFETY: waiting jobs were allocated by the slab; `service`
                 // has one entry per class.
                 let job = unsafe { self.jobs.get_unchecked_mut(nx as usize) };
@@ -1884,9 +1923,15 @@ impl Simulation {
             .iter()
             .map(|st| {
                 let s = &st.stats;
-                let dt = now - s.last;
-                let area_n = s.area_n + f64::from(s.n) * dt;
-                let area_busy = s.area_busy + f64::from(s.busy) * dt;
+                let (area_n, area_busy) = if matches!(st.kind, Kind::Queue { .. } | Kind::Delay) {
+                    s.plain_areas(now)
+                } else {
+                    let dt = now - s.last;
+                    (
+                        s.area_n + f64::from(s.n) * dt,
+                        s.area_busy + f64::from(s.busy) * dt,
+                    )
+                };
                 let d = s.departures as f64;
                 let grouped = matches!(st.kind, Kind::Group(_));
                 ReplicationStation {

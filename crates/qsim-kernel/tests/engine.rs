@@ -517,3 +517,45 @@ fn steppable_simulation_reports_its_state() {
     assert!(sim.finished());
     assert_eq!(sim.result().system.completions, 1000);
 }
+
+#[test]
+fn time_averages_count_jobs_across_the_measurement_boundaries() {
+    // Everything deterministic, so the areas can be worked out by hand.
+    // Two jobs think 1 s and visit one FCFS server (0.5 s) and, in a
+    // second network, one delay station (0.5 s). Both jobs end their first
+    // think at t = 1. Measurement runs from 1.25 (warm-up) to 10.25, so
+    // both ends cut through a service and, at 1.25, a job is waiting.
+    //
+    // Queue: busy [1, 2), then [2.5, 3.5), [4, 5), ... every 1.5 s; the
+    // second job waits [1, 1.5). Inside [1.25, 10.25]: busy 0.75 + 5 × 1
+    // + 0.25 = 6 s, waiting 0.25 s: utilization 6/9, mean jobs 6.25/9.
+    // Delay (one job): present [1, 1.5), [2.5, 3), ... every 1.5 s:
+    // 0.25 + 5 × 0.5 + 0.25 = 3 s inside the window: mean jobs 3/9.
+    let d = |v: f64| Dist::deterministic(v).unwrap();
+    let c = RunConfig {
+        replications: 2,
+        stop: Stop::Time(9.0),
+        warmup: Warmup::Time(1.25),
+        ..RunConfig::default()
+    };
+    let q = net(
+        vec![queue("q", 1, Discipline::Fcfs, d(0.5))],
+        vec![closed_class(2, Some(d(1.0)), vec![0])],
+    );
+    let r = run(&q, &c).unwrap();
+    let st = &r.stations[0];
+    assert!((st.utilization.mean - 6.0 / 9.0).abs() < 1e-9, "{st:?}");
+    assert!((st.mean_jobs.mean - 6.25 / 9.0).abs() < 1e-9, "{st:?}");
+    let dl = net(
+        vec![StationSpec {
+            name: "d".into(),
+            kind: StationKind::Delay,
+            service: vec![Some(d(0.5))],
+            speed: None,
+        }],
+        vec![closed_class(1, Some(d(1.0)), vec![0])],
+    );
+    let r = run(&dl, &c).unwrap();
+    let st = &r.stations[0];
+    assert!((st.mean_jobs.mean - 3.0 / 9.0).abs() < 1e-9, "{st:?}");
+}
