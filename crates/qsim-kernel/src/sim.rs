@@ -47,8 +47,7 @@ const EV_STOP: u64 = 5; // control: end of a timed run
 const EV_BATCH_TIMER: u64 = 6; // a = station, b = version
 const EV_GROUP_DONE: u64 = 7; // a = station, b = slot (batch / link)
 const EV_LATCH_GRANT: u64 = 8; // a = station, b = job: hand-off finished, job holds the latch
-const EV_LATCH_POLL: u64 = 9; // a = station, b = job: a spinning waiter polls
-const EV_LATCH_WOKEN: u64 = 10; // a = station, b = job: a sleeper finished its context switch
+const EV_LATCH_POLL: u64 = 9; // a = station, b = version: a waiter polls or is switched back in
 const EV_LATCH_DONE: u64 = 11; // a = station, b = version: critical section over
 
 #[inline(always)]
@@ -519,9 +518,13 @@ struct VClock {
     pend_tag: f64,
     pend_g: f64,
     dirty: bool,
-    /// Latch waiters burning this station's capacity (spinning or being
-    /// switched in): they share it like jobs but never complete here.
+    /// Latch threads burning this station's capacity (spinning, being
+    /// switched in, or running a critical section): they share it like
+    /// jobs but never complete here.
     spinners: u32,
+    /// Latches whose threads run here (`spin.cpu`): re-timed when the
+    /// share of a thread here changes.
+    latches: Vec<u32>,
 }
 
 impl VClock {
@@ -568,10 +571,25 @@ struct LatchRt {
     sleepers: VecDeque<u32>,
     /// Waiters spinning right now.
     spinners: u32,
-    /// Sleepers currently waking up (paying their context switch).
-    waking: u32,
-    /// The PS station whose capacity spinning and waking waiters use.
+    /// The PS station whose capacity spinning and waking waiters and the
+    /// holder use.
     cpu: Option<usize>,
+    /// Thread time: CPU seconds received by each of this latch's threads on
+    /// `cpu` (wall time without one), as of `t_since`. It advances at
+    /// `t_share`, a thread's share of a core there, so a PAUSE loop or a
+    /// context switch that needs w seconds of CPU takes w / share.
+    t_clock: f64,
+    t_share: f64,
+    t_since: f64,
+    /// Spinners' next polls and woken sleepers' ends of switch-in
+    /// (job | `WAKING`), keyed by thread time.
+    waits: TagHeap,
+    /// The one live poll event: its version, and the tag and share it was
+    /// timed with.
+    wait_version: u32,
+    wait_pending: bool,
+    wait_tag: f64,
+    wait_share: f64,
     /// Holder whose critical section is running (NONE during a hand-off
     /// or when free).
     cs_job: u32,
@@ -584,6 +602,24 @@ struct LatchRt {
     /// Speed applied to it since `cs_since`.
     cs_rate: f64,
     cs_since: f64,
+}
+
+/// Marks a woken sleeper (switching in) in `LatchRt::waits`; job ids stay
+/// far below it.
+const WAKING: u32 = 1 << 31;
+
+impl LatchRt {
+    /// Brings the thread clock to `now`.
+    #[inline]
+    fn advance(&mut self, now: f64) {
+        self.t_clock += self.t_share * (now - self.t_since);
+        self.t_since = now;
+    }
+
+    /// One `ut_delay`: a uniform draw in [0, poll_max_s) of thread time.
+    fn draw_poll(&mut self) -> f64 {
+        self.poll_max_s * unit(&mut self.rng)
+    }
 }
 
 /// Batch (group commit) and link state.
@@ -794,6 +830,8 @@ pub struct Simulation {
     free_forks: Vec<u32>,
     route_rng: SimRng,
     dirty: Vec<u32>,
+    /// Spin cpus whose population changed in this event (see `flush`).
+    spin_dirty: Vec<u32>,
     events: u64,
     in_network: u64,
     max_jobs: u64,
@@ -897,6 +935,7 @@ impl Simulation {
                     pend_g: 0.0,
                     dirty: false,
                     spinners: 0,
+                    latches: Vec::new(),
                 }))
             };
             let mech_rng = rng::stream(seed, index, rng::mechanism_stream(s));
@@ -944,8 +983,15 @@ impl Simulation {
                             holder_node: 0,
                             sleepers: VecDeque::new(),
                             spinners: 0,
-                            waking: 0,
                             cpu: l.spin.as_ref().and_then(|s| s.cpu),
+                            t_clock: 0.0,
+                            t_share: 1.0,
+                            t_since: 0.0,
+                            waits: TagHeap::default(),
+                            wait_version: 0,
+                            wait_pending: false,
+                            wait_tag: 0.0,
+                            wait_share: 0.0,
                             cs_job: NONE,
                             cs_version: 0,
                             cs_work: 0.0,
@@ -1025,6 +1071,15 @@ impl Simulation {
                 regions: Vec::new(),
             });
         }
+        // Each spin cpu knows the latches whose threads run on it.
+        for s in 0..stations.len() {
+            if let Kind::Latch(l) = &stations[s].kind
+                && let Some(cpu) = l.cpu
+                && let Kind::V(vc) = &mut stations[cpu].kind
+            {
+                vc.latches.push(s as u32);
+            }
+        }
         let ns = stations.len();
         let mut regions = Vec::new();
         for (r, reg) in spec.regions.iter().enumerate() {
@@ -1100,6 +1155,7 @@ impl Simulation {
             free_forks: Vec::new(),
             route_rng: rng::stream(seed, index, rng::ROUTING_STREAM),
             dirty: Vec::new(),
+            spin_dirty: Vec::new(),
             events: 0,
             in_network: 0,
             max_jobs: config.max_jobs_present,
@@ -1321,7 +1377,6 @@ impl Simulation {
             EV_GROUP_DONE => self.on_group_done(a as usize, b),
             EV_LATCH_GRANT => self.on_latch_grant(a as usize, b),
             EV_LATCH_POLL => self.on_latch_poll(a as usize, b),
-            EV_LATCH_WOKEN => self.on_latch_woken(a as usize, b),
             EV_LATCH_DONE => self.on_latch_done(a as usize, b),
             _ => unreachable!("unknown event kind"),
         }
@@ -1709,6 +1764,9 @@ impl Simulation {
                 continue;
             };
             vc.dirty = false;
+            if !vc.latches.is_empty() {
+                self.spin_dirty.push(s);
+            }
             // The clock was advanced to `now` when the population changed.
             vc.advance(now);
             let Some(tag) = vc.insvc.min_tag() else {
@@ -1732,6 +1790,9 @@ impl Simulation {
             vc.pend_g = g;
             let dt = (tag - vc.v).max(0.0) / g;
             self.fel.push(later(now, dt), ev(EV_VDONE, s, vc.version));
+        }
+        while let Some(cpu) = self.spin_dirty.pop() {
+            self.latch_cpu_changed(cpu as usize);
         }
     }
 
@@ -2215,10 +2276,18 @@ impl Simulation {
     }
 
     // ---- latches with mechanisms (NUMA hand-off, spin then sleep) ----
+    //
+    // A spinning waiter, a woken sleeper switching back in and the holder
+    // are threads on the latch's `spin.cpu` (counted in its `spinners`).
+    // Polls and switch-ins are CPU work measured on the latch's thread
+    // clock, which runs at a thread's share of a core there; the critical
+    // section runs at that share too. Both are re-timed whenever the share
+    // changes: `flush` calls `latch_cpu_changed` for every spin cpu whose
+    // population changed in the event.
 
-    /// `delta` latch waiters of latch `s` start (+) or stop (−) burning
-    /// the capacity of its cpu station: they share it with the jobs there
-    /// (PS), so the jobs in service are re-timed at the new share.
+    /// `delta` threads of latch `s` start (+) or stop (−) running on its
+    /// cpu station: they share it with the jobs there (PS), so the jobs in
+    /// service are re-timed at the new share.
     fn latch_cpu_burn(&mut self, s: usize, delta: i32) {
         let Kind::Latch(l) = &self.stations[s].kind else {
             return;
@@ -2239,6 +2308,101 @@ impl Simulation {
             vc.dirty = true;
             self.dirty.push(cpu as u32);
         }
+    }
+
+    /// A thread's share of a core on latch `s`'s cpu, the thread being one
+    /// of the cpu's `spinners`: rate(n + x)/(n + x) for n jobs and x latch
+    /// threads, i.e. min(1, c/(n + x)) on c cores (1 without a cpu).
+    fn latch_thread_share(&self, s: usize) -> f64 {
+        let Kind::Latch(l) = &self.stations[s].kind else {
+            return 1.0;
+        };
+        match l.cpu.map(|c| &self.stations[c]) {
+            Some(StationRt {
+                kind: Kind::V(vc),
+                stats,
+                ..
+            }) => {
+                let g = vc.per_job(stats.n, stats.n);
+                if g > 0.0 { g } else { 1.0 }
+            }
+            _ => 1.0,
+        }
+    }
+
+    /// The population of spin cpu `cpu` changed: re-time every latch whose
+    /// threads run there.
+    fn latch_cpu_changed(&mut self, cpu: usize) {
+        let mut i = 0;
+        loop {
+            let Kind::V(vc) = &self.stations[cpu].kind else {
+                return;
+            };
+            let Some(&s) = vc.latches.get(i) else {
+                return;
+            };
+            self.latch_retime(s as usize);
+            i += 1;
+        }
+    }
+
+    /// Latch `s`'s threads may have a new share of the cpu: move the thread
+    /// clock to the new rate and re-time the next poll or switch-in and the
+    /// running critical section.
+    fn latch_retime(&mut self, s: usize) {
+        let now = self.now;
+        let g = self.latch_thread_share(s);
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        if g != l.t_share {
+            l.advance(now);
+            l.t_share = g;
+        }
+        self.latch_schedule_wait(s);
+        self.latch_retime_cs(s);
+    }
+
+    /// Keeps one live event for the earliest of latch `s`'s pending polls
+    /// and switch-ins, timed at the current share (older ones go stale).
+    fn latch_schedule_wait(&mut self, s: usize) {
+        let now = self.now;
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        let Some(tag) = l.waits.min_tag() else {
+            if l.wait_pending {
+                l.wait_version = l.wait_version.wrapping_add(1);
+                l.wait_pending = false;
+            }
+            return;
+        };
+        if l.wait_pending && l.wait_tag == tag && l.wait_share == l.t_share {
+            return;
+        }
+        l.advance(now);
+        l.wait_version = l.wait_version.wrapping_add(1);
+        l.wait_pending = true;
+        l.wait_tag = tag;
+        l.wait_share = l.t_share;
+        let dt = (tag - l.t_clock).max(0.0) / l.t_share;
+        self.fel
+            .push(later(now, dt), ev(EV_LATCH_POLL, s as u32, l.wait_version));
+    }
+
+    /// After a latch event: schedule the next poll, unless the cpu's
+    /// population changed, in which case `flush` re-times the latch anyway.
+    fn latch_schedule_wait_soon(&mut self, s: usize) {
+        let Kind::Latch(l) = &self.stations[s].kind else {
+            return;
+        };
+        if let Some(cpu) = l.cpu
+            && let Kind::V(vc) = &self.stations[cpu].kind
+            && vc.dirty
+        {
+            return;
+        }
+        self.latch_schedule_wait(s);
     }
 
     fn latch_arrive(&mut self, j: u32, s: usize) {
@@ -2263,35 +2427,30 @@ impl Simulation {
     /// Waiter `j` found latch `s` held: it spins (if the latch spins and
     /// has rounds to spend), else sleeps until a release wakes it.
     fn latch_wait(&mut self, j: u32, s: usize) {
+        let now = self.now;
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };
         if l.spin.as_ref().is_some_and(|sp| sp.spin_rounds > 0) {
             l.spinners += 1;
             self.jobs[j as usize].polls = 0;
+            l.advance(now);
+            let tag = l.t_clock + l.draw_poll();
+            l.waits.push(tag, j);
             self.latch_cpu_burn(s, 1);
-            self.latch_schedule_poll(j, s);
+            self.latch_schedule_wait_soon(s);
         } else {
             l.sleepers.push_back(j);
         }
     }
 
-    /// Schedules the next poll of spinning waiter `j`: one `ut_delay`, a
-    /// uniform wait in [0, poll_max_s).
-    fn latch_schedule_poll(&mut self, j: u32, s: usize) {
-        let now = self.now;
-        let Kind::Latch(l) = &mut self.stations[s].kind else {
-            return;
-        };
-        let d = l.poll_max_s * unit(&mut l.rng);
-        self.fel.push(later(now, d), ev(EV_LATCH_POLL, s as u32, j));
-    }
-
-    /// Job `j` holds the latch: its critical section starts now. With a
-    /// speed curve the section is work at rate(n), re-timed whenever n
-    /// changes (see `latch_retime_cs`).
+    /// Job `j` holds the latch: its critical section starts now, on the
+    /// cpu if the latch has one. With a speed curve the section is work at
+    /// rate(n); it is re-timed whenever its speed changes (see
+    /// `latch_retime_cs`).
     fn latch_start_cs(&mut self, j: u32, s: usize) {
         let now = self.now;
+        self.latch_cpu_burn(s, 1);
         let st = &mut self.stations[s];
         let Kind::Latch(l) = &mut st.kind else {
             return;
@@ -2320,32 +2479,21 @@ impl Simulation {
     }
 
     /// Speed of latch `s`'s critical section now: its speed curve at the
-    /// number present, times the holder's share of the `spin.cpu` station
-    /// (the holder runs on that CPU too, next to its n jobs and m spinning
-    /// waiters: min(1, c/(n + m + 1))), so spinners slow the holder.
+    /// number present, times the holder's share of a core on the
+    /// `spin.cpu` station (the holder is one of its threads), so spinners
+    /// and the cpu's jobs slow the holder.
     fn latch_cs_rate(&self, s: usize) -> f64 {
         let st = &self.stations[s];
         let Kind::Latch(l) = &st.kind else {
             return 1.0;
         };
         let speed = l.speed.as_ref().map_or(1.0, |sp| sp.rate(st.stats.n));
-        let share = match l.cpu.map(|c| &self.stations[c]) {
-            Some(StationRt {
-                kind: Kind::V(vc),
-                stats,
-                ..
-            }) if vc.c != u32::MAX => {
-                let demand = stats.n + vc.spinners + 1;
-                (f64::from(vc.c) / f64::from(demand)).min(1.0)
-            }
-            _ => 1.0,
-        };
-        speed * share
+        speed * self.latch_thread_share(s)
     }
 
-    /// The number present at latch `s` changed: re-time the running
-    /// critical section at the new speed (latches with a speed curve or a
-    /// spin cpu).
+    /// The number present at latch `s` or the holder's cpu share changed:
+    /// re-time the running critical section at the new speed (latches with
+    /// a speed curve or a spin cpu).
     fn latch_retime_cs(&mut self, s: usize) {
         let now = self.now;
         let rate = self.latch_cs_rate(s);
@@ -2452,31 +2600,57 @@ impl Simulation {
             }
             Some(spin) => {
                 // Free: the next spinner to poll takes it; sleepers are woken
-                // and pay a context switch first.
+                // and must run `context_switch_s` on the cpu first.
                 l.held = false;
                 let cs = spin.context_switch_s;
                 let wake = match l.wake {
                     Wake::One => l.sleepers.len().min(1),
                     Wake::All => l.sleepers.len(),
                 };
+                l.advance(now);
                 for _ in 0..wake {
                     let w = l.sleepers.pop_front().expect("counted");
-                    l.waking += 1;
-                    self.fel
-                        .push(later(now, cs), ev(EV_LATCH_WOKEN, s as u32, w));
+                    l.waits.push(l.t_clock + cs, w | WAKING);
                 }
                 woken = wake as i32;
             }
         }
-        if woken > 0 {
-            // A thread being switched in runs kernel code on a core.
-            self.latch_cpu_burn(s, woken);
+        // The holder's thread leaves the cpu; woken ones come onto it.
+        if woken != 1 {
+            self.latch_cpu_burn(s, woken - 1);
         }
+        self.latch_schedule_wait_soon(s);
         self.leave(j, s as u32);
     }
 
-    fn on_latch_poll(&mut self, s: usize, j: u32) {
+    /// The earliest pending poll or switch-in of latch `s` is due (stale
+    /// when it was re-timed since).
+    fn on_latch_poll(&mut self, s: usize, version: u32) {
+        let now = self.now;
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        if !l.wait_pending || l.wait_version != version {
+            return;
+        }
         self.events += 1;
+        l.wait_pending = false;
+        let Some((tag, e)) = l.waits.pop() else {
+            return;
+        };
+        // The thread clock has reached the tag (exactly, to avoid drift).
+        l.t_clock = tag;
+        l.t_since = now;
+        if e & WAKING != 0 {
+            self.latch_switched_in(s, e & !WAKING);
+        } else {
+            self.latch_poll(s, e);
+        }
+        self.latch_schedule_wait_soon(s);
+    }
+
+    /// Spinner `j` polls latch `s`.
+    fn latch_poll(&mut self, s: usize, j: u32) {
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };
@@ -2496,17 +2670,13 @@ impl Simulation {
             l.sleepers.push_back(j);
             self.latch_cpu_burn(s, -1);
         } else {
-            self.latch_schedule_poll(j, s);
+            let tag = l.t_clock + l.draw_poll();
+            l.waits.push(tag, j);
         }
     }
 
-    fn on_latch_woken(&mut self, s: usize, j: u32) {
-        self.events += 1;
-        let Kind::Latch(l) = &mut self.stations[s].kind else {
-            return;
-        };
-        l.waking -= 1;
-        let wake = l.wake;
+    /// Woken sleeper `j` runs again.
+    fn latch_switched_in(&mut self, s: usize, j: u32) {
         self.latch_cpu_burn(s, -1);
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
@@ -2516,7 +2686,7 @@ impl Simulation {
             self.latch_handoff(j, s);
             return;
         }
-        match wake {
+        match l.wake {
             // Lost the race after a single wake-up: spin again.
             Wake::One => self.latch_wait(j, s),
             // Thundering herd: the losers go back to sleep (the next

@@ -654,3 +654,132 @@ fn spinning_takes_cpu_capacity_from_the_jobs() {
     let own = xc.mean * 0.000_1;
     assert!(u > own + 0.03, "cpu utilization {u} vs own work {own}");
 }
+
+#[test]
+fn latch_holder_shares_its_cpu_like_a_ps_job() {
+    // One latch thread (never contended) whose critical sections run on a
+    // one-core PS cpu, and one background job that thinks and then works
+    // on that cpu. The holder is one more thread there, re-timed whenever
+    // the background job comes or goes, so the pair is a closed two-class
+    // PS network with one job each. Exact answer (arrival theorem): each
+    // finds the other at the cpu with the probability it has alone,
+    // busy / (think + busy), and is slowed by (1 + that).
+    let (cs, t_latch, work, t_bg) = (0.001, 0.001, 0.001, 0.002);
+    let spin = SpinSpec {
+        spin_wait_delay: 6.0,
+        pause_cycles: 140.0,
+        pauses_per_unit: 50.0,
+        clock_ghz: 2.5,
+        spin_rounds: 30,
+        context_switch_s: 0.000_01,
+        cpu: Some(0),
+    };
+    let spec = NetworkSpec {
+        stations: vec![
+            StationSpec {
+                name: "cpu".into(),
+                kind: StationKind::Queue {
+                    servers: 1,
+                    discipline: Discipline::Ps,
+                },
+                service: vec![None, Some(exp(work))],
+                speed: None,
+            },
+            StationSpec {
+                name: "latch".into(),
+                kind: StationKind::Latch(LatchSpec {
+                    numa: None,
+                    spin: Some(spin),
+                    wake: Wake::One,
+                }),
+                service: vec![Some(exp(cs)), None],
+                speed: None,
+            },
+        ],
+        classes: vec![
+            ClassSpec {
+                name: "holder".into(),
+                ..class(closed(1, Some(exp(t_latch))), vec![1])
+            },
+            ClassSpec {
+                name: "bg".into(),
+                ..class(closed(1, Some(exp(t_bg))), vec![0])
+            },
+        ],
+        ..NetworkSpec::default()
+    };
+    let r = run_net(spec, 8, 200_000);
+    let cs_exact = cs * (1.0 + work / (t_bg + work));
+    let bg_exact = work * (1.0 + cs / (t_latch + cs));
+    close("critical section", r.stations[1].response_time_s, cs_exact, 0.003);
+    close("background work", r.stations[0].response_time_s, bg_exact, 0.003);
+}
+
+#[test]
+fn spinners_on_half_a_core_poll_at_half_the_rate() {
+    // Every thread on this cpu gets exactly half a core (rate 0.5·n shared
+    // by n), so polls, switch-ins and critical sections all take twice as
+    // long as without a cpu. With the think time doubled too, the run is
+    // the run without a cpu with every duration doubled: the latch's
+    // response doubles and throughput halves. Polls that ignored the share
+    // would come too soon and break the scaling.
+    let (think, cs) = (0.000_1, 0.000_02);
+    let res = |half: bool| {
+        let spin = SpinSpec {
+            spin_wait_delay: 6.0,
+            pause_cycles: 140.0,
+            pauses_per_unit: 50.0,
+            clock_ghz: 2.5,
+            spin_rounds: 30,
+            context_switch_s: 0.000_01,
+            cpu: half.then_some(0),
+        };
+        let spec = NetworkSpec {
+            stations: vec![
+                StationSpec {
+                    name: "cpu".into(),
+                    kind: StationKind::Queue {
+                        servers: 1,
+                        discipline: Discipline::Ps,
+                    },
+                    service: vec![None],
+                    speed: Some(Speed::Usl {
+                        sigma: 0.0,
+                        kappa: 0.0,
+                        lambda: 0.5,
+                    }),
+                },
+                station(
+                    "latch",
+                    StationKind::Latch(LatchSpec {
+                        numa: None,
+                        spin: Some(spin),
+                        wake: Wake::One,
+                    }),
+                    Some(exp(cs)),
+                ),
+            ],
+            classes: vec![class(
+                closed(3, Some(exp(if half { 2.0 * think } else { think }))),
+                vec![1],
+            )],
+            ..NetworkSpec::default()
+        };
+        run_net(spec, 8, 100_000)
+    };
+    let (full, half) = (res(false), res(true));
+    let r = full.stations[1].response_time_s;
+    close(
+        "latch response on half a core",
+        half.stations[1].response_time_s,
+        2.0 * r.mean,
+        0.01 + 6.0 * r.ci95 / r.mean,
+    );
+    let x = full.system.throughput_per_s;
+    close(
+        "throughput on half a core",
+        half.system.throughput_per_s,
+        0.5 * x.mean,
+        0.01 + 6.0 * x.ci95 / x.mean,
+    );
+}
