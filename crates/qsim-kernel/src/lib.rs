@@ -40,8 +40,8 @@
 //!   jobs present changes, the remaining work of every job in service is
 //!   re-timed at the new rate. This holds for latches with a NUMA or spin
 //!   mechanism too: the running critical section is re-timed when the
-//!   number present at the latch changes (a NUMA hand-off or a wake-up in
-//!   flight is a fixed cost and is not re-timed).
+//!   number present at the latch or its cpu share changes (a NUMA hand-off
+//!   is a fixed cost and is not re-timed).
 //! * **Memory** does not grow with run length: statistics are running sums,
 //!   time integrals and log-linear histograms (percentiles within 1%).
 //!
@@ -65,19 +65,17 @@
 //!   once, ahead of spinners and sleepers. Without a spin mechanism waiters
 //!   sleep and are handed the latch in FIFO order, so `Wake::All` has
 //!   nothing to do and behaves like `Wake::One`.
-//! * Spinning costs CPU: while a waiter spins, or is being switched back
-//!   in, at a latch whose `spin.cpu` names station S (a PS queue with c
-//!   servers, checked by validation), it counts as one more job present at
-//!   S for sharing: with n jobs and m such waiters each gets
-//!   min(1, c/(n + m)) of a server (with a speed curve, rate(n + m) shared
-//!   by n + m), and S's jobs in service are re-timed whenever m changes.
-//!   S's utilization includes them (min(n + m, c)/c); its mean number of
-//!   jobs, throughput and response do not. Poll timing itself is not slowed
-//!   by the sharing. The holder runs on S too: its critical section goes at
-//!   min(1, c/(n + m + 1)) of its speed (spinners slow the holder), a share
-//!   evaluated when the section starts and whenever the number present at
-//!   the latch changes, not when only S's population changes (an
-//!   approximation that keeps S's hot path free of latch bookkeeping).
+//! * Spinning costs CPU: at a latch whose `spin.cpu` names station S (a PS
+//!   queue with c servers, checked by validation), a spinning waiter, a
+//!   woken waiter being switched in and the holder during its critical
+//!   section are threads on S: with n jobs and x such threads each gets
+//!   min(1, c/(n + x)) of a server (with a speed curve, rate(n + x) shared
+//!   by n + x). Poll waits, `context_switch_s` and critical sections are
+//!   CPU time, measured on a per-latch thread clock that runs at that
+//!   share; they and S's jobs are re-timed whenever n or x changes (on half
+//!   a core a poll wait takes twice as long). S's utilization includes the
+//!   threads (min(n + x, c)/c); its mean number of jobs, throughput and
+//!   response do not.
 //! * A latch's utilization is the fraction of time anyone holds, waits for
 //!   or is being handed it.
 //! * Batch and link carry groups of jobs; a region's waiting jobs are

@@ -188,11 +188,12 @@ pub struct SpinSpec {
     pub clock_ghz: f64,
     /// Polls before the waiter gives up and sleeps.
     pub spin_rounds: u32,
-    /// Cost of a sleep and wake-up (context switch), seconds.
+    /// Cost of a sleep and wake-up (context switch), seconds of CPU.
     pub context_switch_s: f64,
-    /// The CPU the waiters spin on, if any: a PS queue. While spinning, or
-    /// being switched back in, a waiter counts as one more job there for
-    /// sharing and utilization, taking capacity from the jobs it serves.
+    /// The CPU the waiters spin on, if any: a PS queue. While spinning,
+    /// being switched back in or holding the latch, a thread counts as one
+    /// more job there for sharing and utilization, and its poll waits,
+    /// switch-in and critical section go at its share of a server.
     pub cpu: Option<StationId>,
 }
 

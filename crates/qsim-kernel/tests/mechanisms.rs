@@ -711,8 +711,18 @@ fn latch_holder_shares_its_cpu_like_a_ps_job() {
     let r = run_net(spec, 8, 200_000);
     let cs_exact = cs * (1.0 + work / (t_bg + work));
     let bg_exact = work * (1.0 + cs / (t_latch + cs));
-    close("critical section", r.stations[1].response_time_s, cs_exact, 0.003);
-    close("background work", r.stations[0].response_time_s, bg_exact, 0.003);
+    close(
+        "critical section",
+        r.stations[1].response_time_s,
+        cs_exact,
+        0.003,
+    );
+    close(
+        "background work",
+        r.stations[0].response_time_s,
+        bg_exact,
+        0.003,
+    );
 }
 
 #[test]
