@@ -513,7 +513,18 @@ fn expand(root: &Node, segs: &[Segment]) -> Result<Vec<Vec<Segment>>, ApplyError
                 }
             } else {
                 let pattern = join_path(&segs[..=si]);
-                let keys = keys_here.join(", ");
+                // A long list (a model with dozens of stations) is cut
+                // short: the first few keys show what the names look like.
+                const SHOWN: usize = 12;
+                let mut keys = keys_here
+                    .iter()
+                    .take(SHOWN)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if keys_here.len() > SHOWN {
+                    keys.push_str(&format!(" and {} more", keys_here.len() - SHOWN));
+                }
                 let why =
                     format!("no key matches the pattern {pattern}; the keys there are {keys}");
                 (why, None)
