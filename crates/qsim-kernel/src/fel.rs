@@ -535,6 +535,66 @@ mod tests {
     }
 
     #[test]
+    fn hovering_at_both_thresholds_with_ties_and_an_open_hole() {
+        // Sizes oscillate around SMALL_MIN and SMALL_MAX, times come from
+        // {now, now + 1, now + 2} (many ties), and up to two events are
+        // scheduled while the earliest is being handled; every pop and
+        // every peek must match a map ordered by (time, scheduling order).
+        use std::collections::BTreeMap;
+        for seed in 0..200u64 {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let mut fel = Fel::new();
+            let mut reference: BTreeMap<(u64, u64), ()> = BTreeMap::new();
+            let mut next = 0u64;
+            let mut now = 0.0f64;
+            let mut switches = 0;
+            let mut was_small = fel.is_small();
+            let sizes = [
+                SMALL_MIN - 2,
+                SMALL_MIN - 1,
+                SMALL_MIN,
+                SMALL_MAX,
+                SMALL_MAX + 1,
+                SMALL_MAX + 2,
+            ];
+            for step in 0..20_000u64 {
+                let target = sizes[(step / 997 % 6) as usize];
+                let grow = if fel.len() < target {
+                    rng.next_u64() % 4 != 0
+                } else {
+                    rng.next_u64() % 4 == 0
+                };
+                if grow {
+                    let t = now + (rng.next_u64() % 3) as f64;
+                    fel.push(t, next);
+                    reference.insert((t.to_bits(), next), ());
+                    next += 1;
+                } else if let Some(got) = fel.take_min() {
+                    now = got.time();
+                    let (t, e) = reference.pop_first().unwrap().0;
+                    assert_eq!((got.t, got.ev), (t, e), "seed {seed} step {step}");
+                    for _ in 0..(rng.next_u64() % 5).saturating_sub(2) {
+                        let t = now + (rng.next_u64() % 2) as f64;
+                        fel.push(t, next);
+                        reference.insert((t.to_bits(), next), ());
+                        next += 1;
+                    }
+                    fel.settle();
+                }
+                assert_eq!(fel.len(), reference.len());
+                assert_eq!(
+                    fel.peek().map(|e| (e.t, e.ev)),
+                    reference.keys().next().copied(),
+                    "peek, seed {seed} step {step}"
+                );
+                switches += usize::from(fel.is_small() != was_small);
+                was_small = fel.is_small();
+            }
+            assert!(switches > 2, "seed {seed}: {switches} layout switches");
+        }
+    }
+
+    #[test]
     fn zero_and_negative_zero_are_the_same_time() {
         let mut fel = Fel::new();
         fel.push(0.0, 1);

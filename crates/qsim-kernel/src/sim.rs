@@ -247,7 +247,10 @@ struct ClassRt {
 /// They keep `sum_arr`, the sum of arrival times of the jobs present, and
 /// `sum_start`, the sum of service start times of the jobs in service, so
 /// that `n * t - sum_arr` is the time the present jobs have spent so far;
-/// see [`StStats::plain_areas`].
+/// see [`StStats::plain_areas`]. Any code that changes `n`, `busy`, a job's
+/// `t_arr` or `t_start` at a plain station must keep these two sums in
+/// step; debug builds (the tests) also integrate the areas with `acc` and
+/// compare both in `result`.
 #[derive(Clone, Copy, Debug, Default)]
 struct StStats {
     /// Jobs present (queued and in service).
@@ -301,11 +304,22 @@ impl StStats {
     /// (`sum_resp`; in service: `sum_resp - sum_wait`) plus that of the
     /// jobs still present, minus what the jobs present at the start had
     /// spent before it.
-    fn plain_areas(&self, now: f64) -> (f64, f64) {
+    /// A delay station has no servers: its busy area is 0.
+    fn plain_areas(&self, now: f64, servers: bool) -> (f64, f64) {
         let area_n = self.sum_resp + (f64::from(self.n) * now - self.sum_arr) - self.before_n;
-        let area_busy = (self.sum_resp - self.sum_wait)
-            + (f64::from(self.busy) * now - self.sum_start)
-            - self.before_busy;
+        let area_busy = if servers {
+            (self.sum_resp - self.sum_wait) + (f64::from(self.busy) * now - self.sum_start)
+                - self.before_busy
+        } else {
+            0.0
+        };
+        // Both are sums of non-negative durations; only rounding can take
+        // them below 0, by far less than this.
+        debug_assert!(
+            area_n > -1e-9 * (1.0 + self.sum_resp.abs() + now * f64::from(self.n))
+                && area_busy > -1e-9 * (1.0 + self.sum_resp.abs() + now * f64::from(self.busy)),
+            "negative area: a path changed a plain station without its sums: {self:?}"
+        );
         (area_n.max(0.0), area_busy.max(0.0))
     }
 }
@@ -1614,6 +1628,8 @@ impl Simulation {
         let class = job.class as usize;
         // The common case first: a direct branch instead of the jump table.
         if let Kind::Queue { c } = st.kind {
+            #[cfg(debug_assertions)]
+            st.stats.acc(now);
             st.stats.n += 1;
             st.stats.sum_arr += now;
             if st.stats.busy < c {
@@ -1635,6 +1651,8 @@ impl Simulation {
         match &mut st.kind {
             Kind::Queue { .. } => {}
             Kind::Delay => {
+                #[cfg(debug_assertions)]
+                st.stats.acc(now);
                 st.stats.n += 1;
                 st.stats.sum_arr += now;
                 job.t_start = now;
@@ -1688,6 +1706,8 @@ impl Simulation {
         // station index already in bounds (`stations` is never resized) and
         // a job id from the slab's allocator (the slab never shrinks).
         let st = unsafe { self.stations.get_unchecked_mut(s) };
+        #[cfg(debug_assertions)]
+        st.stats.acc(now);
         st.stats.n -= 1;
         let job = unsafe { self.jobs.get_unchecked(j as usize) };
         Simulation::record_departure(&mut st.stats, job, now);
@@ -1985,7 +2005,27 @@ impl Simulation {
             .map(|st| {
                 let s = &st.stats;
                 let (area_n, area_busy) = if matches!(st.kind, Kind::Queue { .. } | Kind::Delay) {
-                    s.plain_areas(now)
+                    let (area_n, area_busy) =
+                        s.plain_areas(now, matches!(st.kind, Kind::Queue { .. }));
+                    // Debug builds (tests) also integrate the areas the
+                    // other way (`acc` at every change) and compare.
+                    #[cfg(debug_assertions)]
+                    {
+                        let dt = now - s.last;
+                        let n = s.area_n + f64::from(s.n) * dt;
+                        let b = if matches!(st.kind, Kind::Queue { .. }) {
+                            s.area_busy + f64::from(s.busy) * dt
+                        } else {
+                            0.0
+                        };
+                        let tol = 1e-6 * (1.0 + n.abs() + b.abs());
+                        debug_assert!(
+                            (area_n - n).abs() <= tol && (area_busy - b).abs() <= tol,
+                            "plain station areas ({area_n}, {area_busy}) differ from \
+                             integrated ({n}, {b}): {s:?}"
+                        );
+                    }
+                    (area_n, area_busy)
                 } else {
                     let dt = now - s.last;
                     (

@@ -559,3 +559,56 @@ fn time_averages_count_jobs_across_the_measurement_boundaries() {
     let st = &r.stations[0];
     assert!((st.mean_jobs.mean - 3.0 / 9.0).abs() < 1e-9, "{st:?}");
 }
+
+#[test]
+fn simultaneous_events_keep_their_order_with_many_pending() {
+    // Two open classes arrive at the same instants (every 1 s) and share a
+    // deterministic server (0.25 s): the first scheduled arrival is served
+    // first, every time, so class 0 never waits and class 1 always waits
+    // one service. Sixty background jobs cycling through a delay keep more
+    // than 48 events pending, so the event list is in its heap layout and
+    // ties cross layout switches.
+    let d = |v: f64| Dist::deterministic(v).unwrap();
+    let mut classes: Vec<ClassSpec> = (0..2)
+        .map(|i| ClassSpec {
+            name: format!("c{i}"),
+            workload: Workload::Open {
+                interarrival: d(1.0),
+            },
+            routing: Routing::Sequence(vec![0]),
+            priority: 0,
+        })
+        .collect();
+    classes.push(closed_class(60, Some(d(0.5)), vec![1]));
+    let n = Network::new(NetworkSpec {
+        stations: vec![
+            StationSpec {
+                name: "q".into(),
+                kind: StationKind::Queue {
+                    servers: 1,
+                    discipline: Discipline::Fcfs,
+                },
+                service: vec![Some(d(0.25)), Some(d(0.25)), None],
+                speed: None,
+            },
+            StationSpec {
+                name: "d".into(),
+                kind: StationKind::Delay,
+                service: vec![None, None, Some(d(0.25))],
+                speed: None,
+            },
+        ],
+        classes,
+        ..NetworkSpec::default()
+    })
+    .unwrap();
+    let c = RunConfig {
+        replications: 1,
+        stop: Stop::Time(1000.0),
+        warmup: Warmup::Time(10.0),
+        ..RunConfig::default()
+    };
+    let r = run(&n, &c).unwrap();
+    assert_eq!(r.classes[0].response_time_s.mean, 0.25);
+    assert_eq!(r.classes[1].response_time_s.mean, 0.5);
+}
