@@ -276,18 +276,8 @@ impl Fel {
             let h = self.heap.as_mut_ptr();
             // SAFETY: the vector holds n + PAD entries, n >= 1 (the hole),
             // sentinels from n on.
-            unsafe {
-                if n == 2 {
-                    // Root and one child (a single-server queue and its
-                    // arrival stream): order the pair directly.
-                    let o = *h.add(1);
-                    let swap = less(&o, &e);
-                    *h = if swap { o } else { e };
-                    *h.add(1) = if swap { e } else { o };
-                } else {
-                    sift_down(h, n, e);
-                }
-            }
+            // (The heap layout never holds fewer than SMALL_MIN events.)
+            unsafe { sift_down(h, n, e) };
             return;
         }
         // One more sentinel at the end; the new entry goes into the first
