@@ -8,6 +8,21 @@ fn exp(m: f64) -> Dist {
     Dist::exponential(m).unwrap()
 }
 
+/// InnoDB's spin-wait settings on a 2.5 GHz Skylake (140-cycle PAUSE, 50
+/// pauses per unit, 30 rounds, 10 us context switch) with delay `d`,
+/// spinning on `cpu`.
+fn skylake_spin(d: f64, cpu: Option<usize>) -> SpinSpec {
+    SpinSpec {
+        spin_wait_delay: d,
+        pause_cycles: 140.0,
+        pauses_per_unit: 50.0,
+        clock_ghz: 2.5,
+        spin_rounds: 30,
+        context_switch_s: 0.000_01,
+        cpu,
+    }
+}
+
 fn det(x: f64) -> Dist {
     Dist::deterministic(x).unwrap()
 }
@@ -578,15 +593,7 @@ fn sub_job_rows_must_end_at_the_join() {
 
 #[test]
 fn spin_cpu_must_be_a_ps_queue() {
-    let spin = SpinSpec {
-        spin_wait_delay: 6.0,
-        pause_cycles: 140.0,
-        pauses_per_unit: 50.0,
-        clock_ghz: 2.5,
-        spin_rounds: 30,
-        context_switch_s: 0.000_01,
-        cpu: Some(0),
-    };
+    let spin = skylake_spin(6.0, Some(0));
     let mut spec = latch_net(
         LatchSpec {
             numa: None,
@@ -611,15 +618,7 @@ fn spin_cpu_must_be_a_ps_queue() {
 fn spinning_takes_cpu_capacity_from_the_jobs() {
     // One core shared by the cpu work and the spinners: charging the
     // spinning to the cpu must slow the jobs and keep utilization <= 1.
-    let spin = |cpu: Option<usize>| SpinSpec {
-        spin_wait_delay: 30.0,
-        pause_cycles: 140.0,
-        pauses_per_unit: 50.0,
-        clock_ghz: 2.5,
-        spin_rounds: 30,
-        context_switch_s: 0.000_01,
-        cpu,
-    };
+    let spin = |cpu: Option<usize>| skylake_spin(30.0, cpu);
     let res = |cpu: Option<usize>| {
         let mut spec = latch_net_with(
             LatchSpec {
@@ -665,15 +664,7 @@ fn latch_holder_shares_its_cpu_like_a_ps_job() {
     // finds the other at the cpu with the probability it has alone,
     // busy / (think + busy), and is slowed by (1 + that).
     let (cs, t_latch, work, t_bg) = (0.001, 0.001, 0.001, 0.002);
-    let spin = SpinSpec {
-        spin_wait_delay: 6.0,
-        pause_cycles: 140.0,
-        pauses_per_unit: 50.0,
-        clock_ghz: 2.5,
-        spin_rounds: 30,
-        context_switch_s: 0.000_01,
-        cpu: Some(0),
-    };
+    let spin = skylake_spin(6.0, Some(0));
     let spec = NetworkSpec {
         stations: vec![
             StationSpec {
@@ -735,15 +726,7 @@ fn spinners_on_half_a_core_poll_at_half_the_rate() {
     // would come too soon and break the scaling.
     let (think, cs) = (0.000_1, 0.000_02);
     let res = |half: bool| {
-        let spin = SpinSpec {
-            spin_wait_delay: 6.0,
-            pause_cycles: 140.0,
-            pauses_per_unit: 50.0,
-            clock_ghz: 2.5,
-            spin_rounds: 30,
-            context_switch_s: 0.000_01,
-            cpu: half.then_some(0),
-        };
+        let spin = skylake_spin(6.0, half.then_some(0));
         let spec = NetworkSpec {
             stations: vec![
                 StationSpec {
