@@ -193,9 +193,8 @@ impl Fel {
             if n == 1 {
                 // One pending event (a single-server queue and its arrival
                 // stream): order the pair without a branch, which would be
-                // a coin flip.
-                // Computed store addresses instead of selects, which the
-                // compiler may turn back into a branch.
+                // a coin flip; computed store addresses, because selects
+                // may be compiled back into a branch.
                 let o = *p;
                 let k = usize::from(o.t <= t);
                 *p.add(k) = o;
