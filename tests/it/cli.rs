@@ -185,6 +185,70 @@ fn json_has_the_documented_shape() {
 }
 
 #[test]
+fn spin_latches_report_spinning_and_sleeping_threads() {
+    let path = model_file(
+        "spin_metrics.toml",
+        r#"
+[simulation]
+replications = 2
+seed = 1
+stop = { jobs = 20000 }
+warmup = { jobs = 2000 }
+
+[workload]
+type = "closed"
+population = 20
+think = { dist = "exponential", mean = 0.0005 }
+route = ["cpu", "latch"]
+
+[stations.cpu]
+kind = "queue"
+servers = 4
+discipline = "ps"
+service = { dist = "exponential", mean = 0.0005 }
+
+[stations.latch]
+kind = "latch"
+service = { dist = "exponential", mean = 0.0001 }
+spin = { spin_wait_delay = 6, pause_cycles = 140, clock_ghz = 2.5, spin_rounds = 30, context_switch_s = 1e-5, cpu = "cpu" }
+
+[metrics]
+waiters = "stations.latch.mean_spinning + stations.latch.mean_sleeping"
+"#,
+    );
+    let out = qsim(&["run", path.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let latch = &v["stations"]["latch"];
+    for key in ["mean_spinning", "mean_sleeping"] {
+        assert!(
+            latch[key]["mean"].as_f64().unwrap() > 0.0 && latch[key]["ci95"].is_number(),
+            "{key} in {latch}"
+        );
+        // Not a spin latch: no such keys.
+        assert!(v["stations"]["cpu"].get(key).is_none(), "{key} at cpu");
+    }
+    let waiters = v["derived"]["waiters"]["mean"].as_f64().unwrap();
+    let sum = latch["mean_spinning"]["mean"].as_f64().unwrap()
+        + latch["mean_sleeping"]["mean"].as_f64().unwrap();
+    assert!((waiters - sum).abs() <= 1e-9 * sum, "{waiters} vs {sum}");
+    // A plain queue model has none either.
+    let out = qsim(&[
+        "run",
+        "models/mm1.toml",
+        "--format",
+        "json",
+        "--jobs",
+        "5000",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let server = &v["stations"]["server"];
+    assert!(server["mean_jobs"].is_object() && server.get("mean_spinning").is_none());
+    assert!(server.get("mean_sleeping").is_none(), "{server}");
+}
+
+#[test]
 fn bad_arguments_exit_with_2() {
     let out = qsim(&["run", "models/mm1.toml", "--set", "workload.no_such_key=3"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));

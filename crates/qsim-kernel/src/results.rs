@@ -64,6 +64,13 @@ pub struct StationResults {
     pub mean_batch_size: Option<Estimate>,
     /// Batches started per second (batch and link stations).
     pub batches_per_s: Option<Estimate>,
+    /// Time-average number of threads spinning (polling) on the latch
+    /// (latches with `spin`).
+    pub mean_spinning: Option<Estimate>,
+    /// Time-average number of threads asleep waiting for a wake-up,
+    /// including woken ones still being switched back in (latches with
+    /// `spin`).
+    pub mean_sleeping: Option<Estimate>,
 }
 
 /// Figures of one job class.
@@ -168,6 +175,11 @@ pub struct ReplicationStation {
     pub mean_batch_size: f64,
     /// Batches per second (batch/link), 0 otherwise.
     pub batches_per_s: f64,
+    /// Time-average threads spinning (spin latches), 0 otherwise.
+    pub mean_spinning: f64,
+    /// Time-average threads asleep or being switched in (spin latches),
+    /// 0 otherwise.
+    pub mean_sleeping: f64,
 }
 
 /// One replication's figures for a region.

@@ -210,6 +210,8 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 st.kind,
                 crate::network::StationKind::Batch(_) | crate::network::StationKind::Link(_)
             );
+            let spin =
+                matches!(&st.kind, crate::network::StationKind::Latch(l) if l.spin.is_some());
             let e = |f: &dyn Fn(&ReplicationStation) -> f64| {
                 estimate(reps.iter().filter_map(|r| r.stations.get(i)).map(f))
             };
@@ -223,6 +225,8 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 wait_time_s: e(&|s| s.wait_time_s),
                 mean_batch_size: grouped.then(|| e(&|s| s.mean_batch_size)),
                 batches_per_s: grouped.then(|| e(&|s| s.batches_per_s)),
+                mean_spinning: spin.then(|| e(&|s| s.mean_spinning)),
+                mean_sleeping: spin.then(|| e(&|s| s.mean_sleeping)),
             }
         })
         .collect();

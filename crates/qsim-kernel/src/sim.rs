@@ -616,6 +616,14 @@ struct LatchRt {
     /// Speed applied to it since `cs_since`.
     cs_rate: f64,
     cs_since: f64,
+    /// Woken sleepers being switched back in (`WAKING` entries of `waits`).
+    waking: u32,
+    /// Measured areas under `spinners` and under the sleeping threads
+    /// (`sleepers` plus `waking`), integrated up to `counts_since` by
+    /// [`LatchRt::acc_waiters`] before every change of those counts.
+    area_spin: f64,
+    area_sleep: f64,
+    counts_since: f64,
 }
 
 /// Marks a woken sleeper (switching in) in `LatchRt::waits`; job ids stay
@@ -628,6 +636,23 @@ impl LatchRt {
     fn advance(&mut self, now: f64) {
         self.t_clock += self.t_share * (now - self.t_since);
         self.t_since = now;
+    }
+
+    /// Threads asleep on the latch: queued sleepers and woken ones still
+    /// being switched back in.
+    #[inline]
+    fn sleeping(&self) -> u32 {
+        self.sleepers.len() as u32 + self.waking
+    }
+
+    /// Integrates the spinning and sleeping areas up to `now`; call before
+    /// changing `spinners`, `sleepers` or `waking`.
+    #[inline]
+    fn acc_waiters(&mut self, now: f64) {
+        let dt = now - self.counts_since;
+        self.area_spin += f64::from(self.spinners) * dt;
+        self.area_sleep += f64::from(self.sleeping()) * dt;
+        self.counts_since = now;
     }
 
     /// One `ut_delay`: a uniform draw in [0, poll_max_s) of thread time.
@@ -1011,6 +1036,10 @@ impl Simulation {
                             cs_work: 0.0,
                             cs_rate: 1.0,
                             cs_since: 0.0,
+                            waking: 0,
+                            area_spin: 0.0,
+                            area_sleep: 0.0,
+                            counts_since: 0.0,
                         }))
                     };
                     (k, Waiting::new(Discipline::Fcfs), 1.0)
@@ -1932,6 +1961,11 @@ impl Simulation {
         for st in &mut self.stations {
             st.stats.acc(now);
             st.stats.reset(now);
+            if let Kind::Latch(l) = &mut st.kind {
+                l.area_spin = 0.0;
+                l.area_sleep = 0.0;
+                l.counts_since = now;
+            }
         }
         for cl in &mut self.classes {
             cl.stats.completions = 0;
@@ -2035,6 +2069,18 @@ impl Simulation {
                 };
                 let d = s.departures as f64;
                 let grouped = matches!(st.kind, Kind::Group(_));
+                // Spin latches: threads polling, and threads asleep or
+                // being switched back in after a wake.
+                let (spinning, sleeping) = match &st.kind {
+                    Kind::Latch(l) if l.spin.is_some() => {
+                        let dt = now - l.counts_since;
+                        (
+                            per_s(l.area_spin + f64::from(l.spinners) * dt),
+                            per_s(l.area_sleep + f64::from(l.sleeping()) * dt),
+                        )
+                    }
+                    _ => (0.0, 0.0),
+                };
                 ReplicationStation {
                     throughput_per_s: per_s(d),
                     utilization: if st.servers > 0.0 {
@@ -2055,6 +2101,8 @@ impl Simulation {
                     } else {
                         0.0
                     },
+                    mean_spinning: spinning,
+                    mean_sleeping: sleeping,
                 }
             })
             .collect();
@@ -2471,6 +2519,7 @@ impl Simulation {
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };
+        l.acc_waiters(now);
         if l.spin.as_ref().is_some_and(|sp| sp.spin_rounds > 0) {
             l.spinners += 1;
             self.jobs[j as usize].polls = 0;
@@ -2622,6 +2671,7 @@ impl Simulation {
             return;
         }
         self.events += 1;
+        l.acc_waiters(now);
         let j = std::mem::replace(&mut l.cs_job, NONE);
         st.stats.acc(now);
         st.stats.n -= 1;
@@ -2652,6 +2702,7 @@ impl Simulation {
                     let w = l.sleepers.pop_front().expect("counted");
                     l.waits.push(l.t_clock + cs, w | WAKING);
                 }
+                l.waking += wake as u32;
                 woken = wake as i32;
             }
         }
@@ -2678,10 +2729,14 @@ impl Simulation {
         let Some((tag, e)) = l.waits.pop() else {
             return;
         };
+        // `latch_poll` and `latch_switched_in` change the spinning and
+        // sleeping counts at this instant.
+        l.acc_waiters(now);
         // The thread clock has reached the tag (exactly, to avoid drift).
         l.t_clock = tag;
         l.t_since = now;
         if e & WAKING != 0 {
+            l.waking -= 1;
             self.latch_switched_in(s, e & !WAKING);
         } else {
             self.latch_poll(s, e);

@@ -776,3 +776,101 @@ fn spinners_on_half_a_core_poll_at_half_the_rate() {
         0.01 + 6.0 * x.ci95 / x.mean,
     );
 }
+
+#[test]
+fn a_thread_that_never_contends_neither_spins_nor_sleeps() {
+    // One thread: it always finds the latch free.
+    let latch = LatchSpec {
+        numa: None,
+        spin: Some(skylake_spin(6.0, None)),
+        wake: Wake::One,
+    };
+    let r = run_net(latch_net(latch, 1), 2, 20_000);
+    let st = &r.stations[1];
+    assert_eq!(st.mean_spinning.unwrap().mean, 0.0);
+    assert_eq!(st.mean_sleeping.unwrap().mean, 0.0);
+    // Not a spin latch: no such figures.
+    assert!(r.stations[0].mean_spinning.is_none());
+    assert!(r.stations[0].mean_sleeping.is_none());
+    let plain = run_net(latch_net(LatchSpec::default(), 4), 1, 10_000);
+    assert!(plain.stations[1].mean_spinning.is_none());
+    assert!(plain.stations[1].mean_sleeping.is_none());
+}
+
+#[test]
+fn a_spinner_spins_while_the_holder_finishes_its_section() {
+    // Two threads, 1 ms critical sections, 0.5 ms think: the one that
+    // returns finds the other holding and spins for the rest of its
+    // section (S − Z) plus the residual poll wait u, so a hand-off cycle
+    // lasts S + u and one thread spins (S − Z + u)/(S + u) of the time.
+    // Polls are at most 0.1·50·140/2.5 ns = 0.28 µs apart, so u ≤ 0.28 µs
+    // and the fraction is 1/2 to within 3e-4. Nobody gives up spinning.
+    let (s, z) = (0.001, 0.0005);
+    let spin = SpinSpec {
+        spin_rounds: 1_000_000,
+        ..skylake_spin(0.1, None)
+    };
+    let spec = NetworkSpec {
+        stations: vec![station(
+            "latch",
+            StationKind::Latch(LatchSpec {
+                numa: None,
+                spin: Some(spin),
+                wake: Wake::One,
+            }),
+            Some(det(s)),
+        )],
+        classes: vec![class(closed(2, Some(det(z))), vec![0])],
+        ..NetworkSpec::default()
+    };
+    let r = run_net(spec, 2, 20_000);
+    let st = &r.stations[0];
+    let spinning = st.mean_spinning.unwrap().mean;
+    assert!((spinning - 0.5).abs() < 1e-3, "spinning {spinning}");
+    assert_eq!(st.mean_sleeping.unwrap().mean, 0.0);
+    // The holder plus the spinner.
+    assert!((st.mean_jobs.mean - 1.5).abs() < 1e-3, "{:?}", st.mean_jobs);
+}
+
+#[test]
+fn latch_waiters_are_either_spinning_or_asleep() {
+    // Without NUMA hand-offs or a spin cpu, a thread at the latch is the
+    // holder (in its critical section), spinning, asleep or being switched
+    // back in. So mean_jobs = X·(R − W) + mean_spinning + mean_sleeping,
+    // with R − W the mean critical section (Little's law on each part; one
+    // replication, so the estimates are that replication's figures).
+    let check = |rounds: u32, wake: Wake| {
+        let spin = SpinSpec {
+            spin_rounds: rounds,
+            ..skylake_spin(6.0, None)
+        };
+        let latch = LatchSpec {
+            numa: None,
+            spin: Some(spin),
+            wake,
+        };
+        let r = run_net(latch_net_with(latch, 40, 0.000_05, 0.000_01), 1, 60_000);
+        let st = &r.stations[1];
+        let (sp, sl) = (
+            st.mean_spinning.unwrap().mean,
+            st.mean_sleeping.unwrap().mean,
+        );
+        let holder = st.throughput_per_s.mean * (st.response_time_s.mean - st.wait_time_s.mean);
+        let n = st.mean_jobs.mean;
+        assert!(
+            (holder + sp + sl - n).abs() <= 2e-3 * n,
+            "rounds {rounds}, {wake:?}: holder {holder} + spinning {sp} + sleeping {sl} vs mean_jobs {n}"
+        );
+        (sp, sl)
+    };
+    // Spin then sleep: both happen.
+    let (sp, sl) = check(30, Wake::One);
+    assert!(sp > 0.1 && sl > 0.1, "spinning {sp}, sleeping {sl}");
+    // A thundering herd: the losers sleep again.
+    let (sp, sl) = check(30, Wake::All);
+    assert!(sp > 0.1 && sl > 0.1, "spinning {sp}, sleeping {sl}");
+    // No spin rounds: waiters sleep at once.
+    let (sp, sl) = check(0, Wake::One);
+    assert_eq!(sp, 0.0);
+    assert!(sl > 1.0, "sleeping {sl}");
+}

@@ -1652,6 +1652,8 @@ pub(crate) fn metric_names(stations: &[&str], classes: &[&str]) -> Vec<String> {
             "wait_time",
             "mean_batch_size",
             "batches_per_s",
+            "mean_spinning",
+            "mean_sleeping",
         ] {
             v.push(format!("stations.{s}.{m}"));
         }

@@ -223,7 +223,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
 
 /// The names a derived metric may use for this network: system
 /// `throughput`, `response_time`, `p50`, `p90`, `p95`, `p99`, `p999`;
-/// `stations.NAME.{throughput,utilization,mean_jobs,response_time,wait_time,mean_batch_size,batches_per_s}`;
+/// `stations.NAME.{throughput,utilization,mean_jobs,response_time,wait_time,mean_batch_size,batches_per_s,mean_spinning,mean_sleeping}`;
 /// `classes.NAME.{throughput,response_time}`.
 pub fn metric_variables(network: &Network) -> Vec<String> {
     let spec = network.spec();
@@ -268,6 +268,8 @@ pub fn metric_value(
                 "wait_time" => Some(s.wait_time_s),
                 "mean_batch_size" => Some(s.mean_batch_size),
                 "batches_per_s" => Some(s.batches_per_s),
+                "mean_spinning" => Some(s.mean_spinning),
+                "mean_sleeping" => Some(s.mean_sleeping),
                 _ => None,
             }
         }

@@ -83,6 +83,12 @@ pub fn to_csv(report: &Report) -> String {
         if let Some(b) = &s.batches_per_s {
             row(&mut out, "station", &s.name, "batches_per_s", b);
         }
+        if let Some(v) = &s.mean_spinning {
+            row(&mut out, "station", &s.name, "mean_spinning", v);
+        }
+        if let Some(v) = &s.mean_sleeping {
+            row(&mut out, "station", &s.name, "mean_sleeping", v);
+        }
     }
     for c in &r.classes {
         row(

@@ -47,6 +47,12 @@ pub fn to_json(report: &Report) -> Value {
         if let Some(b) = &s.batches_per_s {
             m.insert("batches_per_s".into(), est(b));
         }
+        if let Some(v) = &s.mean_spinning {
+            m.insert("mean_spinning".into(), est(v));
+        }
+        if let Some(v) = &s.mean_sleeping {
+            m.insert("mean_sleeping".into(), est(v));
+        }
         stations.insert(s.name.clone(), Value::Object(m));
     }
     let mut classes = Map::new();

@@ -208,6 +208,9 @@ pub fn to_table(report: &Report) -> String {
             if let (Some(b), Some(bs)) = (&st.mean_batch_size, &st.batches_per_s) {
                 row.push(format!("batch {} ({} /s)", pm(b), num(bs.mean)));
             }
+            if let (Some(sp), Some(sl)) = (&st.mean_spinning, &st.mean_sleeping) {
+                row.push(format!("spinning {}, sleeping {}", pm(sp), pm(sl)));
+            }
             rows.push(row);
         }
         columns(&mut out, &rows);
