@@ -1697,7 +1697,7 @@ fn metrics(ctx: &mut Ctx<'_>, names: &Names<'_>, root: &Node) -> Option<Vec<Deri
                             &e.node.origin,
                             &p,
                             format!(
-                                "unknown variable {v}; expected throughput, response_time, p50, p90, p95, p99, p999, stations.NAME.{{throughput,utilization,mean_jobs,response_time}} or classes.NAME.{{throughput,response_time}}"
+                                "unknown variable {v}; expected throughput, response_time, p50, p90, p95, p99, p999, stations.NAME.{{throughput,utilization,mean_jobs,response_time,wait_time,mean_batch_size,batches_per_s,mean_spinning,mean_sleeping}} or classes.NAME.{{throughput,response_time}}"
                             ),
                             hint,
                         );
