@@ -24,6 +24,13 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Runs `qsim` with `args`, asserts success and parses its JSON output.
+fn qsim_json(args: &[&str]) -> serde_json::Value {
+    let out = qsim(args);
+    assert!(out.status.success(), "{:?}: {}", args, stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Runs `qsim run` on a bad model and checks: exit code 2, no panic, and a
 /// message naming `file:line:col`, the key path and the word expected.
 fn check_rejected(name: &str, text: &str, line_col: &str, key_path: &str) {
@@ -147,7 +154,7 @@ fn same_seed_gives_identical_json_at_any_thread_count() {
 
 #[test]
 fn json_has_the_documented_shape() {
-    let out = qsim(&[
+    let v = qsim_json(&[
         "run",
         "models/mm1.toml",
         "--format",
@@ -155,8 +162,6 @@ fn json_has_the_documented_shape() {
         "--jobs",
         "20000",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for key in ["mean", "ci95"] {
         assert!(v["system"]["throughput_per_s"][key].is_number(), "{v}");
     }
@@ -216,9 +221,7 @@ spin = { spin_wait_delay = 6, pause_cycles = 140, clock_ghz = 2.5, spin_rounds =
 waiters = "stations.latch.mean_spinning + stations.latch.mean_sleeping"
 "#,
     );
-    let out = qsim(&["run", path.to_str().unwrap(), "--format", "json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = qsim_json(&["run", path.to_str().unwrap(), "--format", "json"]);
     let latch = &v["stations"]["latch"];
     for key in ["mean_spinning", "mean_sleeping"] {
         assert!(
@@ -233,7 +236,7 @@ waiters = "stations.latch.mean_spinning + stations.latch.mean_sleeping"
         + latch["mean_sleeping"]["mean"].as_f64().unwrap();
     assert!((waiters - sum).abs() <= 1e-9 * sum, "{waiters} vs {sum}");
     // A plain queue model has none either.
-    let out = qsim(&[
+    let v = qsim_json(&[
         "run",
         "models/mm1.toml",
         "--format",
@@ -241,8 +244,6 @@ waiters = "stations.latch.mean_spinning + stations.latch.mean_sleeping"
         "--jobs",
         "5000",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let server = &v["stations"]["server"];
     assert!(server["mean_jobs"].is_object() && server.get("mean_spinning").is_none());
     assert!(server.get("mean_sleeping").is_none(), "{server}");
@@ -271,7 +272,7 @@ fn set_with_a_pattern_changes_every_matching_station() {
     .replace("route = [\"cpu\"]", "route = [\"hop1\", \"cpu\", \"hop2\"]");
     let path = model_file("hops.toml", &text);
     let path = path.to_str().unwrap();
-    let out = qsim(&[
+    let v = qsim_json(&[
         "run",
         path,
         "--set",
@@ -283,8 +284,6 @@ fn set_with_a_pattern_changes_every_matching_station() {
         "--replications",
         "2",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let response = |name: &str| {
         v["stations"][name]["response_time_s"]["mean"]
             .as_f64()
@@ -333,7 +332,7 @@ fn bistable_model_is_reported_with_both_answers() {
     // 50/s, matched by (120-112)/0.15 = 53/s of arrivals. Both are stable.
     let text = "[workload]\ntype = \"closed\"\npopulation = 120\nthink = { dist = \"exponential\", mean = 0.15 }\nroute = [\"latch\"]\n\n[stations.latch]\nkind = \"latch\"\nservice = { dist = \"exponential\", mean = 0.001 }\nspeed = { table = [{ n = 50, rate = 1000 }, { n = 100, rate = 50 }] }\n";
     let path = model_file("bistable.toml", text);
-    let out = qsim(&[
+    let v = qsim_json(&[
         "run",
         path.to_str().unwrap(),
         "--format",
@@ -341,8 +340,6 @@ fn bistable_model_is_reported_with_both_answers() {
         "--jobs",
         "50000",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let warnings = v["warnings"].as_array().unwrap();
     assert!(
         warnings
@@ -419,9 +416,7 @@ fn fit_reports_coefficients_and_rejects_bad_csv() {
         csv.push_str(&format!("{n},{x}\n"));
     }
     let path = model_file("usl.csv", &csv);
-    let out = qsim(&["fit", path.to_str().unwrap(), "--format", "json"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = qsim_json(&["fit", path.to_str().unwrap(), "--format", "json"]);
     for (key, want) in [("sigma", 0.05), ("kappa", 0.001), ("lambda", 100.0)] {
         let got = v[key].as_f64().unwrap();
         assert!((got / want - 1.0).abs() < 1e-4, "{key}: {got}");
