@@ -140,6 +140,21 @@ fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// DejaVu Sans, bundled so text needs no system fonts (licence in
+/// `crates/qsim-report/fonts/`).
+static FONT: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
+
+/// Registers the bundled font as the `sans-serif` family every chart asks
+/// for. Runs once per process; later calls only report the first outcome.
+pub(crate) fn register_fonts() -> Result<(), String> {
+    static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+            .map_err(|_| "the bundled chart font cannot be read".to_string())
+    })
+    .clone()
+}
+
 /// Draws every chart of [`CHARTS`] in each format into `dir` and returns
 /// the files written.
 pub fn write_charts(
@@ -147,6 +162,10 @@ pub fn write_charts(
     dir: &Path,
     formats: &[ImageFormat],
 ) -> Result<Vec<PathBuf>, ChartError> {
+    register_fonts().map_err(|message| ChartError {
+        path: dir.to_path_buf(),
+        message,
+    })?;
     std::fs::create_dir_all(dir).map_err(|e| ChartError {
         path: dir.to_path_buf(),
         message: e.to_string(),
