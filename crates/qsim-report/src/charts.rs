@@ -196,6 +196,31 @@ pub fn write_charts(
     Ok(written)
 }
 
+/// Draws one chart of [`CHARTS`] (by stem) as SVG text, for embedding in a
+/// page rather than writing a file.
+pub fn render_svg(charts: &SweepCharts, stem: &str) -> Result<String, ChartError> {
+    let err = |message| ChartError {
+        path: PathBuf::from(format!("{stem}.svg")),
+        message,
+    };
+    if !CHARTS.contains(&stem) {
+        return Err(err(format!(
+            "no chart named {stem}; expected one of {}",
+            CHARTS.join(", ")
+        )));
+    }
+    register_fonts().map_err(err)?;
+    let mut svg = String::new();
+    // The backend borrows the string until it is dropped at the end of draw.
+    draw(
+        stem,
+        charts,
+        SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(),
+    )
+    .map_err(err)?;
+    Ok(svg)
+}
+
 fn draw<DB: DrawingBackend>(
     stem: &str,
     c: &SweepCharts,
