@@ -845,4 +845,27 @@ mod tests {
         write_charts(&c, &dir, &[ImageFormat::Svg]).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn bundled_font_measures_text_without_system_fonts() {
+        register_fonts().unwrap();
+        // Without a registered family, ab_glyph cannot size any text.
+        let (w, h) = ("sans-serif", 20.0)
+            .into_font()
+            .box_size("throughput (per s)")
+            .unwrap();
+        assert!(w > 100 && h > 10, "text box {w} x {h}");
+    }
+
+    #[test]
+    fn renders_each_chart_as_svg_text() {
+        for stem in CHARTS {
+            let svg = render_svg(&demo(), stem).unwrap();
+            assert!(svg.trim_start().starts_with("<svg"), "{stem}");
+            assert!(svg.trim_end().ends_with("</svg>"), "{stem}");
+            assert!(svg.contains("demo.toml"), "{stem} has its title");
+        }
+        let e = render_svg(&demo(), "latency").unwrap_err();
+        assert!(e.to_string().contains("no chart named latency"), "{e}");
+    }
 }
