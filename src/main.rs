@@ -28,6 +28,8 @@ enum Command {
     Sweep(cmd::sweep::SweepArgs),
     /// Redraw the charts of a saved sweep (its directory or points.csv).
     Plot(cmd::sweep::PlotArgs),
+    /// Write DIR/report.html: one self-contained page with a sweep's charts, knee summary, model and settings.
+    Report(cmd::report::ReportArgs),
     /// Combine the outputs of `qsim sweep --shard` into one sweep.
     Merge(cmd::sweep::MergeArgs),
 }
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => cmd::sweep::sweep(args),
         Command::Plot(args) => cmd::sweep::plot(args),
         Command::Merge(args) => cmd::sweep::merge(args),
+        Command::Report(args) => cmd::report::report(args),
     };
     match result {
         Ok(code) => code,

@@ -2,6 +2,7 @@
 //! prints the outcome. Only this layer prints.
 
 pub mod fit;
+pub mod report;
 pub mod run;
 pub mod solve;
 pub mod sweep;

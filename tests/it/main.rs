@@ -1,7 +1,9 @@
 //! Integration tests of the qsim package: simulation against exact answers,
 //! the scenario catalogue, and the command-line tool's behaviour.
 
+mod charts;
 mod cli;
 mod exact;
+mod report;
 mod scenarios;
 mod support;
