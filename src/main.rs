@@ -1,6 +1,6 @@
 //! The `qsim` command: parse options, load the model, run, report.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 mod cmd;
@@ -30,6 +30,10 @@ enum Command {
     Plot(cmd::sweep::PlotArgs),
     /// Combine the outputs of `qsim sweep --shard` into one sweep.
     Merge(cmd::sweep::MergeArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command to a directory.
+    Man(cmd::man::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +46,8 @@ fn main() -> ExitCode {
         Command::Sweep(args) => cmd::sweep::sweep(args),
         Command::Plot(args) => cmd::sweep::plot(args),
         Command::Merge(args) => cmd::sweep::merge(args),
+        Command::Completions(args) => cmd::completions::completions(args, Cli::command()),
+        Command::Man(args) => cmd::man::man(args, Cli::command()),
     };
     match result {
         Ok(code) => code,
