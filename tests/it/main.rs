@@ -3,5 +3,6 @@
 
 mod cli;
 mod exact;
+mod grammar;
 mod scenarios;
 mod support;
