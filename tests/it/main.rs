@@ -2,6 +2,7 @@
 //! the scenario catalogue, and the command-line tool's behaviour.
 
 mod cli;
+mod docs;
 mod exact;
 mod grammar;
 mod scenarios;
