@@ -34,6 +34,8 @@ enum Command {
     Completions(cmd::completions::CompletionsArgs),
     /// Print the manual page (roff), or write one page per command to a directory.
     Man(cmd::man::ManArgs),
+    /// Print a JSON Schema (draft 2020-12) of the model format.
+    Schema(cmd::schema::SchemaArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
         Command::Merge(args) => cmd::sweep::merge(args),
         Command::Completions(args) => cmd::completions::completions(args, Cli::command()),
         Command::Man(args) => cmd::man::man(args, Cli::command()),
+        Command::Schema(args) => cmd::schema::schema(args),
     };
     match result {
         Ok(code) => code,

@@ -5,6 +5,7 @@ pub mod completions;
 pub mod fit;
 pub mod man;
 pub mod run;
+pub mod schema;
 pub mod solve;
 pub mod sweep;
 

@@ -282,3 +282,26 @@ fn fit_writes_csv_with_the_json_names() {
     let out = qsim(&[&args[..], &["-o", data]].concat());
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn checked_in_schema_is_what_qsim_schema_prints() {
+    let printed = ok(&["schema"]);
+    let file = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/qsim-model.schema.json"),
+    )
+    .unwrap();
+    assert_eq!(
+        printed, file,
+        "docs/qsim-model.schema.json is stale: regenerate it with `qsim schema`"
+    );
+    let schema: serde_json::Value = serde_json::from_str(&printed).unwrap();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    // Every station kind the format documents is in the schema.
+    let kinds = &schema["$defs"]["station"]["properties"]["kind"]["enum"];
+    for k in ["delay", "queue", "latch", "batch", "link", "fork", "join"] {
+        assert!(kinds.as_array().unwrap().iter().any(|v| v == k), "{k}");
+    }
+}
