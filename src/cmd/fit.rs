@@ -1,14 +1,25 @@
 //! `qsim fit`: fit the Universal Scalability Law to measured throughput.
 
 use super::UsageError;
-use super::run::Format;
 use anyhow::{Context, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use qsim_analytic::usl;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// Output formats of `qsim fit` (the words of `qsim run --format`; the
+/// CSV has its own columns, since a fit has no scopes or CIs).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned text for people, with the speed curve to paste into a model.
+    Table,
+    /// One JSON object.
+    Json,
+    /// One row per fitted figure: metric,value,std_error.
+    Csv,
+}
 
 /// Arguments of `qsim fit`.
 #[derive(Args, Debug)]
@@ -21,15 +32,14 @@ pub struct FitArgs {
     /// Column holding the throughput.
     #[arg(long, default_value = "throughput")]
     pub y: String,
-    /// Output format; csv is one row per fitted figure:
-    /// metric,value,std_error.
+    /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write the output to this file instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Draw the measurements and the fitted curve to this file (.svg or .png).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
 }
 
