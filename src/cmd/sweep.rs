@@ -84,10 +84,12 @@ pub struct PlotArgs {
 /// Arguments of `qsim merge`.
 #[derive(Args, Debug, Clone)]
 pub struct MergeArgs {
-    /// Directory to write the merged sweep into.
-    pub output: PathBuf,
+    /// Directory to write the merged sweep into. (Deprecated: without
+    /// --output, the first directory given is taken as the output.)
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub output: Option<PathBuf>,
     /// The shard output directories (every shard of one sweep, any order).
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "SHARD_DIR")]
     pub shards: Vec<PathBuf>,
     /// Do not draw charts.
     #[arg(long)]
@@ -192,7 +194,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
             let sh = shard.unwrap_or_else(Shard::all);
             writeln!(
                 out,
-                "shard {sh}: {ran}\nwrote {}/{{{CSV_FILE},{JSONL_FILE}}}\nwhen every shard is done: qsim merge OUT_DIR SHARD_DIR...",
+                "shard {sh}: {ran}\nwrote {}/{{{CSV_FILE},{JSONL_FILE}}}\nwhen every shard is done: qsim merge --output OUT_DIR SHARD_DIR...",
                 output.display()
             )?;
             if args.report {
@@ -247,10 +249,30 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
 
 /// `qsim merge`.
 pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
-    let saved = qsim_sweep::merge(&args.output, &args.shards).map_err(usage)?;
+    let (output, shards) = match &args.output {
+        Some(dir) => (dir.as_path(), args.shards.as_slice()),
+        // The old grammar, `qsim merge OUT SHARD_DIR...`, still works for
+        // scripts written against it.
+        None => match args.shards.split_first() {
+            Some((out, shards)) if !shards.is_empty() => {
+                eprintln!(
+                    "note: `qsim merge OUT SHARD_DIR...` is deprecated; write `qsim merge --output {} SHARD_DIR...`",
+                    out.display()
+                );
+                (out.as_path(), shards)
+            }
+            _ => {
+                return Err(UsageError(
+                    "qsim merge needs --output DIR and at least one shard directory".into(),
+                )
+                .into());
+            }
+        },
+    };
+    let saved = qsim_sweep::merge(output, shards).map_err(usage)?;
     let mut charts_written = Vec::new();
     if !args.no_charts {
-        charts_written = draw_or_warn(&saved, &args.output);
+        charts_written = draw_or_warn(&saved, output);
     }
     let summary = saved.summary();
     let mut out = std::io::stdout().lock();
@@ -260,12 +282,12 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
             writeln!(
                 out,
                 "merged {} shards: {} points of {}",
-                args.shards.len(),
+                shards.len(),
                 saved.records.len(),
                 saved.manifest.model
             )?;
             print_summary(&mut out, &summary)?;
-            print_written(&mut out, &args.output, &charts_written)?;
+            print_written(&mut out, output, &charts_written)?;
         }
     }
     Ok(ExitCode::SUCCESS)

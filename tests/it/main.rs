@@ -3,7 +3,9 @@
 
 mod charts;
 mod cli;
+mod docs;
 mod exact;
+mod grammar;
 mod report;
 mod scenarios;
 mod support;
