@@ -122,6 +122,7 @@
 
 pub mod config;
 pub mod dist;
+mod error;
 mod fel;
 mod hist;
 pub mod network;
@@ -133,8 +134,9 @@ pub mod time;
 
 pub use config::{Precision, RunConfig, Stop, Warmup};
 pub use dist::{Dist, DistError, Family};
+pub use error::RunError;
 pub use network::*;
 pub use results::*;
-pub use run::{RunError, run, run_replication, summarize};
+pub use run::{run, run_replication, summarize};
 pub use sim::Simulation;
 pub use time::SimTime;

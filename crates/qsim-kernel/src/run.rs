@@ -1,85 +1,11 @@
 //! Running replications and summarizing them.
 
-use crate::config::{RunConfig, Stop, Warmup};
+use crate::config::{RunConfig, Stop, Warmup, check_config};
+use crate::error::RunError;
 use crate::network::Network;
 use crate::results::*;
 use crate::sim::{Simulation, StopPlan, WarmPlan, station_kind_name};
 use rayon::prelude::*;
-use thiserror::Error;
-
-/// Why a run could not produce results.
-#[derive(Debug, Clone, PartialEq, Error)]
-#[non_exhaustive]
-pub enum RunError {
-    /// The number of jobs present grew past the configured bound: the model
-    /// is unstable (an open workload faster than the network can serve).
-    #[error(
-        "the model is unstable: {jobs} jobs present at {time_s:.3} s (limit {limit}), most of them at station {station}; lower the arrival rate or add capacity"
-    )]
-    Unstable {
-        /// Jobs present when the run was stopped.
-        jobs: u64,
-        /// The configured limit.
-        limit: u64,
-        /// Station holding most of them.
-        station: String,
-        /// Simulated time of the stop.
-        time_s: f64,
-    },
-    /// The event limit was reached before the stopping rule.
-    #[error(
-        "replication {replication} reached the limit of {limit} events before its stopping rule; shorten the run or raise the limit"
-    )]
-    EventLimit {
-        /// Replication index.
-        replication: u32,
-        /// The configured limit.
-        limit: u64,
-    },
-    /// The run configuration is invalid.
-    #[error("invalid run configuration: {0}")]
-    Config(String),
-}
-
-/// Rejects configurations the engine cannot run.
-pub(crate) fn check_config(config: &RunConfig) -> Result<(), RunError> {
-    let bad = |m: String| Err(RunError::Config(m));
-    if config.replications == 0 {
-        return bad("replications must be at least 1, found 0".into());
-    }
-    match config.stop {
-        Stop::Jobs(0) => return bad("stop.jobs must be at least 1, found 0".into()),
-        Stop::Time(t) if !(t.is_finite() && t > 0.0) => {
-            return bad(format!(
-                "stop.time must be a positive finite number of seconds, found {t}"
-            ));
-        }
-        _ => {}
-    }
-    if let Warmup::Time(t) = config.warmup
-        && !(t.is_finite() && t >= 0.0)
-    {
-        return bad(format!(
-            "warmup.time must be a finite number of seconds >= 0, found {t}"
-        ));
-    }
-    if let Some(s) = config.sla_s
-        && !(s.is_finite() && s >= 0.0)
-    {
-        return bad(format!(
-            "sla_s must be a finite number of seconds >= 0, found {s}"
-        ));
-    }
-    if let Some(p) = config.precision
-        && !(p.relative_half_width.is_finite() && p.relative_half_width > 0.0)
-    {
-        return bad(format!(
-            "precision.relative_half_width must be positive, found {}",
-            p.relative_half_width
-        ));
-    }
-    Ok(())
-}
 
 /// Runs all replications of `network` (in parallel, results independent of
 /// the thread count) and summarizes them.
