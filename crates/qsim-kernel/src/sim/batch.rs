@@ -2,6 +2,7 @@
 
 use super::event::{EV_BATCH_TIMER, EV_GROUP_DONE, ev, later};
 use super::{Kind, Simulation};
+use crate::network::{BatchSpec, LinkSpec};
 
 /// Batch (group commit) and link state.
 #[derive(Clone, Debug)]
@@ -16,6 +17,34 @@ pub(super) struct GroupRt {
     pub(super) free_slots: Vec<u32>,
     pub(super) timer_version: u32,
     pub(super) timer_armed: bool,
+}
+
+impl GroupRt {
+    /// A batch station: one group at a time.
+    pub(super) fn batch(b: &BatchSpec) -> GroupRt {
+        GroupRt {
+            max_batch: b.max_batch,
+            per_job_s: b.per_job_s,
+            max_wait_s: b.max_wait_s,
+            groups: vec![Vec::new()],
+            free_slots: vec![0],
+            timer_version: 0,
+            timer_armed: false,
+        }
+    }
+
+    /// A link: `pipeline` groups in flight, no batching timer.
+    pub(super) fn link(l: &LinkSpec) -> GroupRt {
+        GroupRt {
+            max_batch: l.max_batch,
+            per_job_s: 0.0,
+            max_wait_s: None,
+            groups: vec![Vec::new(); l.pipeline as usize],
+            free_slots: (0..l.pipeline).rev().collect(),
+            timer_version: 0,
+            timer_armed: false,
+        }
+    }
 }
 
 impl Simulation {

@@ -2,15 +2,15 @@
 //! and class from a validated network, and the initial placement of jobs.
 
 use super::batch::GroupRt;
-use super::event::{EV_ARRIVAL, EV_STOP, EV_WARMUP, EXIT, NONE, ev};
+use super::event::{EV_ARRIVAL, EV_STOP, EV_WARMUP, EXIT, ev};
 use super::fork::ForkRt;
 use super::job::Sampler;
 use super::latch::LatchRt;
 use super::regions::{RegionRt, RegionStats};
-use super::routing::{Branches, Route};
+use super::routing::Route;
 use super::stats::{ClassStats, Mser, StStats};
 use super::vclock::{SpeedRt, VClock, VMode};
-use super::waiting::{TagHeap, Waiting};
+use super::waiting::Waiting;
 use super::{ClassRt, Kind, Simulation, StationRt, StopPlan, WarmPlan};
 use crate::config::{RunConfig, Stop, Warmup, check_config};
 use crate::dist::Dist;
@@ -40,6 +40,9 @@ impl Simulation {
         ))
     }
 
+    /// Sets up a replication with an explicit warm-up and end (the MSER-5
+    /// replay of [`crate::run_replication`] uses its own), collecting MSER-5
+    /// batch means if `mser`.
     pub(crate) fn with_plan(
         network: &Network,
         config: &RunConfig,
@@ -50,251 +53,31 @@ impl Simulation {
     ) -> Simulation {
         let spec = network.spec();
         let seed = config.seed;
-        let nc = spec.classes.len();
-        let mut stations = Vec::with_capacity(spec.stations.len());
-        for (s, st) in spec.stations.iter().enumerate() {
-            let service: Vec<Dist> = (0..nc)
-                .map(|c| {
-                    st.service
-                        .get(c)
-                        .cloned()
-                        .flatten()
-                        .unwrap_or_else(|| Dist::deterministic(0.0).expect("zero is valid"))
-                })
-                .collect();
-            let inv_mean = service
-                .iter()
-                .map(|d: &Dist| {
-                    let m = d.mean();
-                    if m > 0.0 { 1.0 / m } else { 0.0 }
-                })
-                .collect();
-            let speed = st.speed.clone().map(SpeedRt::new);
-            let vclock = |mode: VMode, c: u32, speed: Option<SpeedRt>| {
-                Kind::V(Box::new(VClock {
-                    mode,
-                    c,
-                    speed,
-                    v: 0.0,
-                    g: 0.0,
-                    last: 0.0,
-                    version: 0,
-                    insvc: TagHeap::default(),
-                    pending: false,
-                    pend_tag: 0.0,
-                    pend_g: 0.0,
-                    dirty: false,
-                    spinners: 0,
-                    latches: Vec::new(),
-                }))
-            };
-            let mech_rng = rng::stream(seed, index, rng::mechanism_stream(s));
-            let (kind, waiting, servers) = match &st.kind {
-                StationKind::Delay => match speed {
-                    None => (Kind::Delay, Waiting::new(Discipline::Fcfs), 0.0),
-                    Some(sp) => (
-                        vclock(VMode::Shared, u32::MAX, Some(sp)),
-                        Waiting::new(Discipline::Fcfs),
-                        0.0,
-                    ),
-                },
-                StationKind::Queue {
-                    servers,
-                    discipline,
-                } => {
-                    let c = *servers;
-                    let k = match (discipline, speed) {
-                        (Discipline::Ps, sp) => vclock(VMode::Shared, c, sp),
-                        (_, None) => Kind::Queue { c },
-                        (_, Some(sp)) => vclock(VMode::Queue, c, Some(sp)),
-                    };
-                    (k, Waiting::new(*discipline), f64::from(c))
-                }
-                StationKind::Latch(l) => {
-                    let k = if l.numa.is_none() && l.spin.is_none() {
-                        // A plain latch is a single FCFS server.
-                        match speed {
-                            None => Kind::Queue { c: 1 },
-                            Some(sp) => vclock(VMode::Queue, 1, Some(sp)),
-                        }
-                    } else {
-                        let poll_max_s = l.spin.as_ref().map_or(0.0, |sp| {
-                            sp.spin_wait_delay * sp.pauses_per_unit * sp.pause_cycles / sp.clock_ghz
-                                * 1e-9
-                        });
-                        Kind::Latch(Box::new(LatchRt {
-                            numa: l.numa.clone(),
-                            spin: l.spin.clone(),
-                            wake: l.wake,
-                            poll_max_s,
-                            speed,
-                            rng: mech_rng.clone(),
-                            held: false,
-                            holder_node: 0,
-                            sleepers: VecDeque::new(),
-                            spinners: 0,
-                            cpu: l.spin.as_ref().and_then(|s| s.cpu),
-                            t_clock: 0.0,
-                            t_share: 1.0,
-                            t_since: 0.0,
-                            waits: TagHeap::default(),
-                            wait_version: 0,
-                            wait_pending: false,
-                            wait_tag: 0.0,
-                            wait_share: 0.0,
-                            cs_job: NONE,
-                            cs_version: 0,
-                            cs_work: 0.0,
-                            cs_rate: 1.0,
-                            cs_since: 0.0,
-                            waking: 0,
-                            area_spin: 0.0,
-                            area_sleep: 0.0,
-                            counts_since: 0.0,
-                        }))
-                    };
-                    (k, Waiting::new(Discipline::Fcfs), 1.0)
-                }
-                StationKind::Batch(b) => (
-                    Kind::Group(Box::new(GroupRt {
-                        max_batch: b.max_batch,
-                        per_job_s: b.per_job_s,
-                        max_wait_s: b.max_wait_s,
-                        groups: vec![Vec::new()],
-                        free_slots: vec![0],
-                        timer_version: 0,
-                        timer_armed: false,
-                    })),
-                    Waiting::new(Discipline::Fcfs),
-                    1.0,
-                ),
-                StationKind::Link(l) => (
-                    Kind::Group(Box::new(GroupRt {
-                        max_batch: l.max_batch,
-                        per_job_s: 0.0,
-                        max_wait_s: None,
-                        groups: vec![Vec::new(); l.pipeline as usize],
-                        free_slots: (0..l.pipeline).rev().collect(),
-                        timer_version: 0,
-                        timer_armed: false,
-                    })),
-                    Waiting::new(Discipline::Fcfs),
-                    f64::from(l.pipeline),
-                ),
-                StationKind::Fork(f) => {
-                    let mut acc = 0.0;
-                    let mut cum = Vec::new();
-                    for &(_, w) in &f.targets {
-                        acc += w;
-                        cum.push(acc);
-                    }
-                    for c in cum.iter_mut() {
-                        *c /= acc;
-                    }
-                    if let Some(l) = cum.last_mut() {
-                        *l = f64::INFINITY;
-                    }
-                    (
-                        Kind::Fork(Box::new(ForkRt {
-                            fan_out: f.fan_out,
-                            targets: f.targets.iter().map(|t| t.0 as u32).collect(),
-                            cum,
-                            random: f.spread == Spread::Random,
-                            join: f.join as u32,
-                            next: 0,
-                            rng: mech_rng.clone(),
-                        })),
-                        Waiting::new(Discipline::Fcfs),
-                        0.0,
-                    )
-                }
-                StationKind::Join(j) => (
-                    Kind::Join { quorum: j.quorum },
-                    Waiting::new(Discipline::Fcfs),
-                    0.0,
-                ),
-            };
-            stations.push(StationRt {
-                stats: StStats::default(),
-                rng: rng::stream(seed, index, rng::service_stream(s)),
-                service: service.iter().map(Sampler::new).collect(),
-                inv_mean,
-                kind,
-                waiting,
-                servers,
-                regions: Vec::new(),
-            });
-        }
-        // Each spin cpu knows the latches whose threads run on it.
-        for s in 0..stations.len() {
-            if let Kind::Latch(l) = &stations[s].kind
-                && let Some(cpu) = l.cpu
-                && let Kind::V(vc) = &mut stations[cpu].kind
-            {
-                vc.latches.push(s as u32);
-            }
-        }
-        let ns = stations.len();
-        let mut regions = Vec::new();
-        for (r, reg) in spec.regions.iter().enumerate() {
-            let mut members = vec![false; ns];
-            for &s in &reg.stations {
-                members[s] = true;
-                if !stations[s].regions.contains(&(r as u32)) {
-                    stations[s].regions.push(r as u32);
-                }
-            }
-            regions.push(RegionRt {
-                limit: reg.limit.unwrap_or(u32::MAX),
-                inside: 0,
-                members,
-                queue: VecDeque::new(),
-                stats: RegionStats::default(),
-            });
-        }
+        let mut stations: Vec<StationRt> = spec
+            .stations
+            .iter()
+            .enumerate()
+            .map(|(s, st)| station(st, s, spec.classes.len(), seed, index))
+            .collect();
+        link_spin_cpus(&mut stations);
+        let regions = regions(spec, &mut stations);
         let classes = spec
             .classes
             .iter()
             .enumerate()
-            .map(|(c, cl)| {
-                let route = match &cl.routing {
-                    Routing::Sequence(seq) => Route::Seq(seq.iter().map(|&s| s as u32).collect()),
-                    Routing::Probabilistic { entry, from } => Route::Prob {
-                        entry: Branches::new(entry),
-                        // Stations without branches continue like a new
-                        // interaction: copy the entry branches in.
-                        from: (0..ns)
-                            .map(|s| {
-                                let b = from
-                                    .get(s)
-                                    .map_or_else(Branches::default, |b| Branches::new(b));
-                                if b.targets.is_empty() {
-                                    Branches::new(entry)
-                                } else {
-                                    b
-                                }
-                            })
-                            .collect(),
-                        sub: (0..ns)
-                            .map(|s| {
-                                from.get(s)
-                                    .map_or_else(Branches::default, |b| Branches::new(b))
-                            })
-                            .collect(),
-                    },
-                };
-                let (open, think) = match &cl.workload {
-                    Workload::Open { interarrival } => (Some(Sampler::new(interarrival)), None),
-                    Workload::Closed { think, .. } => (None, think.as_ref().map(Sampler::new)),
-                };
-                ClassRt {
-                    rng: rng::stream(seed, index, rng::class_stream(c)),
-                    open,
-                    think,
-                    route,
-                    priority: cl.priority,
-                    stats: ClassStats::default(),
-                }
+            .map(|(c, cl)| ClassRt {
+                rng: rng::stream(seed, index, rng::class_stream(c)),
+                open: match &cl.workload {
+                    Workload::Open { interarrival } => Some(Sampler::new(interarrival)),
+                    Workload::Closed { .. } => None,
+                },
+                think: match &cl.workload {
+                    Workload::Open { .. } => None,
+                    Workload::Closed { think, .. } => think.as_ref().map(Sampler::new),
+                },
+                route: Route::new(&cl.routing, stations.len()),
+                priority: cl.priority,
+                stats: ClassStats::default(),
             })
             .collect();
         let mut sim = Simulation {
@@ -383,4 +166,113 @@ impl Simulation {
         self.flush();
         self.check_unstable();
     }
+}
+
+/// The runtime state of station `s` (`st`) in replication `index`: its
+/// service samplers (one per class, zero for classes that never visit) and
+/// its kind's state, each kind built by its own module.
+fn station(st: &StationSpec, s: usize, classes: usize, seed: u64, index: u32) -> StationRt {
+    let service: Vec<Dist> = (0..classes)
+        .map(|c| {
+            st.service
+                .get(c)
+                .cloned()
+                .flatten()
+                .unwrap_or_else(|| Dist::deterministic(0.0).expect("zero is valid"))
+        })
+        .collect();
+    let inv_mean = service
+        .iter()
+        .map(|d: &Dist| {
+            let m = d.mean();
+            if m > 0.0 { 1.0 / m } else { 0.0 }
+        })
+        .collect();
+    let speed = st.speed.clone().map(SpeedRt::new);
+    let vclock = |mode, c, speed| Kind::V(Box::new(VClock::new(mode, c, speed)));
+    let mech_rng = rng::stream(seed, index, rng::mechanism_stream(s));
+    let fcfs = Waiting::new(Discipline::Fcfs);
+    let (kind, waiting, servers) = match &st.kind {
+        StationKind::Delay => match speed {
+            None => (Kind::Delay, fcfs, 0.0),
+            Some(sp) => (vclock(VMode::Shared, u32::MAX, Some(sp)), fcfs, 0.0),
+        },
+        StationKind::Queue {
+            servers,
+            discipline,
+        } => {
+            let c = *servers;
+            let k = match (discipline, speed) {
+                (Discipline::Ps, sp) => vclock(VMode::Shared, c, sp),
+                (_, None) => Kind::Queue { c },
+                (_, Some(sp)) => vclock(VMode::Queue, c, Some(sp)),
+            };
+            (k, Waiting::new(*discipline), f64::from(c))
+        }
+        StationKind::Latch(l) => {
+            let k = if l.numa.is_none() && l.spin.is_none() {
+                // A plain latch is a single FCFS server.
+                match speed {
+                    None => Kind::Queue { c: 1 },
+                    Some(sp) => vclock(VMode::Queue, 1, Some(sp)),
+                }
+            } else {
+                Kind::Latch(Box::new(LatchRt::new(l, speed, mech_rng)))
+            };
+            (k, fcfs, 1.0)
+        }
+        StationKind::Batch(b) => (Kind::Group(Box::new(GroupRt::batch(b))), fcfs, 1.0),
+        StationKind::Link(l) => (
+            Kind::Group(Box::new(GroupRt::link(l))),
+            fcfs,
+            f64::from(l.pipeline),
+        ),
+        StationKind::Fork(f) => (Kind::Fork(Box::new(ForkRt::new(f, mech_rng))), fcfs, 0.0),
+        StationKind::Join(j) => (Kind::Join { quorum: j.quorum }, fcfs, 0.0),
+    };
+    StationRt {
+        stats: StStats::default(),
+        rng: rng::stream(seed, index, rng::service_stream(s)),
+        service: service.iter().map(Sampler::new).collect(),
+        inv_mean,
+        kind,
+        waiting,
+        servers,
+        regions: Vec::new(),
+    }
+}
+
+/// Tells each spin cpu the latches whose threads run on it.
+fn link_spin_cpus(stations: &mut [StationRt]) {
+    for s in 0..stations.len() {
+        if let Kind::Latch(l) = &stations[s].kind
+            && let Some(cpu) = l.cpu
+            && let Kind::V(vc) = &mut stations[cpu].kind
+        {
+            vc.latches.push(s as u32);
+        }
+    }
+}
+
+/// The regions' runtime state; each member station learns its regions.
+fn regions(spec: &NetworkSpec, stations: &mut [StationRt]) -> Vec<RegionRt> {
+    let ns = stations.len();
+    let mut regions = Vec::new();
+    for (r, reg) in spec.regions.iter().enumerate() {
+        let mut members = vec![false; ns];
+        for &s in &reg.stations {
+            members[s] = true;
+            if !stations[s].regions.contains(&(r as u32)) {
+                stations[s].regions.push(r as u32);
+            }
+        }
+        regions.push(RegionRt {
+            limit: reg.limit.unwrap_or(u32::MAX),
+            inside: 0,
+            members,
+            queue: VecDeque::new(),
+            stats: RegionStats::default(),
+        });
+    }
+    regions
 }

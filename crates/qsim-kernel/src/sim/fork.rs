@@ -5,6 +5,7 @@ use super::event::NONE;
 use super::routing::Route;
 use super::{Kind, Simulation};
 use crate::dist::unit;
+use crate::network::{ForkSpec, Spread};
 use crate::rng::SimRng;
 
 #[derive(Clone, Debug)]
@@ -29,6 +30,35 @@ pub(super) struct ForkRec {
     pub(super) arrived: u32,
     pub(super) outstanding: u32,
     pub(super) released: bool,
+}
+
+impl ForkRt {
+    /// A fork's runtime; `rng` is the station's mechanism stream (random
+    /// spread).
+    pub(super) fn new(f: &ForkSpec, rng: SimRng) -> ForkRt {
+        // Cumulative target weights, normalized; the last catches all.
+        let mut acc = 0.0;
+        let mut cum = Vec::new();
+        for &(_, w) in &f.targets {
+            acc += w;
+            cum.push(acc);
+        }
+        for c in cum.iter_mut() {
+            *c /= acc;
+        }
+        if let Some(l) = cum.last_mut() {
+            *l = f64::INFINITY;
+        }
+        ForkRt {
+            fan_out: f.fan_out,
+            targets: f.targets.iter().map(|t| t.0 as u32).collect(),
+            cum,
+            random: f.spread == Spread::Random,
+            join: f.join as u32,
+            next: 0,
+            rng,
+        }
+    }
 }
 
 impl Simulation {

@@ -6,7 +6,7 @@ use super::vclock::SpeedRt;
 use super::waiting::TagHeap;
 use super::{Kind, Simulation, StationRt};
 use crate::dist::unit;
-use crate::network::{NumaSpec, SpinSpec, Wake};
+use crate::network::{LatchSpec, NumaSpec, SpinSpec, Wake};
 use crate::rng::SimRng;
 use std::collections::VecDeque;
 
@@ -74,6 +74,44 @@ pub(super) struct LatchRt {
 pub(super) const WAKING: u32 = 1 << 31;
 
 impl LatchRt {
+    /// A free latch with a NUMA or spin mechanism; `rng` is the station's
+    /// mechanism stream.
+    pub(super) fn new(l: &LatchSpec, speed: Option<SpeedRt>, rng: SimRng) -> LatchRt {
+        let poll_max_s = l.spin.as_ref().map_or(0.0, |sp| {
+            sp.spin_wait_delay * sp.pauses_per_unit * sp.pause_cycles / sp.clock_ghz * 1e-9
+        });
+        LatchRt {
+            numa: l.numa.clone(),
+            spin: l.spin.clone(),
+            wake: l.wake,
+            poll_max_s,
+            speed,
+            rng,
+            held: false,
+            holder_node: 0,
+            sleepers: VecDeque::new(),
+            spinners: 0,
+            cpu: l.spin.as_ref().and_then(|s| s.cpu),
+            t_clock: 0.0,
+            t_share: 1.0,
+            t_since: 0.0,
+            waits: TagHeap::default(),
+            wait_version: 0,
+            wait_pending: false,
+            wait_tag: 0.0,
+            wait_share: 0.0,
+            cs_job: NONE,
+            cs_version: 0,
+            cs_work: 0.0,
+            cs_rate: 1.0,
+            cs_since: 0.0,
+            waking: 0,
+            area_spin: 0.0,
+            area_sleep: 0.0,
+            counts_since: 0.0,
+        }
+    }
+
     /// Brings the thread clock to `now`.
     #[inline]
     pub(super) fn advance(&mut self, now: f64) {

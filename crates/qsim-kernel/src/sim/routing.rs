@@ -3,7 +3,7 @@
 use super::Simulation;
 use super::event::{EXIT, NONE};
 use crate::dist::unit;
-use crate::network::Target;
+use crate::network::{Routing, Target};
 use crate::rng::SimRng;
 
 /// Branches of probabilistic routing with cumulative probabilities.
@@ -104,6 +104,38 @@ pub(super) enum Route {
         /// sub-jobs follow these and go to their join where there is none.
         sub: Vec<Branches>,
     },
+}
+
+impl Route {
+    /// A class's route over `stations` stations.
+    pub(super) fn new(routing: &Routing, stations: usize) -> Route {
+        match routing {
+            Routing::Sequence(seq) => Route::Seq(seq.iter().map(|&s| s as u32).collect()),
+            Routing::Probabilistic { entry, from } => Route::Prob {
+                entry: Branches::new(entry),
+                // Stations without branches continue like a new
+                // interaction: copy the entry branches in.
+                from: (0..stations)
+                    .map(|s| {
+                        let b = from
+                            .get(s)
+                            .map_or_else(Branches::default, |b| Branches::new(b));
+                        if b.targets.is_empty() {
+                            Branches::new(entry)
+                        } else {
+                            b
+                        }
+                    })
+                    .collect(),
+                sub: (0..stations)
+                    .map(|s| {
+                        from.get(s)
+                            .map_or_else(Branches::default, |b| Branches::new(b))
+                    })
+                    .collect(),
+            },
+        }
+    }
 }
 
 impl Simulation {

@@ -65,6 +65,26 @@ pub(super) struct VClock {
 }
 
 impl VClock {
+    /// An idle clock for `c` servers (`u32::MAX` for a delay station).
+    pub(super) fn new(mode: VMode, c: u32, speed: Option<SpeedRt>) -> VClock {
+        VClock {
+            mode,
+            c,
+            speed,
+            v: 0.0,
+            g: 0.0,
+            last: 0.0,
+            version: 0,
+            insvc: TagHeap::default(),
+            pending: false,
+            pend_tag: 0.0,
+            pend_g: 0.0,
+            dirty: false,
+            spinners: 0,
+            latches: Vec::new(),
+        }
+    }
+
     #[inline(always)]
     pub(super) fn advance(&mut self, now: f64) {
         self.v += self.g * (now - self.last);
