@@ -4,6 +4,7 @@ use crate::config::{RunConfig, Stop, Warmup, check_config};
 use crate::error::RunError;
 use crate::network::Network;
 use crate::results::*;
+use crate::rounds::ReplicationRounds;
 use crate::sim::{Simulation, StopPlan, WarmPlan, station_kind_name};
 use rayon::prelude::*;
 
@@ -12,57 +13,24 @@ use rayon::prelude::*;
 ///
 /// Replications run on a local rayon pool of `config.threads` threads (0:
 /// one per core) and are collected in index order. With a
-/// [`crate::Precision`] target, further replications are added in
-/// deterministic rounds (the size of a round depends only on the results so
-/// far) until both the system throughput and mean response time reach the
-/// target relative half-width or `max_replications` have run.
+/// [`crate::Precision`] target, further replications are added in the
+/// deterministic rounds of [`ReplicationRounds`] until both the system
+/// throughput and mean response time reach the target relative half-width
+/// or `max_replications` have run.
 pub fn run(network: &Network, config: &RunConfig) -> Result<RunResults, RunError> {
     check_config(config)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(config.threads)
         .build()
         .map_err(|e| RunError::Config(format!("cannot start {} threads: {e}", config.threads)))?;
-    let mut reps: Vec<ReplicationResult> = Vec::new();
-    let mut target = config.replications;
-    loop {
-        let start = reps.len() as u32;
-        let batch: Vec<Result<ReplicationResult, RunError>> = pool.install(|| {
-            (start..target)
+    let reps = ReplicationRounds::new(config).run(|round| {
+        pool.install(|| {
+            round
                 .into_par_iter()
                 .map(|i| run_replication(network, config, i))
-                .collect()
-        });
-        for r in batch {
-            reps.push(r?);
-        }
-        let Some(p) = config.precision else { break };
-        let max = p.max_replications.max(config.replications);
-        let n = reps.len() as u32;
-        if n >= max {
-            break;
-        }
-        let rel = |xs: Vec<f64>| {
-            let e = estimate(xs);
-            if e.mean != 0.0 {
-                e.ci95 / e.mean.abs()
-            } else {
-                0.0
-            }
-        };
-        let worst = rel(reps.iter().map(|r| r.system.throughput_per_s).collect())
-            .max(rel(reps.iter().map(|r| r.system.mean_response_s).collect()));
-        if n >= 2 && worst <= p.relative_half_width {
-            break;
-        }
-        // The half-width shrinks like 1/sqrt(n): aim for the n that would
-        // reach the target, growing at most 4-fold per round.
-        let wanted = if n >= 2 {
-            (f64::from(n) * (worst / p.relative_half_width).powi(2)).ceil() as u64
-        } else {
-            2
-        };
-        target = (wanted.min(u64::from(n) * 4).max(u64::from(n) + 1) as u32).min(max);
-    }
+                .collect::<Result<Vec<ReplicationResult>, RunError>>()
+        })
+    })?;
     Ok(summarize(network, config, &reps))
 }
 
