@@ -87,6 +87,19 @@ impl Simulation {
         }
     }
 
+    /// Job `j` ends its think time and starts an interaction.
+    #[inline(always)]
+    pub(super) fn on_think(&mut self, j: u32) {
+        self.events += 1;
+        self.in_network += 1;
+        if self.in_network > self.max_jobs {
+            self.unstable();
+        }
+        self.begin_hot(j);
+    }
+
+    /// An open class's arrival: the next one is scheduled, and a new job
+    /// starts an interaction.
     pub(super) fn on_arrival(&mut self, c: usize) {
         self.events += 1;
         let cl = &mut self.classes[c];

@@ -126,9 +126,10 @@ pub(crate) enum StopPlan {
 /// One replication of a network that can be advanced step by step.
 ///
 /// Build it with [`Simulation::new`], then call [`Simulation::run`] (to the
-/// stopping rule of the [`RunConfig`]), [`Simulation::step`] or
-/// [`Simulation::run_until`], and read [`Simulation::result`]. With
-/// [`Warmup::Mser5`] a `Simulation` measures from time zero (the truncation
+/// stopping rule of the [`RunConfig`](crate::RunConfig)),
+/// [`Simulation::step`] or [`Simulation::run_until`], and read
+/// [`Simulation::result`]. With [`Warmup::Mser5`](crate::Warmup::Mser5) a
+/// `Simulation` measures from time zero (the truncation
 /// is chosen by [`crate::run_replication`], which needs the whole run).
 pub struct Simulation {
     now: f64,
@@ -276,14 +277,7 @@ impl Simulation {
         match e & 0xFF {
             EV_DONE => self.on_done(a as usize, b),
             EV_VDONE => self.on_vdone(a as usize, b),
-            EV_THINK => {
-                self.events += 1;
-                self.in_network += 1;
-                if self.in_network > self.max_jobs {
-                    self.unstable();
-                }
-                self.begin_hot(b);
-            }
+            EV_THINK => self.on_think(b),
             EV_ARRIVAL => self.on_arrival(a as usize),
             EV_WARMUP => self.start_measuring(),
             EV_STOP => self.finished = true,
