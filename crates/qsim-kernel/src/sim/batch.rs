@@ -62,7 +62,7 @@ impl Simulation {
     /// Starts groups while a slot is free and jobs wait. With `max_wait_s`
     /// a group smaller than `max_batch` waits for more (a timer), unless
     /// `force` (the timer fired).
-    pub(super) fn group_try_start(&mut self, s: usize, mut force: bool) {
+    fn group_try_start(&mut self, s: usize, mut force: bool) {
         let now = self.now;
         loop {
             let st = &mut self.stations[s];

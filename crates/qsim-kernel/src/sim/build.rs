@@ -115,7 +115,7 @@ impl Simulation {
         sim
     }
 
-    pub(super) fn init(&mut self, spec: &NetworkSpec) {
+    fn init(&mut self, spec: &NetworkSpec) {
         match self.warm {
             WarmPlan::None | WarmPlan::Jobs(0) => self.start_measuring(),
             WarmPlan::Time(t) if t <= 0.0 => self.start_measuring(),

@@ -117,13 +117,13 @@ impl Simulation {
 
     /// Starts an interaction of job `j` now.
     #[inline]
-    pub(super) fn begin(&mut self, j: u32) {
+    fn begin(&mut self, j: u32) {
         self.begin_hot(j);
     }
 
     /// [`Simulation::begin`], inlined into the hot event handlers.
     #[inline(always)]
-    pub(super) fn begin_hot(&mut self, j: u32) {
+    fn begin_hot(&mut self, j: u32) {
         // SAFETY: job ids only come from the slab's allocator (`alloc`) and
         // the slab never shrinks, so `j` is in bounds.
         let job = unsafe { self.jobs.get_unchecked_mut(j as usize) };

@@ -129,7 +129,7 @@ impl LatchRt {
     /// Integrates the spinning and sleeping areas up to `now`; call before
     /// changing `spinners`, `sleepers` or `waking`.
     #[inline]
-    pub(super) fn acc_waiters(&mut self, now: f64) {
+    fn acc_waiters(&mut self, now: f64) {
         let dt = now - self.counts_since;
         self.area_spin += f64::from(self.spinners) * dt;
         self.area_sleep += f64::from(self.sleeping()) * dt;
@@ -137,7 +137,7 @@ impl LatchRt {
     }
 
     /// One `ut_delay`: a uniform draw in [0, poll_max_s) of thread time.
-    pub(super) fn draw_poll(&mut self) -> f64 {
+    fn draw_poll(&mut self) -> f64 {
         self.poll_max_s * unit(&mut self.rng)
     }
 }
@@ -156,7 +156,7 @@ impl Simulation {
     /// `delta` threads of latch `s` start (+) or stop (−) running on its
     /// cpu station: they share it with the jobs there (PS), so the jobs in
     /// service are re-timed at the new share.
-    pub(super) fn latch_cpu_burn(&mut self, s: usize, delta: i32) {
+    fn latch_cpu_burn(&mut self, s: usize, delta: i32) {
         let Kind::Latch(l) = &self.stations[s].kind else {
             return;
         };
@@ -181,7 +181,7 @@ impl Simulation {
     /// A thread's share of a core on latch `s`'s cpu, the thread being one
     /// of the cpu's `spinners`: rate(n + x)/(n + x) for n jobs and x latch
     /// threads, i.e. min(1, c/(n + x)) on c cores (1 without a cpu).
-    pub(super) fn latch_thread_share(&self, s: usize) -> f64 {
+    fn latch_thread_share(&self, s: usize) -> f64 {
         let Kind::Latch(l) = &self.stations[s].kind else {
             return 1.0;
         };
@@ -217,7 +217,7 @@ impl Simulation {
     /// Latch `s`'s threads may have a new share of the cpu: move the thread
     /// clock to the new rate and re-time the next poll or switch-in and the
     /// running critical section.
-    pub(super) fn latch_retime(&mut self, s: usize) {
+    fn latch_retime(&mut self, s: usize) {
         let now = self.now;
         let g = self.latch_thread_share(s);
         let Kind::Latch(l) = &mut self.stations[s].kind else {
@@ -233,7 +233,7 @@ impl Simulation {
 
     /// Keeps one live event for the earliest of latch `s`'s pending polls
     /// and switch-ins, timed at the current share (older ones go stale).
-    pub(super) fn latch_schedule_wait(&mut self, s: usize) {
+    fn latch_schedule_wait(&mut self, s: usize) {
         let now = self.now;
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
@@ -260,7 +260,7 @@ impl Simulation {
 
     /// After a latch event: schedule the next poll, unless the cpu's
     /// population changed, in which case `flush` re-times the latch anyway.
-    pub(super) fn latch_schedule_wait_soon(&mut self, s: usize) {
+    fn latch_schedule_wait_soon(&mut self, s: usize) {
         let Kind::Latch(l) = &self.stations[s].kind else {
             return;
         };
@@ -294,7 +294,7 @@ impl Simulation {
 
     /// Waiter `j` found latch `s` held: it spins (if the latch spins and
     /// has rounds to spend), else sleeps until a release wakes it.
-    pub(super) fn latch_wait(&mut self, j: u32, s: usize) {
+    fn latch_wait(&mut self, j: u32, s: usize) {
         let now = self.now;
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
@@ -317,7 +317,7 @@ impl Simulation {
     /// cpu if the latch has one. With a speed curve the section is work at
     /// rate(n); it is re-timed whenever its speed changes (see
     /// `latch_retime_cs`).
-    pub(super) fn latch_start_cs(&mut self, j: u32, s: usize) {
+    fn latch_start_cs(&mut self, j: u32, s: usize) {
         let now = self.now;
         self.latch_cpu_burn(s, 1);
         let st = &mut self.stations[s];
@@ -351,7 +351,7 @@ impl Simulation {
     /// number present, times the holder's share of a core on the
     /// `spin.cpu` station (the holder is one of its threads), so spinners
     /// and the cpu's jobs slow the holder.
-    pub(super) fn latch_cs_rate(&self, s: usize) -> f64 {
+    fn latch_cs_rate(&self, s: usize) -> f64 {
         let st = &self.stations[s];
         let Kind::Latch(l) = &st.kind else {
             return 1.0;
@@ -363,7 +363,7 @@ impl Simulation {
     /// The number present at latch `s` or the holder's cpu share changed:
     /// re-time the running critical section at the new speed (latches with
     /// a speed curve or a spin cpu).
-    pub(super) fn latch_retime_cs(&mut self, s: usize) {
+    fn latch_retime_cs(&mut self, s: usize) {
         let now = self.now;
         let rate = self.latch_cs_rate(s);
         let st = &mut self.stations[s];
@@ -391,7 +391,7 @@ impl Simulation {
 
     /// The latch goes to waiter `j` (already marked held): after the NUMA
     /// hand-off cost, if any, its critical section starts.
-    pub(super) fn latch_handoff(&mut self, j: u32, s: usize) {
+    fn latch_handoff(&mut self, j: u32, s: usize) {
         let now = self.now;
         let threads = self.in_network;
         let st = &mut self.stations[s];
@@ -525,7 +525,7 @@ impl Simulation {
     }
 
     /// Spinner `j` polls latch `s`.
-    pub(super) fn latch_poll(&mut self, s: usize, j: u32) {
+    fn latch_poll(&mut self, s: usize, j: u32) {
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };
@@ -551,7 +551,7 @@ impl Simulation {
     }
 
     /// Woken sleeper `j` runs again.
-    pub(super) fn latch_switched_in(&mut self, s: usize, j: u32) {
+    fn latch_switched_in(&mut self, s: usize, j: u32) {
         self.latch_cpu_burn(s, -1);
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;

@@ -56,7 +56,7 @@ impl Simulation {
 
     /// Lets job `j` (headed to `pending`) into the regions it is entering;
     /// it queues at the first full one.
-    pub(super) fn enter_regions(&mut self, j: u32) {
+    fn enter_regions(&mut self, j: u32) {
         let now = self.now;
         let to = self.jobs[j as usize].pending;
         let from = self.jobs[j as usize].station;
@@ -90,7 +90,7 @@ impl Simulation {
         }
     }
 
-    pub(super) fn admit_waiters(&mut self, r: usize) {
+    fn admit_waiters(&mut self, r: usize) {
         let now = self.now;
         while self.regions[r].inside < self.regions[r].limit {
             let reg = &mut self.regions[r];
@@ -111,7 +111,7 @@ impl Simulation {
     }
 
     /// Continues admission of `j` after region `done` admitted it.
-    pub(super) fn enter_regions_after(&mut self, j: u32, done: usize) {
+    fn enter_regions_after(&mut self, j: u32, done: usize) {
         let now = self.now;
         let to = self.jobs[j as usize].pending;
         let from = self.jobs[j as usize].station;

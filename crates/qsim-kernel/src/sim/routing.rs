@@ -58,7 +58,7 @@ impl Branches {
     /// A branch drawn with one uniform number; a single branch takes no
     /// draw.
     #[inline(always)]
-    pub(super) fn pick(&self, rng: &mut SimRng) -> u32 {
+    fn pick(&self, rng: &mut SimRng) -> u32 {
         if self.targets.len() == 1 {
             return self.targets4[0];
         }
@@ -216,7 +216,7 @@ impl Simulation {
     /// otherwise straight to its fork's `join`. Validation keeps sub-jobs
     /// from routing to the sink; should one pick it anyway, it joins.
     #[inline(never)]
-    pub(super) fn sub_target(&mut self, j: u32, s: u32, join: u32) -> u32 {
+    fn sub_target(&mut self, j: u32, s: u32, join: u32) -> u32 {
         let class = self.jobs[j as usize].class as usize;
         let Route::Prob { sub, .. } = &self.classes[class].route else {
             return join;

@@ -67,7 +67,7 @@ impl StStats {
         self.last = now;
     }
 
-    pub(super) fn reset(&mut self, now: f64) {
+    fn reset(&mut self, now: f64) {
         *self = StStats {
             n: self.n,
             busy: self.busy,
@@ -86,7 +86,7 @@ impl StStats {
     /// jobs still present, minus what the jobs present at the start had
     /// spent before it.
     /// A delay station has no servers: its busy area is 0.
-    pub(super) fn plain_areas(&self, now: f64, servers: bool) -> (f64, f64) {
+    fn plain_areas(&self, now: f64, servers: bool) -> (f64, f64) {
         let area_n = self.sum_resp + (f64::from(self.n) * now - self.sum_arr) - self.before_n;
         let area_busy = if servers {
             (self.sum_resp - self.sum_wait) + (f64::from(self.busy) * now - self.sum_start)
@@ -175,7 +175,7 @@ impl Mser {
     }
 }
 
-pub(super) fn kind_name(k: &StationKind) -> &'static str {
+fn kind_name(k: &StationKind) -> &'static str {
     match k {
         StationKind::Delay => "delay",
         StationKind::Queue { .. } => "queue",
