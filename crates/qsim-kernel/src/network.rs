@@ -787,26 +787,27 @@ fn check_sub_routes(
             stack.extend(next(s));
         }
         // Which of those can get to the join (a station without a row sends
-        // the sub-job there directly).
+        // the sub-job there directly): a walk back from the join over the
+        // reversed edges, linear in the routes.
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); ns];
         let mut ok = vec![false; ns];
+        let mut stack = vec![join];
         ok[join] = true;
-        loop {
-            let mut changed = false;
-            for s in 0..ns {
-                if !seen[s] || ok[s] {
-                    continue;
-                }
-                let good = match fork_of(s) {
-                    Some(g) => ok[g.join],
-                    None => from[s].is_empty() || next(s).iter().any(|&t| ok[t]),
-                };
-                if good {
+        for s in (0..ns).filter(|&s| seen[s]) {
+            match fork_of(s) {
+                Some(g) => preds[g.join].push(s),
+                None if from[s].is_empty() => {
                     ok[s] = true;
-                    changed = true;
+                    stack.push(s);
                 }
+                None => next(s).into_iter().for_each(|t| preds[t].push(s)),
             }
-            if !changed {
-                break;
+        }
+        while let Some(t) = stack.pop() {
+            for &s in &preds[t] {
+                if !std::mem::replace(&mut ok[s], true) {
+                    stack.push(s);
+                }
             }
         }
         for s in (0..ns).filter(|&s| seen[s] && !ok[s]) {
@@ -921,6 +922,47 @@ fn check_branches(
             p.into(),
             "expected at least one branch, found none".into(),
         );
+    }
+}
+
+impl NetworkSpec {
+    /// Which stations the jobs of `class` can reach (over branches of
+    /// positive probability), their fork sub-jobs and joins included; all
+    /// false for a class that does not exist. Linear in the routes.
+    pub fn stations_reached(&self, class: ClassId) -> Vec<bool> {
+        let ns = self.stations.len();
+        let mut reached = vec![false; ns];
+        let Some(c) = self.classes.get(class) else {
+            return reached;
+        };
+        let station = |t: &(Target, f64)| match *t {
+            (Target::Station(s), p) if p > 0.0 && s < ns => Some(s),
+            _ => None,
+        };
+        let mut stack: Vec<StationId> = match &c.routing {
+            Routing::Sequence(seq) => seq.iter().copied().filter(|&s| s < ns).collect(),
+            Routing::Probabilistic { entry, .. } => entry.iter().filter_map(station).collect(),
+        };
+        while let Some(s) = stack.pop() {
+            if std::mem::replace(&mut reached[s], true) {
+                continue;
+            }
+            if let StationKind::Fork(f) = &self.stations[s].kind {
+                stack.extend(
+                    f.targets
+                        .iter()
+                        .map(|t| t.0)
+                        .chain([f.join])
+                        .filter(|&t| t < ns),
+                );
+            }
+            if let Routing::Probabilistic { from, .. } = &c.routing
+                && let Some(row) = from.get(s)
+            {
+                stack.extend(row.iter().filter_map(station));
+            }
+        }
+        reached
     }
 }
 

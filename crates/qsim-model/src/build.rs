@@ -1208,32 +1208,33 @@ fn routing(
             if !ok {
                 return None;
             }
-            // Every reached station must be able to reach the sink.
+            // Every reached station must be able to reach the sink: a walk
+            // back from the sink over the reversed edges (linear, where
+            // repeated sweeps would be quadratic on a long chain).
+            let mut preds: Vec<Vec<usize>> = vec![Vec::new(); ns];
             let mut leaves = vec![false; ns];
-            loop {
-                let mut changed = false;
-                for s in 0..ns {
-                    if leaves[s] {
-                        continue;
-                    }
-                    let l = if let Some(f) = fork_info(names, stations, s) {
-                        leaves[f.join]
-                    } else {
-                        from[s].iter().any(|b| {
-                            b.1 > 0.0
-                                && match b.0 {
-                                    Target::Exit => true,
-                                    Target::Station(t) => leaves[t],
-                                }
-                        })
-                    };
-                    if l {
-                        leaves[s] = true;
-                        changed = true;
+            let mut stack = Vec::new();
+            for s in 0..ns {
+                if let Some(f) = fork_info(names, stations, s) {
+                    preds[f.join].push(s);
+                    continue;
+                }
+                for b in from[s].iter().filter(|b| b.1 > 0.0) {
+                    match b.0 {
+                        Target::Exit if !leaves[s] => {
+                            leaves[s] = true;
+                            stack.push(s);
+                        }
+                        Target::Exit => {}
+                        Target::Station(t) => preds[t].push(s),
                     }
                 }
-                if !changed {
-                    break;
+            }
+            while let Some(t) = stack.pop() {
+                for &s in &preds[t] {
+                    if !std::mem::replace(&mut leaves[s], true) {
+                        stack.push(s);
+                    }
                 }
             }
             for s in 0..ns {

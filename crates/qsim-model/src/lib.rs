@@ -381,10 +381,10 @@ fn unvisited_warnings(ctx: &mut Ctx<'_>, network: &Network, root: &Node) {
     let spec = network.spec();
     let mut used = vec![false; spec.stations.len()];
     for ci in 0..spec.classes.len() {
-        if let Some(v) = stability::visits(spec, ci) {
-            for (s, x) in v.iter().enumerate() {
-                used[s] |= *x > 0.0;
-            }
+        // Reachability, not visit ratios: linear in the routes, where
+        // solving the traffic equations is cubic in the stations.
+        for (u, r) in used.iter_mut().zip(spec.stations_reached(ci)) {
+            *u |= r;
         }
     }
     for st in &spec.stations {
@@ -394,13 +394,14 @@ fn unvisited_warnings(ctx: &mut Ctx<'_>, network: &Network, root: &Node) {
             used[s] = true;
         }
     }
+    // The spec's stations are the entries of [stations] in file order.
+    let entries = root.get("stations").and_then(|t| t.table()).unwrap_or(&[]);
     for (s, st) in spec.stations.iter().enumerate() {
         if !used[s] {
             let path = ctx::child("stations", &st.name);
-            let origin = root
-                .get("stations")
-                .and_then(|t| t.table())
-                .and_then(|t| t.iter().find(|e| e.key == st.name))
+            let origin = entries
+                .get(s)
+                .filter(|e| e.key == st.name)
                 .map_or(Origin::File(0..0), |e| e.key_origin.clone());
             ctx.warn(
                 &origin,

@@ -1044,3 +1044,43 @@ fn never_panics_on_mangled_input() {
         let _ = load_str("m.toml", &full, &[o]);
     }
 }
+
+/// A closed chain of `n` queues through a routing table: s0 -> s1 -> ... -> sink.
+fn chain_model(n: usize) -> String {
+    let mut t = String::from(
+        "[workload]\ntype = \"closed\"\npopulation = 10\n[workload.routing]\nsource = { s0 = 1.0 }\n",
+    );
+    for i in 0..n - 1 {
+        t.push_str(&format!("s{i} = {{ s{} = 1.0 }}\n", i + 1));
+    }
+    t.push_str(&format!("s{} = {{ sink = 1.0 }}\n", n - 1));
+    for i in 0..n {
+        t.push_str(&format!(
+            "[stations.s{i}]\nkind = \"queue\"\nservice = {{ dist = \"exponential\", mean = 0.001 }}\n"
+        ));
+    }
+    t
+}
+
+#[test]
+fn loading_is_linear_in_the_stations() {
+    // Timing ratios, not absolute times: doubling the model must not
+    // quadruple the time (a quadratic step would give a ratio near 4, a
+    // linear loader near 2). The best of two runs damps a busy machine.
+    let time = |n: usize| {
+        let text = chain_model(n);
+        (0..2)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                let m = load_str("chain.toml", &text, &[]).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(m.network.spec().stations.len(), n);
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let (t20, t40) = (time(20_000), time(40_000));
+    assert!(
+        t40 < 3.0 * t20,
+        "loading 40k stations took {t40:.3}s, 20k took {t20:.3}s: not linear"
+    );
+}
