@@ -326,6 +326,23 @@ fn empirical_samples_from_a_file() {
 }
 
 #[test]
+fn endless_samples_file_is_refused_with_the_size_read() {
+    // /dev/zero never ends: the reader stops at its limit and says so,
+    // at the key that names the file.
+    let text = MM1.replace(
+        r#"{ dist = "exponential", mean = 1.0 }"#,
+        r#"{ dist = "empirical", file = "/dev/zero" }"#,
+    );
+    check(
+        &text,
+        &[],
+        &[
+            "m.toml:9:40: stations.server.service.file: the samples file /dev/zero is too large: read 67108865 bytes and it goes on; expected at most 67108864 bytes (64 MiB)",
+        ],
+    );
+}
+
+#[test]
 fn syntax_error_is_one_located_error() {
     let e = load_str("m.toml", "[workload]\ntype = \n", &[]).unwrap_err();
     assert_eq!(e.errors.len(), 1);
