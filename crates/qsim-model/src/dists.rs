@@ -245,9 +245,7 @@ fn empirical(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> Option<
             let p = child(path, "file");
             let name = ctx.str(f, &p, "a file name")?;
             let full = base.join(name);
-            let Some(text) = read_samples_file(ctx, f, &p, &full) else {
-                return None;
-            };
+            let text = read_samples_file(ctx, f, &p, &full)?;
             let mut out = Vec::new();
             for (i, line) in text.lines().enumerate() {
                 let field = line.split(',').next().unwrap_or("").trim();

@@ -412,12 +412,7 @@ fn check_view(c: &mut Check<'_>, initial: Option<&InitialState>) {
     for (ci, class) in view.classes.iter().enumerate() {
         let Some(class) = class else { continue };
         c.scope = Scope::Class(ci);
-        if let Workload::Closed { population: 0, .. } = class.workload {
-            c.error(
-                &[Field::Key("population")],
-                "expected a number of jobs >= 1, found 0",
-            );
-        }
+        workload_rules(c, &class.workload);
         routing::check(c, ci, class);
     }
     for (r, region) in view.regions.iter().enumerate() {
@@ -435,12 +430,7 @@ fn check_view(c: &mut Check<'_>, initial: Option<&InitialState>) {
                 );
             }
         }
-        if region.limit == Some(0) {
-            c.error(
-                &[Field::Key("limit")],
-                "expected a limit >= 1 (or \"none\"), found 0",
-            );
-        }
+        limit_rules(c, region.limit);
     }
     if let Some(InitialState::AtStation(s)) = initial
         && *s >= ns
@@ -451,4 +441,51 @@ fn check_view(c: &mut Check<'_>, initial: Option<&InitialState>) {
             format!("no station with index {s}"),
         );
     }
+}
+
+fn workload_rules(c: &mut Check<'_>, w: &Workload) {
+    if let Workload::Closed { population: 0, .. } = w {
+        c.error(
+            &[Field::Key("population")],
+            "expected a number of jobs >= 1, found 0",
+        );
+    }
+}
+
+fn limit_rules(c: &mut Check<'_>, limit: Option<u32>) {
+    if limit == Some(0) {
+        c.error(
+            &[Field::Key("limit")],
+            "expected a limit >= 1 (or \"none\"), found 0",
+        );
+    }
+}
+
+/// Runs `rules` at `scope` with nothing else of the network known.
+fn alone(scope: Scope, rules: impl FnOnce(&mut Check<'_>)) -> Vec<NetworkError> {
+    let view = View {
+        stations: Vec::new(),
+        classes: Vec::new(),
+        regions: Vec::new(),
+    };
+    let mut c = Check {
+        view: &view,
+        scope,
+        out: Vec::new(),
+    };
+    rules(&mut c);
+    c.out
+}
+
+/// The range rules of the workload of class `class` alone, for a reader
+/// that could read the workload but not the rest of the class (whose
+/// [`check_parts`] therefore cannot see it).
+pub fn check_workload(class: ClassId, workload: &Workload) -> Vec<NetworkError> {
+    alone(Scope::Class(class), |c| workload_rules(c, workload))
+}
+
+/// The range rules of the limit of region `region` alone (see
+/// [`check_workload`]).
+pub fn check_region_limit(region: RegionId, limit: Option<u32>) -> Vec<NetworkError> {
+    alone(Scope::Region(region), |c| limit_rules(c, limit))
 }
