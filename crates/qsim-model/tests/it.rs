@@ -1099,3 +1099,91 @@ fn loading_is_linear_in_the_stations() {
         "loading 40k stations took {t40:.3}s, 20k took {t20:.3}s: not linear"
     );
 }
+
+/// A model with one value breaking each of the kernel's range rules, in
+/// every station kind, its mechanisms, speed curves and routing.
+const RANGES: &str = r#"[workload]
+type = "closed"
+population = 4
+[workload.routing]
+source = { cpu = 1.5 }
+cpu = { l = 1.0 }
+l = { fan = 1.0 }
+gather = { sink = 1.0 }
+db = { gather = 1.0 }
+
+[stations.cpu]
+kind = "queue"
+servers = 2
+service = { dist = "exponential", mean = 0.001 }
+
+[stations.l]
+kind = "latch"
+service = { dist = "exponential", mean = 0.001 }
+numa = { nodes = 0, cores_per_node = 4, local_handoff_s = -1e-6, remote_handoff_s = 1e-6 }
+spin = { spin_wait_delay = 6, pause_cycles = 140, clock_ghz = 0, context_switch_s = 5e-6, cpu = "cpu" }
+speed = { usl = { sigma = -0.1, kappa = 0, lambda = 1000 } }
+
+[stations.fan]
+kind = "fork"
+fan_out = 0
+to = { db = -2 }
+join = "gather"
+
+[stations.gather]
+kind = "join"
+quorum = 0
+
+[stations.db]
+kind = "link"
+rtt = { dist = "exponential", mean = 0.001 }
+pipeline = 0
+speed = { table = [{ n = 0.5, rate = 10 }] }
+"#;
+
+#[test]
+fn kernel_range_errors_are_located_at_their_keys() {
+    // The reader only checks types; each rule is the kernel's, and its
+    // typed location comes back as the file position of the value and the
+    // key path, with the message saying what was found and expected.
+    check(
+        RANGES,
+        &[],
+        &[
+            "m.toml:5:18: workload.routing.source.cpu: expected a probability between 0 and 1, found 1.5",
+            "m.toml:19:18: stations.l.numa.nodes: expected a number of nodes >= 1, found 0",
+            "m.toml:19:59: stations.l.numa.local_handoff_s: expected a time in seconds >= 0, found -0.000001",
+            "m.toml:20:63: stations.l.spin.clock_ghz: expected a positive clock rate, found 0",
+            "m.toml:20:97: stations.l.spin.cpu: station cpu is not a PS queue; spinning waiters share a cpu's capacity with its jobs, so spin.cpu must name a queue with discipline = \"ps\"",
+            "m.toml:21:27: stations.l.speed.usl.sigma: expected a coefficient >= 0, found -0.1",
+            "m.toml:25:11: stations.fan.fan_out: expected a number of sub-jobs >= 1, found 0",
+            "m.toml:26:13: stations.fan.to.db: expected a positive weight, found -2",
+            "m.toml:31:10: stations.gather.quorum: expected a quorum >= 1, found 0",
+            "m.toml:36:12: stations.db.pipeline: expected a pipeline depth >= 1, found 0",
+            "m.toml:37:26: stations.db.speed.table[0].n: expected a number of jobs >= 1, found 0.5",
+        ],
+    );
+    // A wrong branch is the reason; the row's sum is not reported as well.
+    let got = errors(RANGES, &[]);
+    assert!(!got.contains("must sum to 1"), "{got}");
+    assert_eq!(
+        got.lines().filter(|l| l.starts_with("m.toml:")).count(),
+        11,
+        "{got}"
+    );
+}
+
+#[test]
+fn kernel_range_errors_from_overrides_name_the_override() {
+    // Set by --set over a value of the file: the file position of the old
+    // value, and the override that put the bad one there; a key the
+    // override creates is located at the override itself.
+    check(
+        CLOSED,
+        &["stations.cpu.servers=0", "workload.routing.cpu.sink=1.5"],
+        &[
+            "m.toml:8:44: workload.routing.cpu.sink: expected a probability between 0 and 1, found 1.5 (set by --set workload.routing.cpu.sink=1.5)",
+            "--set stations.cpu.servers=0: stations.cpu.servers: expected a number of servers >= 1, found 0",
+        ],
+    );
+}

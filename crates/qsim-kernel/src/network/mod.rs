@@ -489,3 +489,41 @@ pub fn check_workload(class: ClassId, workload: &Workload) -> Vec<NetworkError> 
 pub fn check_region_limit(region: RegionId, limit: Option<u32>) -> Vec<NetworkError> {
     alone(Scope::Region(region), |c| limit_rules(c, limit))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The errors of `check_view` on `n` stations, none of them built
+    /// (cheap even at the limit: a view is one pointer per station).
+    fn count_errors(n: usize) -> Vec<NetworkError> {
+        let view = View {
+            stations: vec![None; n],
+            classes: Vec::new(),
+            regions: Vec::new(),
+        };
+        let mut c = Check {
+            view: &view,
+            scope: Scope::Network,
+            out: Vec::new(),
+        };
+        check_view(&mut c, None);
+        c.out
+    }
+
+    #[test]
+    fn station_count_is_limited_by_the_event_encoding() {
+        // Station ids travel in 24 bits of an event: 2^24 stations fit, one
+        // more does not, and the error says so at the stations.
+        assert_eq!(MAX_STATIONS, 1 << 24);
+        assert!(count_errors(MAX_STATIONS).is_empty());
+        let e = count_errors(MAX_STATIONS + 1);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(
+            (e[0].scope, e[0].field.as_slice()),
+            (Scope::Network, &[Field::Key("stations")][..])
+        );
+        assert!(e[0].message.contains("found 16777217 stations"), "{}", e[0]);
+        assert!(e[0].message.contains("at most 16777216"), "{}", e[0]);
+    }
+}

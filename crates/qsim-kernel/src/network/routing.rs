@@ -98,6 +98,7 @@ fn check_row(
     branches: &[(super::Target, f64)],
 ) {
     let mut sum = 0.0;
+    let mut all_probabilities = true;
     for &(t, prob) in branches {
         let mut at = row_at.to_vec();
         at.push(Field::To(t));
@@ -109,6 +110,7 @@ fn check_row(
             }
         }
         if !(prob.is_finite() && (0.0..=1.0).contains(&prob)) {
+            all_probabilities = false;
             c.error(
                 &at,
                 format!(
@@ -121,7 +123,8 @@ fn check_row(
     }
     if branches.is_empty() {
         c.error(row_at, "expected at least one destination, found none");
-    } else if (sum - 1.0).abs() > 1e-9 {
+    } else if all_probabilities && (sum - 1.0).abs() > 1e-9 {
+        // (A wrong branch already says why the sum is off.)
         c.error(
             row_at,
             format!("probabilities must sum to 1, found {}", fmt_num(sum)),
