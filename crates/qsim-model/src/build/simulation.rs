@@ -23,9 +23,9 @@ pub(super) fn simulation(
     names: &Names<'_>,
     root: &Node,
 ) -> (Option<RunConfig>, Option<InitialState>) {
-    let mut run = RunConfig::default();
+    let d = RunConfig::default();
     let Some(s) = root.get("simulation") else {
-        return (Some(run), Some(InitialState::Thinking));
+        return (Some(d), Some(InitialState::Thinking));
     };
     if ctx
         .table(s, "simulation", "the simulation settings")
@@ -34,171 +34,156 @@ pub(super) fn simulation(
         return (None, None);
     }
     ctx.check_keys(s, "simulation", SIM_KEYS, "[simulation]");
-    let mut ok = true;
-    let p = |k: &str| child("simulation", k);
-    if let Some(n) = s.get("replications") {
-        match ctx.u32(n, &p("replications"), 1, "a number of replications") {
-            Some(r) => {
-                run.replications = r;
-                if r < 2 {
-                    ctx.warn(
-                        &n.origin,
-                        &p("replications"),
-                        "one replication gives no confidence interval; expected 2 or more (5 is the default)",
-                    );
-                }
-            }
-            None => ok = false,
-        }
-    }
-    if let Some(n) = s.get("seed") {
-        match ctx.int(n, &p("seed"), 0, i64::MAX, "a seed") {
-            Some(v) => run.seed = v as u64,
-            None => ok = false,
-        }
-    }
-    let mut stop_given = false;
-    if let Some(n) = s.get("stop") {
-        stop_given = true;
-        match jobs_or_time(ctx, n, &p("stop"), false) {
-            Some(JobsOrTime::Jobs(j)) => run.stop = Stop::Jobs(j),
-            Some(JobsOrTime::Time(t)) => run.stop = Stop::Time(t),
-            None => ok = false,
-        }
-    }
-    match s.get("warmup") {
-        Some(n) => {
-            let wp = p("warmup");
-            match &n.v {
-                V::Str(_) => match ctx.choice(n, &wp, &["mser5", "none"]) {
-                    Some("mser5") => run.warmup = Warmup::Mser5,
-                    Some(_) => run.warmup = Warmup::None,
-                    None => ok = false,
-                },
-                _ => match jobs_or_time(ctx, n, &wp, true) {
-                    Some(JobsOrTime::Jobs(j)) => run.warmup = Warmup::Jobs(j),
-                    Some(JobsOrTime::Time(t)) => run.warmup = Warmup::Time(t),
-                    None => ok = false,
-                },
-            }
-        }
-        None if stop_given => {
-            run.warmup = match run.stop {
-                Stop::Jobs(j) => Warmup::Jobs(j / 10),
-                Stop::Time(t) => Warmup::Time(t / 10.0),
-            }
-        }
-        None => {}
-    }
-    if let Some(n) = s.get("precision") {
-        let pp = p("precision");
-        if ctx
-            .table(
-                n,
-                &pp,
-                "{ relative_half_width = 0.01, max_replications = 50 }",
-            )
-            .is_some()
-        {
-            ctx.check_keys(
-                n,
-                &pp,
-                &["relative_half_width", "max_replications"],
-                "precision",
-            );
-            let rhw = ctx
-                .required(
-                    n,
-                    &pp,
-                    "relative_half_width",
-                    "the target CI half-width / mean, e.g. 0.01",
-                )
-                .and_then(|v| {
-                    let x = ctx.positive(v, &child(&pp, "relative_half_width"), "fraction")?;
-                    if x >= 1.0 {
-                        ctx.error(
-                            &v.origin,
-                            &child(&pp, "relative_half_width"),
-                            format!(
-                                "expected a fraction below 1 (e.g. 0.01 for 1%), found {}",
-                                num(x)
-                            ),
-                        );
-                        return None;
-                    }
-                    Some(x)
-                });
-            let maxr =
-                Table { node: n, path: &pp }.opt(ctx, "max_replications", 50, |ctx, v, p| {
-                    ctx.u32(v, p, 2, "a number of replications")
-                });
-            match (rhw, maxr) {
-                (Some(r), Some(m)) => {
-                    if m < run.replications {
-                        ctx.warn(
-                            &n.origin,
-                            &child(&pp, "max_replications"),
-                            format!(
-                                "max_replications {m} is below replications {}; no replications will be added",
-                                run.replications
-                            ),
-                        );
-                    }
-                    run.precision = Some(Precision {
-                        relative_half_width: r,
-                        max_replications: m,
-                    })
-                }
-                _ => ok = false,
-            }
-        } else {
-            ok = false;
-        }
-    }
-    if let Some(n) = s.get("sla_s") {
-        match ctx.positive(n, &p("sla_s"), "time in seconds") {
-            Some(v) => run.sla_s = Some(v),
-            None => ok = false,
-        }
-    }
-    for (k, slot) in [
-        ("max_jobs_present", &mut run.max_jobs_present),
-        ("max_events", &mut run.max_events),
-    ] {
-        if let Some(n) = s.get(k) {
-            match ctx.int(n, &p(k), 1, i64::MAX, "a count") {
-                Some(v) => *slot = v as u64,
-                None => ok = false,
-            }
-        }
-    }
-    let initial = match s.get("initial") {
-        None => Some(InitialState::Thinking),
-        Some(n) => {
-            let ip = p("initial");
-            match &n.v {
-                V::Str(x) if x == "thinking" => Some(InitialState::Thinking),
-                V::Table(_) => {
-                    ctx.check_keys(n, &ip, &["station"], "initial");
-                    ctx.required(n, &ip, "station", "the station where every job starts")
-                        .and_then(|st| names.station(ctx, st, &child(&ip, "station"), &[]))
-                        .map(InitialState::AtStation)
-                }
-                other => {
-                    ctx.error(
-                        &n.origin,
-                        &ip,
-                        format!(
-                            "expected \"thinking\" or {{ station = \"name\" }}, found {}",
-                            other.describe()
-                        ),
-                    );
-                    None
-                }
-            }
-        }
+    let t = Table {
+        node: s,
+        path: "simulation",
     };
-    (ok.then_some(run), initial)
+    let replications = t.opt(ctx, "replications", d.replications, |ctx, n, p| {
+        let r = ctx.u32(n, p, 1, "a number of replications")?;
+        if r < 2 {
+            ctx.warn(
+                &n.origin,
+                p,
+                "one replication gives no confidence interval; expected 2 or more (5 is the default)",
+            );
+        }
+        Some(r)
+    });
+    let seed = t.opt(ctx, "seed", d.seed, |ctx, n, p| {
+        ctx.int(n, p, 0, i64::MAX, "a seed").map(|v| v as u64)
+    });
+    let stop = t.opt(ctx, "stop", None, |ctx, n, p| {
+        jobs_or_time(ctx, n, p, false).map(|x| {
+            Some(match x {
+                JobsOrTime::Jobs(j) => Stop::Jobs(j),
+                JobsOrTime::Time(t) => Stop::Time(t),
+            })
+        })
+    });
+    // Without a warm-up, a given stop rule implies a tenth of it.
+    let implied = match stop {
+        Some(Some(Stop::Jobs(j))) => Warmup::Jobs(j / 10),
+        Some(Some(Stop::Time(t))) => Warmup::Time(t / 10.0),
+        _ => d.warmup,
+    };
+    let warmup = t.opt(ctx, "warmup", implied, |ctx, n, p| match &n.v {
+        V::Str(_) => ctx.choice(n, p, &["mser5", "none"]).map(|w| match w {
+            "mser5" => Warmup::Mser5,
+            _ => Warmup::None,
+        }),
+        _ => jobs_or_time(ctx, n, p, true).map(|x| match x {
+            JobsOrTime::Jobs(j) => Warmup::Jobs(j),
+            JobsOrTime::Time(t) => Warmup::Time(t),
+        }),
+    });
+    let precision = t.opt(ctx, "precision", None, |ctx, n, p| {
+        precision(ctx, n, p, replications.unwrap_or(d.replications)).map(Some)
+    });
+    let sla_s = t.opt(ctx, "sla_s", d.sla_s, |ctx, n, p| {
+        ctx.positive(n, p, "time in seconds").map(Some)
+    });
+    let count = |ctx: &mut Ctx<'_>, n: &Node, p: &str| {
+        ctx.int(n, p, 1, i64::MAX, "a count").map(|v| v as u64)
+    };
+    let max_jobs_present = t.opt(ctx, "max_jobs_present", d.max_jobs_present, count);
+    let max_events = t.opt(ctx, "max_events", d.max_events, count);
+    let initial = t.opt(
+        ctx,
+        "initial",
+        InitialState::Thinking,
+        |ctx, n, ip| match &n.v {
+            V::Str(x) if x == "thinking" => Some(InitialState::Thinking),
+            V::Table(_) => {
+                ctx.check_keys(n, ip, &["station"], "initial");
+                Table { node: n, path: ip }
+                    .req(
+                        ctx,
+                        "station",
+                        "the station where every job starts",
+                        |ctx, st, p| names.station(ctx, st, p, &[]),
+                    )
+                    .map(InitialState::AtStation)
+            }
+            other => {
+                ctx.error(
+                    &n.origin,
+                    ip,
+                    format!(
+                        "expected \"thinking\" or {{ station = \"name\" }}, found {}",
+                        other.describe()
+                    ),
+                );
+                None
+            }
+        },
+    );
+    let run = (|| {
+        Some(RunConfig {
+            replications: replications?,
+            seed: seed?,
+            stop: stop?.unwrap_or(d.stop),
+            warmup: warmup?,
+            precision: precision?,
+            sla_s: sla_s?,
+            max_jobs_present: max_jobs_present?,
+            max_events: max_events?,
+            ..d
+        })
+    })();
+    (run, initial)
+}
+
+/// `precision = { relative_half_width, max_replications }`.
+fn precision(ctx: &mut Ctx<'_>, n: &Node, pp: &str, replications: u32) -> Option<Precision> {
+    ctx.table(
+        n,
+        pp,
+        "{ relative_half_width = 0.01, max_replications = 50 }",
+    )?;
+    ctx.check_keys(
+        n,
+        pp,
+        &["relative_half_width", "max_replications"],
+        "precision",
+    );
+    let t = Table { node: n, path: pp };
+    let rhw = t.req(
+        ctx,
+        "relative_half_width",
+        "the target CI half-width / mean, e.g. 0.01",
+        |ctx, v, p| {
+            let x = ctx.positive(v, p, "fraction")?;
+            if x >= 1.0 {
+                ctx.error(
+                    &v.origin,
+                    p,
+                    format!(
+                        "expected a fraction below 1 (e.g. 0.01 for 1%), found {}",
+                        num(x)
+                    ),
+                );
+                return None;
+            }
+            Some(x)
+        },
+    );
+    let maxr = t.opt(ctx, "max_replications", 50, |ctx, v, p| {
+        ctx.u32(v, p, 2, "a number of replications")
+    });
+    let (r, m) = (rhw?, maxr?);
+    if m < replications {
+        ctx.warn(
+            &n.origin,
+            &child(pp, "max_replications"),
+            format!(
+                "max_replications {m} is below replications {replications}; no replications will be added"
+            ),
+        );
+    }
+    Some(Precision {
+        relative_half_width: r,
+        max_replications: m,
+    })
 }
 
 enum JobsOrTime {
