@@ -130,6 +130,11 @@ pub fn mva_single(spec: &NetworkSpec, class: usize, max_n: u32) -> Result<mva::M
     Ok(mva::exact(&stations, think, max_n)?)
 }
 
+/// A run that stays in a basin for this many interactions (longer than a
+/// typical replication: qsim's models run 10^4 to 10^5 jobs each) shows only
+/// that basin's figures.
+pub const STAY_INTERACTIONS: f64 = 1e5;
+
 /// A steady state the network can stay in.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct OperatingPoint {
@@ -151,12 +156,14 @@ pub struct Bistability {
 /// Looks for several operating points in a single closed class with a
 /// falling speed curve. For each station `c` whose rate falls below 95% of
 /// its peak within 1..=N, the rest of the network (exact MVA without `c`)
-/// sends it X_rest(N − n) interactions per second when n jobs are at `c`,
-/// and `c` returns rate(n)/v_c. The fluid balance f(n) = X_rest(N − n) −
-/// rate(n)/v_c is positive at n = 0 and not positive at n = N; every
-/// crossing from + to − is a stable point (more jobs drain, fewer refill).
-/// Two or more such crossings: the network stays where it starts, and
-/// no single figure is the answer.
+/// sends it v_c·X_rest(N − k) visits per second while k jobs are at `c`,
+/// which completes rate(k): a birth-death chain for k. Where its
+/// distribution has two modes separated by a trough so deep that a run
+/// stays on one side (mean passage times beyond [`STAY_INTERACTIONS`]
+/// interactions both ways), the network stays where it starts and no single
+/// figure is the answer. (Crossings of the fluid balance alone are not
+/// enough: a shallow basin such as models/pgo.toml's is left within a
+/// fraction of a second.)
 pub fn bistability(spec: &NetworkSpec, class: usize) -> Result<Option<Bistability>, Error> {
     let Some((population, think)) = closed_class(spec, class) else {
         return Ok(None);
@@ -169,13 +176,23 @@ pub fn bistability(spec: &NetworkSpec, class: usize) -> Result<Option<Bistabilit
         class: spec.classes[class].name.clone(),
     })?;
     let all = mva_stations(spec, class)?;
-    for (c, st) in spec.stations.iter().enumerate() {
-        let Some(speed) = &st.speed else { continue };
+    // Stations whose rate falls below 95% of its peak.
+    let mut falling: Vec<(usize, f64)> = spec
+        .stations
+        .iter()
+        .enumerate()
+        .filter_map(|(c, st)| {
+            let speed = st.speed.as_ref()?;
+            let drop = speed.rate(f64::from(population)) / peak_rate(speed, Some(population));
+            (visits.total[c] > 0.0 && drop < 0.95).then_some((c, drop))
+        })
+        .collect();
+    falling.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let mut best = None;
+    for (c, _) in falling {
+        let st = &spec.stations[c];
+        let speed = st.speed.as_ref().expect("filtered");
         let v = visits.total[c];
-        let peak = peak_rate(speed, Some(population));
-        if v <= 0.0 || speed.rate(f64::from(population)) >= 0.95 * peak {
-            continue;
-        }
         let rest: Vec<mva::Station> = all
             .iter()
             .enumerate()
@@ -199,32 +216,121 @@ pub fn bistability(spec: &NetworkSpec, class: usize) -> Result<Option<Bistabilit
                 .chain(sol.points.iter().map(|p| p.throughput_per_s))
                 .collect()
         };
-        let out = |n: u32| {
-            if n == 0 {
-                0.0
-            } else {
-                speed.rate(f64::from(n)) / v
-            }
-        };
-        let f = |n: u32| x_rest[(population - n) as usize] - out(n);
-        let mut points = Vec::new();
-        for n in 0..population {
-            let (a, b) = (f(n), f(n + 1));
-            if a > 0.0 && b <= 0.0 {
-                let t = a / (a - b);
-                let x = out(n) + t * (out(n + 1) - out(n));
-                points.push(OperatingPoint {
-                    jobs_at_station: f64::from(n) + t,
-                    throughput_per_s: x,
+        let points = basins(&x_rest, v, |k| speed.rate(k as f64));
+        if points.len() >= 2 {
+            let spread = spread(&points);
+            if best
+                .as_ref()
+                .is_none_or(|b: &Bistability| spread > self::spread(&b.operating_points))
+            {
+                best = Some(Bistability {
+                    station: st.name.clone(),
+                    operating_points: points,
                 });
             }
         }
-        if points.len() >= 2 {
-            return Ok(Some(Bistability {
-                station: st.name.clone(),
-                operating_points: points,
-            }));
+    }
+    Ok(best)
+}
+
+/// Ratio of the fastest to the slowest operating point. The rest of the
+/// network is taken at its own long-run mean, which averages over its own
+/// states when it is bistable too, so the station whose analysis separates
+/// the states most is the one that shows them.
+fn spread(points: &[OperatingPoint]) -> f64 {
+    let hi = points
+        .iter()
+        .map(|p| p.throughput_per_s)
+        .fold(0.0, f64::max);
+    let lo = points
+        .iter()
+        .map(|p| p.throughput_per_s)
+        .fold(f64::INFINITY, f64::min);
+    hi / lo
+}
+
+/// The modes of the number at the station, as a birth-death chain with
+/// arrivals v·X_rest(N − k) and completions rate(k) (the flow-equivalent
+/// view of the rest of the network), with the mean time to leave each for
+/// its neighbour. Returns the modes both of whose escape times exceed
+/// [`STAY_INTERACTIONS`] interactions at their own throughput.
+fn basins(x_rest: &[f64], v: f64, rate: impl Fn(usize) -> f64) -> Vec<OperatingPoint> {
+    let n = x_rest.len() - 1;
+    let lam = |k: usize| v * x_rest[n - k];
+    let mut lp = vec![0.0; n + 1];
+    for k in 1..=n {
+        lp[k] = lp[k - 1] + lam(k - 1).ln() - rate(k).ln();
+        if !lp[k].is_finite() {
+            return Vec::new();
         }
     }
-    Ok(None)
+    let top = lp.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let total: f64 = lp.iter().map(|x| (x - top).exp()).sum();
+    let pi: Vec<f64> = lp.iter().map(|x| (x - top).exp() / total).collect();
+    let modes: Vec<usize> = (0..=n)
+        .filter(|&k| (k == 0 || lp[k] > lp[k - 1]) && (k == n || lp[k] >= lp[k + 1]))
+        .collect();
+    let mut below = vec![0.0; n + 2];
+    for k in 0..=n {
+        below[k + 1] = below[k] + pi[k];
+    }
+    // Split the chain at the trough between two modes when leaving either
+    // side takes longer than STAY_INTERACTIONS interactions there.
+    let flow = |k: usize| if k == 0 { 0.0 } else { rate(k) / v };
+    // Means within lo..=hi, weighted relative to the basin's own peak (the
+    // other basin may be astronomically more likely).
+    let mean_flow = |lo: usize, hi: usize| {
+        let peak = lp[lo..=hi]
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max);
+        let w: Vec<f64> = lp[lo..=hi].iter().map(|x| (x - peak).exp()).collect();
+        let mass: f64 = w.iter().sum();
+        let x: f64 = w
+            .iter()
+            .enumerate()
+            .map(|(i, p)| p * flow(lo + i))
+            .sum::<f64>()
+            / mass;
+        let jobs: f64 = w
+            .iter()
+            .enumerate()
+            .map(|(i, p)| p * (lo + i) as f64)
+            .sum::<f64>()
+            / mass;
+        (x, jobs)
+    };
+    // A state too unlikely to be represented is never crossed.
+    let passage = |num: f64, den: f64| if den > 0.0 { num / den } else { f64::INFINITY };
+    let mut cuts = Vec::new();
+    for w in modes.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let trough = (a..=b)
+            .min_by(|&i, &j| lp[i].total_cmp(&lp[j]))
+            .unwrap_or(a);
+        // Mean first-passage times of a birth-death chain, up and down.
+        let up: f64 = (a..b).map(|k| passage(below[k + 1], pi[k] * lam(k))).sum();
+        let down: f64 = (a + 1..=b)
+            .map(|k| passage((1.0 - below[k]).max(0.0), pi[k] * rate(k)))
+            .sum();
+        let (xa, _) = mean_flow(cuts.last().map_or(0, |&c| c + 1), trough);
+        let (xb, _) = mean_flow(trough + 1, n);
+        if up * xa >= STAY_INTERACTIONS && down * xb >= STAY_INTERACTIONS {
+            cuts.push(trough);
+        }
+    }
+    if cuts.is_empty() {
+        return Vec::new();
+    }
+    let mut points = Vec::new();
+    let mut lo = 0;
+    for hi in cuts.into_iter().chain([n]) {
+        let (x, jobs) = mean_flow(lo, hi);
+        points.push(OperatingPoint {
+            jobs_at_station: jobs,
+            throughput_per_s: x,
+        });
+        lo = hi + 1;
+    }
+    points
 }
