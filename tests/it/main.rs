@@ -4,4 +4,5 @@
 mod cli;
 mod exact;
 mod scenarios;
+mod solve;
 mod support;
