@@ -369,9 +369,9 @@ fn bounded_step(a: [[f64; 3]; 3], b: [f64; 3], p: &[f64; 3]) -> Option<[f64; 3]>
     loop {
         let (mut a2, mut b2) = (a, b);
         for i in (0..3).filter(|&i| fixed[i]) {
-            for j in 0..3 {
-                a2[i][j] = 0.0;
-                a2[j][i] = 0.0;
+            a2[i] = [0.0; 3];
+            for row in a2.iter_mut() {
+                row[i] = 0.0;
             }
             a2[i][i] = 1.0;
             b2[i] = 0.0;
