@@ -3,7 +3,8 @@
 //!
 //! This facade re-exports the crates so a capacity-planning program needs one
 //! dependency: [`kernel`] (networks, runs, results), [`model`] (the TOML
-//! format), [`analytic`] (exact and approximate solutions) and [`report`]
+//! format), [`analytic`] (exact and approximate solutions), [`theory`]
+//! (those solutions and bounds applied to a network) and [`report`]
 //! (tables, JSON, CSV, charts).
 //!
 //! ```
@@ -31,3 +32,4 @@ pub use qsim_analytic as analytic;
 pub use qsim_kernel as kernel;
 pub use qsim_model as model;
 pub use qsim_report as report;
+pub use qsim_theory as theory;
