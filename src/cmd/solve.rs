@@ -99,7 +99,25 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
             Some(n) => closed_bounds(spec, 0, n).map_err(|e| usage(spec, &name, None, e))?,
             None => None,
         };
-        print_outside(out, &name, &reasons, bounds.as_ref(), args.format)?;
+        let sim = match (&bounds, args.compare) {
+            (Some(_), true) => {
+                let mut config = model.run.clone();
+                args.options.apply(&mut config)?;
+                Some(
+                    qsim_kernel::run(&model.network, &config)
+                        .with_context(|| format!("simulating {name}"))?,
+                )
+            }
+            _ => None,
+        };
+        print_outside(
+            out,
+            &name,
+            &reasons,
+            bounds.as_ref(),
+            sim.as_ref(),
+            args.format,
+        )?;
         Ok(ExitCode::SUCCESS)
     };
 
@@ -370,12 +388,28 @@ fn print_outside(
     name: &str,
     reasons: &[String],
     b: Option<&ClosedBounds>,
+    sim: Option<&RunResults>,
     format: Format,
 ) -> Result<()> {
+    // The simulated throughput against the bounds: outside only when the
+    // whole 95% CI is beyond a bound (1e-9 relative for rounding).
+    let check = b.zip(sim).map(|(b, r)| {
+        let x = r.system.throughput_per_s;
+        let slack = x.ci95 + 1e-9 * x.mean;
+        let within = x.mean - slack <= b.throughput_upper_per_s
+            && b.throughput_lower_per_s.is_none_or(|l| x.mean + slack >= l);
+        (x, within)
+    });
     match format {
         Format::Json => {
-            let v =
+            let mut v =
                 json!({ "model": name, "product_form": false, "reasons": reasons, "bounds": b });
+            if let Some((x, within)) = check {
+                v["simulation"] = json!({
+                    "throughput_per_s": { "mean": x.mean, "ci95": x.ci95 },
+                    "within_bounds": within,
+                });
+            }
             writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         }
         Format::Csv => {
@@ -402,6 +436,13 @@ fn print_outside(
                     "system,,response_upper_s,bound,{},,,",
                     opt(b.response_upper_s)
                 )?;
+                if let Some((x, within)) = check {
+                    writeln!(
+                        out,
+                        "system,,throughput_per_s,simulation,,{},{},{within}",
+                        x.mean, x.ci95
+                    )?;
+                }
                 if let Some(why) = &b.lower_unavailable {
                     eprintln!("warning: no lower throughput bound: {why}");
                 }
@@ -441,6 +482,19 @@ fn print_outside(
                     writeln!(out, "  response    >= {:.6} s", b.response_lower_s)?;
                     if let Some(r) = b.response_upper_s {
                         writeln!(out, "  response    <= {r:.6} s")?;
+                    }
+                    if let Some((x, within)) = check {
+                        writeln!(
+                            out,
+                            "  simulation  {:.4} ± {:.2e} /s: {}",
+                            x.mean,
+                            x.ci95,
+                            if within {
+                                "within the bounds"
+                            } else {
+                                "OUTSIDE the bounds (a bound or the simulator is wrong)"
+                            }
+                        )?;
                     }
                 }
                 None => writeln!(out, "\nno bounds: they need a single closed class")?,

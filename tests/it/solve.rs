@@ -313,3 +313,35 @@ fn csv_and_zero_width_intervals() {
     );
     let _ = std::fs::remove_file(path);
 }
+
+#[test]
+fn compare_outside_product_form_checks_the_bounds() {
+    let out = qsim(&[
+        "solve",
+        "models/paxos_serial.toml",
+        "--set",
+        "stations.paxos.max_batch=8",
+        "--set",
+        "workload.population=4",
+        "--compare",
+        "--jobs",
+        "5000",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["product_form"], false);
+    assert_eq!(v["simulation"]["within_bounds"], true, "{v}");
+    let x = v["simulation"]["throughput_per_s"]["mean"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        x <= v["bounds"]["throughput_upper_per_s"].as_f64().unwrap(),
+        "{v}"
+    );
+}
