@@ -28,27 +28,11 @@ pub fn visit_ratios(spec: &NetworkSpec, class: usize) -> Option<Visits> {
             u
         }
         Routing::Probabilistic { entry, from } => {
-            let mut a = vec![vec![0.0; ns + 1]; ns];
-            for (i, row) in a.iter_mut().enumerate() {
-                row[i] = 1.0;
-            }
-            for &(t, p) in entry {
-                if let Target::Station(t) = t {
-                    a[t][ns] += p;
-                }
-            }
-            for s in 0..ns {
-                if let StationKind::Fork(f) = &spec.stations[s].kind {
-                    a[f.join][s] -= 1.0;
-                    continue;
-                }
-                for &(t, p) in &from[s] {
-                    if let Target::Station(t) = t {
-                        a[t][s] -= p;
-                    }
-                }
-            }
-            let u = gauss(a)?;
+            let u = if ns <= DENSE_MAX {
+                dense(spec, entry, from)?
+            } else {
+                sparse(spec, entry, from)?
+            };
             // Negative or astronomically large visits mean a (numerically)
             // trapping loop.
             if u.iter().any(|x| !x.is_finite() || *x < -1e-9 || *x > 1e12) {
@@ -67,6 +51,88 @@ pub fn visit_ratios(spec: &NetworkSpec, class: usize) -> Option<Visits> {
         }
     }
     Some(Visits { parent, total })
+}
+
+/// Above this many stations the traffic equations are solved by sparse
+/// iteration: a dense matrix would take n² memory (105k stations: 88 GB).
+const DENSE_MAX: usize = 1500;
+
+/// The sparse solver's work limit, in routing-row visits (about a second).
+const SPARSE_WORK: u64 = 400_000_000;
+
+type Row = [(Target, f64)];
+
+/// Exact solution by Gaussian elimination (small networks).
+fn dense(spec: &NetworkSpec, entry: &Row, from: &[Vec<(Target, f64)>]) -> Option<Vec<f64>> {
+    let ns = spec.stations.len();
+    let mut a = vec![vec![0.0; ns + 1]; ns];
+    for (i, row) in a.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    for &(t, p) in entry {
+        if let Target::Station(t) = t {
+            a[t][ns] += p;
+        }
+    }
+    for s in 0..ns {
+        if let StationKind::Fork(f) = &spec.stations[s].kind {
+            a[f.join][s] -= 1.0;
+            continue;
+        }
+        for &(t, p) in &from[s] {
+            if let Target::Station(t) = t {
+                a[t][s] -= p;
+            }
+        }
+    }
+    gauss(a)
+}
+
+/// Gauss–Seidel on the routing rows, in memory linear in the routes: the
+/// visits are the expected numbers of passes, so the iteration converges
+/// for every routing that lets jobs leave; it gives up (`None`) when the
+/// work limit is reached first (a loop whose jobs almost never leave).
+fn sparse(spec: &NetworkSpec, entry: &Row, from: &[Vec<(Target, f64)>]) -> Option<Vec<f64>> {
+    let ns = spec.stations.len();
+    // Incoming arcs of each station, as (source, probability).
+    let mut into: Vec<Vec<(usize, f64)>> = vec![Vec::new(); ns];
+    for s in 0..ns {
+        if let StationKind::Fork(f) = &spec.stations[s].kind {
+            into[f.join].push((s, 1.0));
+            continue;
+        }
+        for &(t, p) in &from[s] {
+            if let Target::Station(t) = t {
+                into[t].push((s, p));
+            }
+        }
+    }
+    let mut e = vec![0.0; ns];
+    for &(t, p) in entry {
+        if let Target::Station(t) = t {
+            e[t] += p;
+        }
+    }
+    let arcs: u64 = into.iter().map(|v| v.len() as u64 + 1).sum();
+    let mut u = e.clone();
+    let mut work = 0u64;
+    loop {
+        let mut change = 0.0f64;
+        let mut size = 0.0f64;
+        for t in 0..ns {
+            let x = e[t] + into[t].iter().map(|&(s, p)| p * u[s]).sum::<f64>();
+            change = change.max((x - u[t]).abs());
+            size = size.max(x.abs());
+            u[t] = x;
+        }
+        work += arcs;
+        if change <= 1e-13 * size.max(1.0) {
+            return Some(u);
+        }
+        if work > SPARSE_WORK || !size.is_finite() || size > 1e12 {
+            return None;
+        }
+    }
 }
 
 /// Gaussian elimination with partial pivoting on an augmented matrix.
