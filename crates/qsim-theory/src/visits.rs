@@ -74,12 +74,12 @@ fn dense(spec: &NetworkSpec, entry: &Row, from: &[Vec<(Target, f64)>]) -> Option
             a[t][ns] += p;
         }
     }
-    for s in 0..ns {
-        if let StationKind::Fork(f) = &spec.stations[s].kind {
+    for (s, (st, row)) in spec.stations.iter().zip(from).enumerate() {
+        if let StationKind::Fork(f) = &st.kind {
             a[f.join][s] -= 1.0;
             continue;
         }
-        for &(t, p) in &from[s] {
+        for &(t, p) in row {
             if let Target::Station(t) = t {
                 a[t][s] -= p;
             }
@@ -96,12 +96,12 @@ fn sparse(spec: &NetworkSpec, entry: &Row, from: &[Vec<(Target, f64)>]) -> Optio
     let ns = spec.stations.len();
     // Incoming arcs of each station, as (source, probability).
     let mut into: Vec<Vec<(usize, f64)>> = vec![Vec::new(); ns];
-    for s in 0..ns {
-        if let StationKind::Fork(f) = &spec.stations[s].kind {
+    for (s, (st, row)) in spec.stations.iter().zip(from).enumerate() {
+        if let StationKind::Fork(f) = &st.kind {
             into[f.join].push((s, 1.0));
             continue;
         }
-        for &(t, p) in &from[s] {
+        for &(t, p) in row {
             if let Target::Station(t) = t {
                 into[t].push((s, p));
             }
@@ -157,4 +157,72 @@ fn gauss(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
         }
     }
     Some((0..n).map(|i| a[i][n] / a[i][i]).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qsim_kernel::{ClassSpec, Discipline, Dist, StationSpec, Workload};
+
+    /// An open chain of `n` queues where each station sends a job back to
+    /// itself with probability `back` and on otherwise: every station is
+    /// visited 1/(1 − back) times.
+    fn chain(n: usize, back: f64) -> NetworkSpec {
+        let stations = (0..n)
+            .map(|i| StationSpec {
+                name: format!("s{i}"),
+                kind: StationKind::Queue {
+                    servers: 1,
+                    discipline: Discipline::Fcfs,
+                },
+                service: vec![Some(Dist::exponential(1000.0).unwrap())],
+                speed: None,
+            })
+            .collect();
+        let from = (0..n)
+            .map(|i| {
+                let next = if i + 1 < n {
+                    Target::Station(i + 1)
+                } else {
+                    Target::Exit
+                };
+                vec![(Target::Station(i), back), (next, 1.0 - back)]
+            })
+            .collect();
+        NetworkSpec {
+            stations,
+            classes: vec![ClassSpec {
+                name: "c".into(),
+                workload: Workload::Open {
+                    interarrival: Dist::exponential(1.0).unwrap(),
+                },
+                routing: Routing::Probabilistic {
+                    entry: vec![(Target::Station(0), 1.0)],
+                    from,
+                },
+                priority: 0,
+            }],
+            ..NetworkSpec::default()
+        }
+    }
+
+    #[test]
+    fn dense_and_sparse_solvers_give_the_exact_visits() {
+        for n in [10, DENSE_MAX + 500] {
+            let v = visit_ratios(&chain(n, 0.2), 0).expect("the chain lets jobs leave");
+            for (i, &x) in v.parent.iter().enumerate() {
+                assert!((x - 1.25).abs() < 1e-9, "n = {n}, station {i}: {x}");
+            }
+        }
+    }
+
+    #[test]
+    fn sparse_solver_refuses_a_routing_that_never_lets_jobs_leave() {
+        let mut spec = chain(DENSE_MAX + 10, 0.2);
+        if let Routing::Probabilistic { from, .. } = &mut spec.classes[0].routing {
+            let last = from.len() - 1;
+            from[last] = vec![(Target::Station(0), 1.0)];
+        }
+        assert_eq!(visit_ratios(&spec, 0), None);
+    }
 }
