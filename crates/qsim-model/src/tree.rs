@@ -699,6 +699,15 @@ pub(crate) fn expected_list(expected: &[String]) -> String {
     }
 }
 
+/// `path.key`, quoting the key when needed.
+pub(crate) fn child(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        crate::quote_key(key)
+    } else {
+        format!("{path}.{}", crate::quote_key(key))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -778,14 +787,5 @@ mod tests {
                 "unknown key path stations.*.zz*; no key matches the pattern stations.*.zz*; the keys there are stations.a1.kind, stations.b1.kind, stations.b2.kind, stations.c.x"
             ]
         );
-    }
-}
-
-/// `path.key`, quoting the key when needed.
-pub(crate) fn child(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        crate::quote_key(key)
-    } else {
-        format!("{path}.{}", crate::quote_key(key))
     }
 }
