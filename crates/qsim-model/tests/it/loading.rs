@@ -413,3 +413,21 @@ fn loading_is_linear_in_the_stations() {
         "loading 40k stations took {t40:.3}s, 20k took {t20:.3}s: not linear"
     );
 }
+
+#[test]
+fn schema_directive_is_not_part_of_the_description() {
+    let m = load(
+        &format!("#:schema ../docs/qsim-model.schema.json\n{MM1}"),
+        &[],
+    );
+    assert_eq!(m.description, load(MM1, &[]).description);
+    for entry in std::fs::read_dir(models_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("#:schema ../docs/qsim-model.schema.json\n"),
+            "{} names the model schema for editors on its first line",
+            path.display()
+        );
+    }
+}
