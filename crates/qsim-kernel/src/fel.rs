@@ -160,7 +160,16 @@ impl Radix {
         if self.digits[d] == [0; 4] {
             self.levels &= !(1 << d);
         }
-        let mut src = std::mem::take(&mut self.buckets[256 * d + v]);
+        let bucket = &mut self.buckets[256 * d + v];
+        if let [e] = bucket[..] {
+            // Alone in its bucket (the common case at the lowest levels
+            // once events are spread out): it is the earliest.
+            bucket.clear();
+            self.last = e.t;
+            self.cur.push(e);
+            return true;
+        }
+        let mut src = std::mem::take(bucket);
         if d == 0 {
             // Only byte 0 differs from `last`: every event here has the
             // same time; the bucket becomes `cur` as it is.
