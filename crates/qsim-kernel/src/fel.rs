@@ -368,6 +368,34 @@ impl Fel {
         self.radix.pop()
     }
 
+    /// Removes the pending event `ev` scheduled at `t` if the list is in
+    /// the array layout (a scan of at most [`SMALL_MAX`] entries, earliest
+    /// first); in the radix layout, or when it is not found, the event
+    /// stays and its handler must recognize it as stale.
+    #[inline]
+    pub fn cancel(&mut self, t: f64, ev: u64) {
+        if !self.small {
+            return;
+        }
+        let t = (t + 0.0).to_bits();
+        let n = self.len;
+        let live = &mut self.list[..n];
+        let mut i = n;
+        while i > 0 {
+            i -= 1;
+            if live[i].t == t && live[i].ev == ev {
+                // Closing the gap keeps the array sorted, ties in order
+                // (a plain loop: the gap is a few entries, memmove's call
+                // would cost more).
+                for k in i..n - 1 {
+                    live[k] = live[k + 1];
+                }
+                self.len = n - 1;
+                return;
+            }
+        }
+    }
+
     /// Removes and returns the earliest event (the first scheduled among
     /// equal times); call [`Fel::settle`] once the event has been handled.
     #[inline(always)]
@@ -725,5 +753,60 @@ mod tests {
         check_against_map(1, 300_000, 100_000, |rng, now| {
             now - (-rng.random::<f64>()).ln_1p() * 1000.0
         });
+    }
+
+    #[test]
+    fn cancel_removes_from_the_array_and_leaves_the_radix_heap_alone() {
+        // Random pushes (many ties), takes and cancels of pending, already
+        // handed out and never scheduled events, checked against a map.
+        use std::collections::BTreeMap;
+        for seed in 0..200u64 {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let mut fel = Fel::new();
+            let mut reference: BTreeMap<(u64, u64), ()> = BTreeMap::new();
+            let (mut next, mut now) = (0u64, 0.0f64);
+            for step in 0..2_000 {
+                match rng.next_u64() % 4 {
+                    0 | 1 if fel.len() < SMALL_MAX => {
+                        let t = now + (rng.next_u64() % 3) as f64;
+                        fel.push(t, next);
+                        reference.insert((t.to_bits(), next), ());
+                        next += 1;
+                    }
+                    2 => {
+                        // A pending event (or, half the time, one with a
+                        // time it does not have).
+                        let Some(&(t, e)) = reference.keys().nth(step % (reference.len() + 1))
+                        else {
+                            continue;
+                        };
+                        let exact = rng.next_u64() % 2 == 0;
+                        let t = f64::from_bits(t) + if exact { 0.0 } else { 0.5 };
+                        fel.cancel(t, e);
+                        if exact {
+                            reference.remove(&(t.to_bits(), e));
+                        }
+                    }
+                    _ => {
+                        if let Some(got) = fel.pop() {
+                            now = got.time();
+                            let want = reference.pop_first().unwrap().0;
+                            assert_eq!((got.t, got.ev), want, "seed {seed} step {step}");
+                            // Already handed out: nothing to remove.
+                            fel.cancel(now, got.ev);
+                        }
+                    }
+                }
+                assert_eq!(fel.len(), reference.len(), "seed {seed} step {step}");
+            }
+        }
+        // Radix layout: the event stays (its handler sees it is stale).
+        let mut fel = Fel::new();
+        for i in 0..100u64 {
+            fel.push(i as f64, i);
+        }
+        assert!(!fel.is_small());
+        fel.cancel(50.0, 50);
+        assert_eq!(fel.len(), 100);
     }
 }
