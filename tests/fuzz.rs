@@ -178,16 +178,36 @@ fn pinned(seeds: &[Seed]) -> Vec<Concrete> {
         sets: Vec::new(),
     };
     vec![
-        set_case("population-run", "cpu_two_disks.toml", Subcommand::Run, &[huge_population]),
-        set_case("population-solve", "cpu_two_disks.toml", Subcommand::Solve, &[huge_population]),
+        set_case(
+            "population-run",
+            "cpu_two_disks.toml",
+            Subcommand::Run,
+            &[huge_population],
+        ),
+        set_case(
+            "population-solve",
+            "cpu_two_disks.toml",
+            Subcommand::Solve,
+            &[huge_population],
+        ),
         set_case(
             "fan-out",
             "gr_bucket.toml",
             Subcommand::Run,
             &["stations.replicate.fan_out=4294967295"],
         ),
-        set_case("endless-samples-check", "mm1.toml", Subcommand::Check, &[endless_samples]),
-        set_case("endless-samples-run", "mm1.toml", Subcommand::Run, &[endless_samples]),
+        set_case(
+            "endless-samples-check",
+            "mm1.toml",
+            Subcommand::Check,
+            &[endless_samples],
+        ),
+        set_case(
+            "endless-samples-run",
+            "mm1.toml",
+            Subcommand::Run,
+            &[endless_samples],
+        ),
         set_case(
             "warmup",
             "mm1.toml",
@@ -242,7 +262,38 @@ struct Record {
     index: Option<u64>,
 }
 
-/// Groups failures that very likely share a root cause.
+/// Groups failures for the report: the signature, plus (for outcomes that
+/// carry no location, such as a timeout) the keys the case changed.
+fn group_key(c: &Concrete, outcome: &Outcome, seeds: &[Seed]) -> String {
+    let sig = signature(c.sub, outcome);
+    if matches!(outcome, Outcome::Panic(_) | Outcome::Suspect(_)) {
+        return sig;
+    }
+    let mut keys: Vec<String> = c
+        .sets
+        .iter()
+        .map(|s| s.split('=').next().unwrap_or(s).trim().to_string())
+        .collect();
+    let old = &seeds[c.model].text;
+    let new = String::from_utf8_lossy(&c.text);
+    for line in diff(old, &new).lines().filter(|l| l.contains(" + ")) {
+        let text = line.split(" + ").nth(1).unwrap_or_default();
+        keys.push(
+            text.split('=')
+                .next()
+                .unwrap_or(text)
+                .trim()
+                .chars()
+                .take(40)
+                .collect(),
+        );
+    }
+    keys.sort();
+    keys.dedup();
+    format!("{sig} [{}]", keys.join(", "))
+}
+
+/// Groups failures that very likely share a root cause (what shrinking keeps).
 fn signature(sub: Subcommand, outcome: &Outcome) -> String {
     let detail = match outcome {
         Outcome::Panic(line) => line
@@ -251,11 +302,7 @@ fn signature(sub: Subcommand, outcome: &Outcome) -> String {
             .unwrap_or(line)
             .trim()
             .to_string(),
-        Outcome::Suspect(why) => why
-            .split([' ', '='])
-            .next()
-            .unwrap_or(why)
-            .to_string(),
+        Outcome::Suspect(why) => why.split([' ', '=']).next().unwrap_or(why).to_string(),
         other => other.to_string(),
     };
     format!("{sub}: {} {detail}", outcome.class())
@@ -269,7 +316,13 @@ fn execute(qsim: &Path, work: &Path, c: &Concrete, limits: Limits) -> (Outcome, 
 
 /// Prints how to reproduce a failure: the saved model, the command, and the
 /// lines that differ from the original model.
-fn reproducer(c: &Concrete, seeds: &[Seed], out: &Path, settings: &Settings, index: Option<u64>) -> String {
+fn reproducer(
+    c: &Concrete,
+    seeds: &[Seed],
+    out: &Path,
+    settings: &Settings,
+    index: Option<u64>,
+) -> String {
     let saved = out.join(format!("{}.toml", c.label));
     std::fs::write(&saved, &c.text).expect("save the failing model");
     let mut s = String::new();
@@ -288,37 +341,57 @@ fn reproducer(c: &Concrete, seeds: &[Seed], out: &Path, settings: &Settings, ind
     }
     let original = seeds[c.model].text.as_bytes();
     if original != c.text.as_slice() {
-        s.push_str(&diff(&seeds[c.model].text, &String::from_utf8_lossy(&c.text)));
+        s.push_str(&diff(
+            &seeds[c.model].text,
+            &String::from_utf8_lossy(&c.text),
+        ));
     }
     s
 }
 
-/// The changed middle of two texts, line by line (mutations are local, so
-/// trimming the common head and tail shows them).
+/// The lines that differ between two texts (a longest-common-subsequence
+/// diff; models are a few hundred lines, so the quadratic table is small).
 fn diff(old: &str, new: &str) -> String {
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();
-    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let tail = a[head..]
-        .iter()
-        .rev()
-        .zip(b[head..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
+    if a.len() * b.len() > 4_000_000 {
+        return "  (texts too long to diff)\n".to_string();
+    }
+    // lcs[i][j]: length of the common subsequence of a[i..] and b[j..].
+    let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
     let clip = |l: &str| {
         if l.len() > 200 {
-            let cut = (0..=200).rev().find(|&i| l.is_char_boundary(i)).unwrap_or(0);
+            let cut = (0..=200)
+                .rev()
+                .find(|&i| l.is_char_boundary(i))
+                .unwrap_or(0);
             format!("{}... ({} bytes)", &l[..cut], l.len())
         } else {
             l.to_string()
         }
     };
-    let mut s = format!("  diff at line {}:\n", head + 1);
-    for l in &a[head..a.len() - tail] {
-        let _ = writeln!(s, "  - {}", clip(l));
-    }
-    for l in &b[head..b.len() - tail] {
-        let _ = writeln!(s, "  + {}", clip(l));
+    let mut s = String::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            i += 1;
+            j += 1;
+        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            let _ = writeln!(s, "  {:>4} + {}", j + 1, clip(b[j]));
+            j += 1;
+        } else {
+            let _ = writeln!(s, "  {:>4} - {}", i + 1, clip(a[i]));
+            i += 1;
+        }
     }
     s
 }
@@ -342,7 +415,11 @@ fn shrink(
     }
     while Instant::now() < deadline && steps < 200 {
         steps += 1;
-        let c = Concrete::from_case(format!("shrunk-{}-{index}", settings.seed), &tree.current(), seeds);
+        let c = Concrete::from_case(
+            format!("shrunk-{}-{index}", settings.seed),
+            &tree.current(),
+            seeds,
+        );
         let (outcome, _) = execute(qsim, work, &c, settings.limits);
         let fails = signature(c.sub, &outcome) == want;
         if fails {
@@ -362,7 +439,8 @@ fn fuzz_models() {
     let settings = Settings::from_env();
     let qsim = PathBuf::from(env!("CARGO_BIN_EXE_qsim"));
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    let work = tmp.join("fuzz-work");
+    // Per process, so two runs of the harness never share a model file.
+    let work = tmp.join(format!("fuzz-work-{}", std::process::id()));
     let out = tmp.join("fuzz-failures");
     std::fs::create_dir_all(&work).expect("create the work directory");
     std::fs::create_dir_all(&out).expect("create the failures directory");
@@ -380,13 +458,19 @@ fn fuzz_models() {
         Some(i) => {
             let case = case_tree(settings.seed, i, seeds.len()).current();
             eprintln!("case {i}: {case:?}");
-            planned.push((Some(i), Concrete::from_case(format!("case-{}-{i}", settings.seed), &case, &seeds)));
+            planned.push((
+                Some(i),
+                Concrete::from_case(format!("case-{}-{i}", settings.seed), &case, &seeds),
+            ));
         }
         None => {
             planned.extend(pinned(&seeds).into_iter().map(|c| (None, c)));
             for i in settings.first..settings.first + settings.cases {
                 let case = case_tree(settings.seed, i, seeds.len()).current();
-                planned.push((Some(i), Concrete::from_case(format!("case-{}-{i}", settings.seed), &case, &seeds)));
+                planned.push((
+                    Some(i),
+                    Concrete::from_case(format!("case-{}-{i}", settings.seed), &case, &seeds),
+                ));
             }
         }
     }
@@ -418,9 +502,13 @@ fn fuzz_models() {
     // Counts per subcommand and class.
     let mut counts: BTreeMap<(Subcommand, &'static str), u64> = BTreeMap::new();
     for r in &records {
-        *counts.entry((r.concrete.sub, r.outcome.class())).or_default() += 1;
+        *counts
+            .entry((r.concrete.sub, r.outcome.class()))
+            .or_default() += 1;
     }
-    let classes = ["ok", "refused", "failed", "SUSPECT", "SILENT", "PANIC", "TIMEOUT", "OOM", "SIGNAL", "EXIT"];
+    let classes = [
+        "ok", "refused", "failed", "SUSPECT", "SILENT", "PANIC", "TIMEOUT", "OOM", "SIGNAL", "EXIT",
+    ];
     let mut table = format!("{:<8}", "command");
     for c in classes {
         let _ = write!(table, "{c:>9}");
@@ -445,23 +533,39 @@ fn fuzz_models() {
     // Distinct failures, first occurrence of each, shrunk when generated.
     let mut groups: BTreeMap<String, Vec<&Record>> = BTreeMap::new();
     for r in records.iter().filter(|r| r.outcome.is_failure()) {
-        groups.entry(signature(r.concrete.sub, &r.outcome)).or_default().push(r);
+        groups
+            .entry(group_key(&r.concrete, &r.outcome, &seeds))
+            .or_default()
+            .push(r);
     }
     let deadline = Instant::now() + settings.shrink_budget;
     let mut failures = String::new();
-    for (sig, rs) in &groups {
+    for (key, rs) in &groups {
         let first = rs[0];
-        let _ = writeln!(failures, "\n{sig}  ({} cases)", rs.len());
-        let stderr: String = first.stderr.lines().take(3).collect::<Vec<_>>().join("\n    ");
+        let sig = signature(first.concrete.sub, &first.outcome);
+        let _ = writeln!(failures, "\n{key}  ({} cases)", rs.len());
+        let stderr: String = first
+            .stderr
+            .lines()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join("\n    ");
         if !stderr.is_empty() {
             let _ = writeln!(failures, "  stderr: {stderr}");
         }
-        failures.push_str(&reproducer(&first.concrete, &seeds, &out, &settings, first.index));
-        if let Some(i) = first.index {
-            if let Some(small) = shrink(&qsim, &work, &seeds, &settings, i, sig, deadline) {
-                let _ = writeln!(failures, "  shrunk:");
-                failures.push_str(&reproducer(&small, &seeds, &out, &settings, None));
-            }
+        failures.push_str(&reproducer(
+            &first.concrete,
+            &seeds,
+            &out,
+            &settings,
+            first.index,
+        ));
+        let small = first
+            .index
+            .and_then(|i| shrink(&qsim, &work, &seeds, &settings, i, &sig, deadline));
+        if let Some(small) = small {
+            let _ = writeln!(failures, "  shrunk:");
+            failures.push_str(&reproducer(&small, &seeds, &out, &settings, None));
         }
     }
 

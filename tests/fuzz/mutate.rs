@@ -192,7 +192,12 @@ pub fn apply(text: &str, mutations: &[Mutation]) -> Vec<u8> {
                         Some((eq, end - usize::from(text[..end].ends_with('\n'))))
                     })
                     .collect();
-                replace_site(&mut text, &values, site, &format!(" {}", SWAPPED_VALUES[kind]));
+                replace_site(
+                    &mut text,
+                    &values,
+                    site,
+                    &format!(" {}", SWAPPED_VALUES[kind]),
+                );
             }
             Mutation::Garble { site, kind } => {
                 let long;
@@ -249,9 +254,11 @@ pub fn set_args(text: &str, sets: &[SetOverride]) -> Vec<String> {
                 numbers[site % numbers.len()],
                 EDGE_NUMBERS[edge]
             )),
-            SetOverride::Dist { site, kind } if !dists.is_empty() => {
-                Some(format!("{}={}", dists[site % dists.len()], EDGE_DISTS[kind]))
-            }
+            SetOverride::Dist { site, kind } if !dists.is_empty() => Some(format!(
+                "{}={}",
+                dists[site % dists.len()],
+                EDGE_DISTS[kind]
+            )),
             _ => None,
         })
         .collect()
@@ -268,12 +275,19 @@ fn key_paths(text: &str) -> (Vec<String>, Vec<String>) {
                     dists.push(path.clone());
                 }
                 for (k, v) in t {
-                    let key = if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                    let key = if k
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                    {
                         k.clone()
                     } else {
                         format!("{k:?}")
                     };
-                    let p = if path.is_empty() { key } else { format!("{path}.{key}") };
+                    let p = if path.is_empty() {
+                        key
+                    } else {
+                        format!("{path}.{key}")
+                    };
                     walk(v, p, numbers, dists);
                 }
             }
@@ -287,7 +301,12 @@ fn key_paths(text: &str) -> (Vec<String>, Vec<String>) {
     }
     let (mut numbers, mut dists) = (Vec::new(), Vec::new());
     if let Ok(t) = text.parse::<toml::Table>() {
-        walk(&toml::Value::Table(t), String::new(), &mut numbers, &mut dists);
+        walk(
+            &toml::Value::Table(t),
+            String::new(),
+            &mut numbers,
+            &mut dists,
+        );
     }
     (numbers, dists)
 }
@@ -340,7 +359,8 @@ fn number_spans(text: &str) -> Vec<(usize, usize)> {
     while i < b.len() {
         let starts = mask[i]
             && (b[i].is_ascii_digit()
-                || ((b[i] == b'-' || b[i] == b'+') && b.get(i + 1).is_some_and(u8::is_ascii_digit)))
+                || ((b[i] == b'-' || b[i] == b'+')
+                    && b.get(i + 1).is_some_and(u8::is_ascii_digit)))
             && (i == 0 || !(word(b[i - 1]) || b[i - 1] == b'-'));
         if starts {
             let mut j = i + 1;
@@ -465,9 +485,15 @@ mod tests {
 
     #[test]
     fn sites_skip_comments_keys_and_strings() {
-        let numbers: Vec<_> = number_spans(MODEL).iter().map(|&(s, e)| &MODEL[s..e]).collect();
+        let numbers: Vec<_> = number_spans(MODEL)
+            .iter()
+            .map(|&(s, e)| &MODEL[s..e])
+            .collect();
         assert_eq!(numbers, ["2", "0.5", "-1", "2e3"]);
-        let strings: Vec<_> = string_spans(MODEL).iter().map(|&(s, e)| &MODEL[s..e]).collect();
+        let strings: Vec<_> = string_spans(MODEL)
+            .iter()
+            .map(|&(s, e)| &MODEL[s..e])
+            .collect();
         assert_eq!(strings, ["\"queue\"", "\"exponential\""]);
         assert_eq!(dist_spans(MODEL).len(), 1);
         assert_eq!(key_lines(MODEL).len(), 4);
