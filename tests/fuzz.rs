@@ -264,10 +264,19 @@ struct Record {
 
 /// Groups failures for the report: the signature, plus (for outcomes that
 /// carry no location, such as a timeout) the keys the case changed.
-fn group_key(c: &Concrete, outcome: &Outcome, seeds: &[Seed]) -> String {
+fn group_key(c: &Concrete, outcome: &Outcome, stderr: &str, seeds: &[Seed]) -> String {
     let sig = signature(c.sub, outcome);
     if matches!(outcome, Outcome::Panic(_) | Outcome::Suspect(_)) {
         return sig;
+    }
+    // An allocation failure qsim caught and reported names what it was
+    // doing ("cannot read the samples file /dev/zero: out of memory"):
+    // that, without the path, is the cause.
+    if let Some(line) = stderr.lines().find(|l| l.ends_with(": out of memory")) {
+        let doing = line.trim_end_matches(": out of memory");
+        let doing = doing.rsplit_once(": ").map_or(doing, |(_, d)| d);
+        let doing = doing.rsplit_once(' ').map_or(doing, |(d, _)| d);
+        return format!("{sig} [{doing}]");
     }
     let mut keys: Vec<String> = c
         .sets
@@ -534,7 +543,7 @@ fn fuzz_models() {
     let mut groups: BTreeMap<String, Vec<&Record>> = BTreeMap::new();
     for r in records.iter().filter(|r| r.outcome.is_failure()) {
         groups
-            .entry(group_key(&r.concrete, &r.outcome, &seeds))
+            .entry(group_key(&r.concrete, &r.outcome, &r.stderr, &seeds))
             .or_default()
             .push(r);
     }
@@ -569,6 +578,7 @@ fn fuzz_models() {
         }
     }
 
+    let _ = std::fs::remove_dir_all(&work);
     eprintln!("\n{table}");
     if groups.is_empty() {
         return;
