@@ -4,8 +4,8 @@
 //! `docs/model-format.md` is mutated (edge numbers, deleted keys, duplicated
 //! tables, swapped types, garbled strings, edge distributions, byte flips,
 //! `--set` overrides with edge values) and given to `qsim check`, `qsim run`
-//! with a short stop, and `qsim solve`, each process under a wall-clock and
-//! an address-space limit. A panic, a timeout, a death by signal or memory,
+//! with a short stop, and `qsim solve`, each process under a time limit
+//! (CPU time, with a wall-clock backstop) and an address-space limit. A panic, a timeout, a death by signal or memory,
 //! an error without a message, or a confident figure no correct run can give
 //! fails the test. Cases come from proptest with a seed derived from
 //! (`QSIM_FUZZ_SEED`, case index), so any case can be replayed alone. How to
@@ -70,7 +70,7 @@ impl Settings {
                 .map(|_| env_u64("QSIM_FUZZ_CASE", 0)),
             report_only: std::env::var("QSIM_FUZZ_REPORT").is_ok_and(|v| v == "1"),
             limits: Limits {
-                wall: Duration::from_secs(env_u64("QSIM_FUZZ_TIMEOUT_S", 20)),
+                time: Duration::from_secs(env_u64("QSIM_FUZZ_TIMEOUT_S", 20)),
                 memory_bytes: env_u64("QSIM_FUZZ_MEMORY_MB", 2048) << 20,
             },
             shrink_budget: Duration::from_secs(env_u64("QSIM_FUZZ_SHRINK_S", 60)),
@@ -532,10 +532,10 @@ fn fuzz_models() {
     }
     let _ = writeln!(
         table,
-        "{total} cases in {:.0?}; slowest finished process {:.1?} (limit {:?}, memory limit {} MiB)",
+        "{total} cases in {:.0?}; slowest finished process {:.1?} of wall time (limit {:?} of CPU time, memory limit {} MiB)",
         started.elapsed(),
         slowest,
-        settings.limits.wall,
+        settings.limits.time,
         settings.limits.memory_bytes >> 20
     );
 

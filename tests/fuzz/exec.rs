@@ -28,13 +28,14 @@ impl Subcommand {
     pub fn args(self) -> &'static [&'static str] {
         match self {
             Subcommand::Check => &["check"],
-            // Short stops: 2 replications of 200 jobs on one thread, and no
-            // second (bistability) run. 200, not more: a spin_fanout job is
-            // 256 sub-jobs, and 2000 of them take over 20 s of CPU.
+            // Short stops: 2 replications of 50 jobs (after the model's own
+            // warm-up) on one thread, and no second (bistability) run. A
+            // spin_fanout job is 256 sub-jobs on spin latches: 200 of them
+            // already take 7 s of CPU.
             Subcommand::Run => &[
                 "run",
                 "--jobs",
-                "200",
+                "50",
                 "--replications",
                 "2",
                 "--threads",
@@ -70,7 +71,7 @@ pub enum Outcome {
     Silent,
     /// A Rust panic (exit 101 or "panicked at"); keeps the panic's location line.
     Panic(String),
-    /// Still running at the wall-clock limit, then killed.
+    /// Still running at the time limit, then killed.
     Timeout,
     /// Died of the memory limit (an allocation failed).
     OutOfMemory,
@@ -119,8 +120,11 @@ impl fmt::Display for Outcome {
 /// Limits every qsim process runs under.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Wall-clock limit; the process is killed after it.
-    pub wall: Duration,
+    /// Time limit; the process is killed when its CPU time reaches it, or
+    /// its wall-clock time reaches three times it (a process blocked
+    /// without using CPU). CPU time, because on a shared machine a
+    /// single-threaded process's wall time is a multiple of its work.
+    pub time: Duration,
     /// Address-space limit in bytes (RLIMIT_AS).
     pub memory_bytes: u64,
 }
@@ -166,13 +170,13 @@ pub fn run_qsim(
         if let Some(status) = child.try_wait().expect("wait for qsim") {
             break Some(status);
         }
-        if start.elapsed() >= limits.wall {
+        if start.elapsed() >= 3 * limits.time || cpu_time(child.id()) >= limits.time {
             // Only this child, by its own pid.
             let _ = child.kill();
             let _ = child.wait();
             break None;
         }
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(Duration::from_millis(10));
     };
     let stderr = read_capped(&err_path);
     let outcome = match status {
@@ -180,6 +184,26 @@ pub fn run_qsim(
         Some(status) => classify(status, &stderr, &out_path, sub),
     };
     (outcome, stderr)
+}
+
+/// CPU time (user + system) used so far by process `pid`, from
+/// /proc/PID/stat, whose times are in USER_HZ ticks (100 per second on
+/// Linux whatever the kernel's own tick).
+fn cpu_time(pid: u32) -> Duration {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return Duration::ZERO;
+    };
+    // The command name (field 2) may contain spaces; fields after it are
+    // plain. utime and stime are fields 14 and 15.
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
 
 fn classify(
@@ -254,7 +278,7 @@ fn sanity(out: &str, sub: Subcommand) -> Option<String> {
             .and_then(|v| v.as_f64());
         if !x.is_some_and(|x| x > 0.0 && x.is_finite()) {
             problems.push(format!(
-                "system.throughput_per_s.mean = {x:?} after 200 jobs"
+                "system.throughput_per_s.mean = {x:?} after 50 jobs"
             ));
         }
         let t = json
