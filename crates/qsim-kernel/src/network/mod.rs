@@ -24,8 +24,8 @@ mod speed;
 pub use batch::BatchSpec;
 pub use fork::{ForkSpec, JoinSpec, Spread};
 pub use latch::{LatchSpec, NumaSpec, SpinSpec, Wake};
-pub use link::LinkSpec;
-pub use queue::Discipline;
+pub use link::{LinkSpec, MAX_PIPELINE};
+pub use queue::{Discipline, MAX_SERVERS};
 pub use routing::{Routing, Target};
 pub use speed::Speed;
 
