@@ -51,12 +51,22 @@ pub const MAX_CLOCK_S: f64 = 1e12;
 /// distribution, O(1) per draw).
 const ERLANG_SUM_MAX_K: u32 = 32;
 
+/// A number as a message shows it: `1e300` rather than 301 digits.
+fn num(x: f64) -> String {
+    if x.is_finite() && x != 0.0 && !(1e-4..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 fn positive(name: &str, x: f64) -> Result<f64, DistError> {
     if x.is_finite() && x > 0.0 {
         Ok(x)
     } else {
         Err(DistError::new(format!(
-            "{name} must be a positive finite number, found {x}"
+            "{name} must be a positive finite number, found {}",
+            num(x)
         )))
     }
 }
@@ -66,7 +76,8 @@ fn non_negative(name: &str, x: f64) -> Result<f64, DistError> {
         Ok(x)
     } else {
         Err(DistError::new(format!(
-            "{name} must be a finite number >= 0, found {x}"
+            "{name} must be a finite number >= 0, found {}",
+            num(x)
         )))
     }
 }
@@ -86,7 +97,8 @@ fn at_most_max_time(name: &str, x: f64) -> Result<f64, DistError> {
         Ok(x)
     } else {
         Err(DistError::new(format!(
-            "{name} must be at most 1e9 s (an f64 simulation clock cannot resolve short times next to longer ones), found {x}"
+            "{name} must be at most 1e9 s (an f64 simulation clock cannot resolve short times next to longer ones), found {}",
+            num(x)
         )))
     }
 }
@@ -96,13 +108,14 @@ fn in_range(name: &str, d: Dist) -> Result<Dist, DistError> {
     let (mean, var) = (d.mean(), d.variance());
     if !mean.is_finite() || mean > MAX_TIME_S {
         return Err(DistError::new(format!(
-            "{name} has a mean of {mean} s; at most 1e9 s can be simulated"
+            "{name} has a mean of {} s; at most 1e9 s can be simulated",
+            num(mean)
         )));
     }
     if !var.is_finite() || var.sqrt() > MAX_STD_DEV_S {
         return Err(DistError::new(format!(
             "{name} has a standard deviation of {} s; at most 1e12 s can be simulated (its tail would draw times the simulation clock cannot resolve)",
-            var.sqrt()
+            num(var.sqrt())
         )));
     }
     Ok(d)
@@ -240,7 +253,10 @@ impl Dist {
         let mean = (mu + sigma * sigma / 2.0).exp();
         if !mean.is_finite() || mean > MAX_TIME_S {
             return Err(DistError::new(format!(
-                "lognormal with mu {mu} and sigma {sigma} has the mean exp(mu + sigma^2/2) = {mean} s; at most 1e9 s can be simulated (lower mu or sigma)"
+                "lognormal with mu {} and sigma {} has the mean exp(mu + sigma^2/2) = {} s; at most 1e9 s can be simulated (lower mu or sigma)",
+                num(mu),
+                num(sigma),
+                num(mean)
             )));
         }
         in_range(
@@ -302,7 +318,10 @@ impl Dist {
             let sd = mean * scv.sqrt();
             if sd > MAX_STD_DEV_S {
                 return Err(DistError::new(format!(
-                    "mean {mean} s with scv {scv} gives a standard deviation of {sd} s; at most 1e12 s can be simulated (its tail would draw times the simulation clock cannot resolve)"
+                    "mean {} s with scv {} gives a standard deviation of {} s; at most 1e12 s can be simulated (its tail would draw times the simulation clock cannot resolve)",
+                    num(mean),
+                    num(scv),
+                    num(sd)
                 )));
             }
         }

@@ -309,6 +309,8 @@ impl<'a> Check<'a> {
 pub(crate) fn fmt_num(x: f64) -> String {
     if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{x:.0}")
+    } else if x.is_finite() && x.abs() >= 1e15 {
+        format!("{x:e}")
     } else {
         format!("{x}")
     }
