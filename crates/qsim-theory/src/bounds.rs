@@ -64,6 +64,9 @@ pub fn closed_bounds(
     let present = if forks { None } else { Some(population) };
     let n = f64::from(population);
     let mut shortest = think;
+    // The least time at the stations alone, kept apart from the think time
+    // for the same reason as `longest`.
+    let mut least_residence = 0.0;
     // The most a cycle spends at the stations (think time apart, so the
     // response bound is this sum itself, not a difference that rounding
     // could make negative).
@@ -79,6 +82,7 @@ pub fn closed_bounds(
             continue;
         };
         shortest += vp * l.min_residence_s;
+        least_residence += vp * l.min_residence_s;
         if let Some(peak) = l.peak_rate_per_s {
             let x = peak / vt;
             if x < x_upper {
@@ -102,11 +106,18 @@ pub fn closed_bounds(
         longest = Err(format!("region {}: jobs wait for admission", r.name));
     }
     let cycle = n / shortest;
-    if cycle < x_upper {
+    let by_cycle = cycle < x_upper;
+    if by_cycle {
         x_upper = cycle;
         limited_by = "shortest cycle (every visit at its least time)".into();
     }
-    let response_lower_s = (n / x_upper - think).max(0.0);
+    // When the cycle sets X_upper, N/X_upper − Z is the least residence
+    // itself: take it exactly rather than as a difference of rounded terms.
+    let response_lower_s = if by_cycle {
+        least_residence
+    } else {
+        (n / x_upper - think).max(least_residence)
+    };
     let (x_lower, r_upper, why) = match longest {
         Ok(r) if !(r.is_finite() && think.is_finite() && (think + r).is_finite()) => (
             None,
