@@ -294,7 +294,16 @@ fn sanity(out: &str, sub: Subcommand) -> Option<String> {
 fn walk(v: &serde_json::Value, path: &str, problems: &mut Vec<String>) {
     match v {
         serde_json::Value::Object(map) => {
+            // A figure that is null next to a `*_unavailable` reason (the
+            // bounds' `lower_unavailable`) is a stated "not available", not
+            // a silent NaN.
+            let explained = map
+                .iter()
+                .any(|(k, v)| k.ends_with("_unavailable") && v.is_string());
             for (k, v) in map {
+                if explained && v.is_null() {
+                    continue;
+                }
                 walk(v, &format!("{path}.{k}"), problems);
             }
         }
