@@ -35,7 +35,7 @@ pub enum RunError {
     /// a heavy-tailed draw (or a very long run) reached times at which f64
     /// can no longer resolve the model's durations.
     #[error(
-        "replication {replication}: the simulated clock reached {time_s:.3e} s, past the 1e12 s an f64 clock resolves to 1e-4 s; a heavy-tailed distribution drew a huge time, or the run is too long (lower the means or the number of jobs)"
+        "replication {replication}: the simulated clock reached {time_s:.6e} s, past the 1e12 s an f64 clock resolves to 1e-4 s; a heavy-tailed distribution drew a huge time, or the run is too long (lower the means or the number of jobs)"
     )]
     ClockLimit {
         /// Replication index.
