@@ -294,14 +294,13 @@ fn sanity(out: &str, sub: Subcommand) -> Option<String> {
 fn walk(v: &serde_json::Value, path: &str, problems: &mut Vec<String>) {
     match v {
         serde_json::Value::Object(map) => {
-            // A figure that is null next to a `*_unavailable` reason (the
-            // bounds' `lower_unavailable`) is a stated "not available", not
-            // a silent NaN.
-            let explained = map
-                .iter()
-                .any(|(k, v)| k.ends_with("_unavailable") && v.is_string());
+            // The bounds' `lower_unavailable` reason states that the lower
+            // throughput bound, and the response bound from it, are not
+            // available: those nulls are not silent NaNs (others still are).
+            let explained = map.get("lower_unavailable").is_some_and(|v| v.is_string());
             for (k, v) in map {
-                if explained && v.is_null() {
+                let stated = matches!(k.as_str(), "throughput_lower_per_s" | "response_upper_s");
+                if explained && stated && v.is_null() {
                     continue;
                 }
                 walk(v, &format!("{path}.{k}"), problems);
