@@ -64,7 +64,13 @@ pub fn closed_bounds(
     let present = if forks { None } else { Some(population) };
     let n = f64::from(population);
     let mut shortest = think;
-    let mut longest = Ok(think);
+    // The least time at the stations alone, kept apart from the think time
+    // for the same reason as `longest`.
+    let mut least_residence = 0.0;
+    // The most a cycle spends at the stations (think time apart, so the
+    // response bound is this sum itself, not a difference that rounding
+    // could make negative).
+    let mut longest = Ok(0.0);
     let mut x_upper = f64::INFINITY;
     let mut limited_by = String::new();
     for (s, st) in spec.stations.iter().enumerate() {
@@ -76,6 +82,7 @@ pub fn closed_bounds(
             continue;
         };
         shortest += vp * l.min_residence_s;
+        least_residence += vp * l.min_residence_s;
         if let Some(peak) = l.peak_rate_per_s {
             let x = peak / vt;
             if x < x_upper {
@@ -99,22 +106,45 @@ pub fn closed_bounds(
         longest = Err(format!("region {}: jobs wait for admission", r.name));
     }
     let cycle = n / shortest;
-    if cycle < x_upper {
+    let by_cycle = cycle < x_upper;
+    if by_cycle {
         x_upper = cycle;
         limited_by = "shortest cycle (every visit at its least time)".into();
     }
-    let (x_lower, why) = match longest {
-        Ok(t) if t > 0.0 => (Some((n / t).min(x_upper)), None),
-        Ok(_) => (None, Some("no station takes time".to_string())),
-        Err(why) => (None, Some(why)),
+    // When the cycle sets X_upper, N/X_upper − Z is the least residence
+    // itself: take it exactly rather than as a difference of rounded terms.
+    let response_lower_s = if by_cycle {
+        least_residence
+    } else {
+        (n / x_upper - think).max(least_residence)
+    };
+    let (x_lower, r_upper, why) = match longest {
+        Ok(r) if !(r.is_finite() && think.is_finite() && (think + r).is_finite()) => (
+            None,
+            None,
+            Some("not available: the times are too large to bound in floating point".to_string()),
+        ),
+        Ok(r) if think + r > 0.0 => {
+            let x = n / (think + r);
+            if x <= x_upper {
+                (Some(x), Some(r.max(response_lower_s)), None)
+            } else {
+                // Clamped to the upper throughput bound: the response bound
+                // follows from it, and never falls below the lower one.
+                let r = (n / x_upper - think).max(response_lower_s);
+                (Some(x_upper), Some(r), None)
+            }
+        }
+        Ok(_) => (None, None, Some("no station takes time".to_string())),
+        Err(why) => (None, None, Some(why)),
     };
     Ok(Some(ClosedBounds {
         population,
         throughput_upper_per_s: x_upper,
         throughput_upper_limited_by: limited_by,
-        response_lower_s: (n / x_upper - think).max(0.0),
+        response_lower_s,
         throughput_lower_per_s: x_lower,
-        response_upper_s: x_lower.map(|x| n / x - think),
+        response_upper_s: r_upper,
         lower_unavailable: why,
     }))
 }
