@@ -5,7 +5,7 @@ use super::run::{ModelArgs, RunOptions, parse_overrides};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use qsim_kernel::Stop;
+use qsim_kernel::{Stop, names};
 use qsim_report::charts::{self, ChartPoint, ImageFormat, Marker, Series, SweepCharts};
 use qsim_sweep::knee::{self, CurvePoint};
 use qsim_sweep::output::{CSV_FILE, JSONL_FILE, SUMMARY_FILE};
@@ -419,10 +419,10 @@ fn chart_data(title: &str, axes: &Axes, records: &[PointRecord]) -> SweepCharts 
             .unwrap_or(r.index as f64);
         let cp = ChartPoint {
             x,
-            throughput_per_s: m.throughput_per_s.mean,
-            throughput_ci95: m.throughput_per_s.ci95,
-            response_time_s: m.response_time_s.mean,
-            response_time_p99_s: m.response_time_p99_s.mean,
+            throughput_per_s: m.system(names::THROUGHPUT_PER_S).mean,
+            throughput_ci95: m.system(names::THROUGHPUT_PER_S).ci95,
+            response_time_s: m.system(names::RESPONSE_TIME_S).mean,
+            response_time_p99_s: m.system(names::RESPONSE_TIME_P99_S).mean,
             bottleneck_utilization: m.bottleneck_utilization(),
         };
         match series.iter_mut().find(|(f, _)| *f == fixed) {
@@ -634,7 +634,7 @@ impl Observer for Bar {
 
     fn point_done(&mut self, r: &PointRecord, p: Progress) {
         if let Some(m) = &r.results {
-            let x = m.throughput_per_s.mean;
+            let x = m.system(names::THROUGHPUT_PER_S).mean;
             if x.is_finite() && self.peak.as_ref().is_none_or(|(best, _)| x > *best) {
                 // "population=80": the load's last path segment keeps it short.
                 let at = self

@@ -3,5 +3,6 @@
 
 mod cli;
 mod exact;
+mod names;
 mod scenarios;
 mod support;

@@ -3,7 +3,7 @@
 use crate::config::{RunConfig, Stop, Warmup};
 use crate::network::Network;
 use crate::results::*;
-use crate::sim::{Simulation, StopPlan, WarmPlan, station_kind_name};
+use crate::sim::{Simulation, StopPlan, WarmPlan};
 use rayon::prelude::*;
 use thiserror::Error;
 
@@ -217,7 +217,7 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             };
             StationResults {
                 name: st.name.clone(),
-                kind: station_kind_name(&st.kind).into(),
+                kind: KindTag::from(&st.kind),
                 throughput_per_s: e(&|s| s.throughput_per_s),
                 utilization: e(&|s| s.utilization),
                 mean_jobs: e(&|s| s.mean_jobs),

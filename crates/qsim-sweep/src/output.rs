@@ -28,13 +28,13 @@ pub const JSONL_FILE: &str = "points.jsonl";
 /// Knee-analysis file name.
 pub const SUMMARY_FILE: &str = "summary.json";
 
-const FORMAT: &str = "qsim-sweep/1";
+const FORMAT: &str = "qsim-sweep/2";
 
 /// Everything that decides a sweep's points: resuming requires the same,
 /// merging requires the same except the shard.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// Format tag, `qsim-sweep/1`.
+    /// Format tag, `qsim-sweep/2`.
     pub format: String,
     /// The model as named on the command line.
     pub model: String,
@@ -327,6 +327,17 @@ impl OutputDir {
 pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<SavedSweep, SweepError> {
     if shard_dirs.is_empty() {
         return Err(SweepError::Merge("no shard directories given".into()));
+    }
+    // Writing into a shard would replace the very points being merged.
+    if let Ok(target) = fs::canonicalize(out) {
+        for d in shard_dirs {
+            if fs::canonicalize(d).is_ok_and(|d| d == target) {
+                return Err(SweepError::Merge(format!(
+                    "the output {} is one of the shard directories; merge into a new directory",
+                    out.display()
+                )));
+            }
+        }
     }
     let mut saved = Vec::new();
     for d in shard_dirs {

@@ -273,7 +273,7 @@ fn a_pattern_path_varies_every_match_together() {
         let m = r.results.as_ref().unwrap();
         let at = |name: &str| {
             let s = m.stations.iter().find(|s| s.name == name).unwrap();
-            s.response_time_s.mean
+            s.figures.value(qsim_kernel::names::RESPONSE_TIME_S).mean
         };
         assert!(
             (at("net1") - hop).abs() < 1e-12,
@@ -365,7 +365,10 @@ fn throttle_sweep_recommends_a_limit_and_finds_the_knee() {
         let m = r.results.as_ref().unwrap();
         let d = &m.derived[0];
         assert_eq!(d.name, "cpu_busy_ms_per_s");
-        let u = m.stations[0].utilization.mean;
+        let u = m.stations[0]
+            .figures
+            .value(qsim_kernel::names::UTILIZATION)
+            .mean;
         assert!(
             (d.value.mean - 1000.0 * u).abs() < 1e-9 * (1.0 + d.value.mean),
             "{d:?}"
