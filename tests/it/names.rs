@@ -239,3 +239,80 @@ fn derived_metric_variables_are_table_paths() {
         assert!(vars.contains(&m.path("latch")), "{m:?}");
     }
 }
+
+#[test]
+fn a_failing_derived_metric_keeps_the_run_and_says_why() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("names");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad_derived.toml");
+    // A queue has no batches: its mean batch size reads 0, so the ratio
+    // divides by zero in every replication.
+    std::fs::write(
+        &path,
+        r#"
+[simulation]
+replications = 2
+stop = { jobs = 2000 }
+
+[workload]
+rate_per_s = 0.5
+route = ["cpu"]
+
+[stations.cpu]
+kind = "queue"
+service = { dist = "exponential", mean = 1.0 }
+
+[metrics]
+twice = "2 * throughput_per_s"
+per_batch = "throughput_per_s / stations.cpu.mean_batch_size"
+"#,
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let v: Value = serde_json::from_str(&qsim(&["run", path, "--format", "json"])).unwrap();
+    let x = v["system"]["throughput_per_s"]["mean"].as_f64().unwrap();
+    let twice = v["derived"]["twice"]["mean"].as_f64().unwrap();
+    assert!((twice - 2.0 * x).abs() <= 1e-12 * twice, "{v}");
+    let why = v["derived"]["per_batch"]["error"].as_str().unwrap();
+    assert!(why.contains("division by zero"), "{why}");
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("per_batch")),
+        "{v}"
+    );
+    let csv = qsim(&["run", path, "--format", "csv"]);
+    let row = csv
+        .lines()
+        .find(|l| l.starts_with("derived,per_batch,"))
+        .unwrap();
+    assert_eq!(
+        row,
+        format!("derived,per_batch,value,,,{why}"),
+        "mean and ci95 empty, the reason in error"
+    );
+    let table = qsim(&["run", path]);
+    assert!(
+        table.contains("per_batch  error: division by zero"),
+        "{table}"
+    );
+}
+
+#[test]
+fn run_output_never_overwrites_the_model() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("names");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("keep_me.toml");
+    std::fs::write(&path, ALL_METRICS_MODEL).unwrap();
+    // The same file under another spelling of its path.
+    let other = dir.join(".").join("keep_me.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_qsim"))
+        .args(["run", path.to_str().unwrap(), "-o", other.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is the model file itself"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), ALL_METRICS_MODEL);
+}

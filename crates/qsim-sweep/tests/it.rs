@@ -143,6 +143,11 @@ fn results_do_not_depend_on_threads_or_shards() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("both shard 0/3"), "{e}");
+    // Merging into one of the shards would overwrite what is being merged.
+    let before = files(&shard_dirs[1]);
+    let e = merge(&shard_dirs[1], &shard_dirs).unwrap_err().to_string();
+    assert!(e.contains("is one of the shard directories"), "{e}");
+    assert_eq!(files(&shard_dirs[1]), before, "the shard is untouched");
     for d in [one, two, merged].iter().chain(&shard_dirs) {
         let _ = fs::remove_dir_all(d);
     }
