@@ -57,6 +57,24 @@ pub struct Manifest {
     /// `I/N` for a shard, absent for a whole sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
+    /// Digest of the model text (FNV-1a 64, hex), absent for models that
+    /// do not come from a text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_fingerprint: Option<String>,
+    /// The qsim version that wrote the directory: another version may
+    /// compute other numbers for the same settings.
+    pub qsim_version: String,
+}
+
+/// A stable digest of a model's text (FNV-1a, 64 bits, as 16 hex digits):
+/// the same text gives the same digest on every platform and Rust version.
+pub fn fingerprint(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 impl Manifest {
@@ -86,7 +104,15 @@ impl Manifest {
             axes,
             columns,
             shard: shard.filter(|s| s.count() > 1).map(|s| s.to_string()),
+            model_fingerprint: None,
+            qsim_version: env!("CARGO_PKG_VERSION").to_string(),
         }
+    }
+
+    /// Records the digest of the model text (see [`fingerprint`]).
+    pub(crate) fn with_model_fingerprint(mut self, digest: Option<String>) -> Manifest {
+        self.model_fingerprint = digest;
+        self
     }
 
     /// The grid the `vary` specs describe.
@@ -271,7 +297,10 @@ impl OutputDir {
     ) -> Result<(OutputDir, Vec<PointRecord>), SweepError> {
         let done = if resume && dir.join(MANIFEST_FILE).exists() {
             let saved = SavedSweep::read(dir)?;
-            if let Some((field, was, now)) = saved.manifest.first_difference(manifest) {
+            if let Some((mut field, was, now)) = saved.manifest.first_difference(manifest) {
+                if field == "model_fingerprint" {
+                    field = "the model file's text (model_fingerprint)".into();
+                }
                 return Err(SweepError::ResumeMismatch {
                     dir: dir.to_path_buf(),
                     field,

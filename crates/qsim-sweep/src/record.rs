@@ -16,11 +16,6 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
-/// A mean with the half-width of its 95% confidence interval: the kernel's
-/// [`Estimate`] (a value that is not finite is written as `null` and read back
-/// as NaN).
-pub type Est = Estimate;
-
 /// The values of one point: each swept path with its value, in `--vary`
 /// order. Serialized as a JSON object, numbers as numbers (`{"workload.population": 100,
 /// "throttle.limit": "none"}`).
@@ -182,7 +177,7 @@ pub struct DerivedValue {
     /// Its name in `[metrics]`.
     pub name: String,
     /// Mean over replications and CI (NaN when it cannot be evaluated).
-    pub value: Est,
+    pub value: Estimate,
 }
 
 /// Evaluates derived metrics on each replication and summarizes them. A
@@ -206,13 +201,7 @@ pub fn derived_values(
                 .collect();
             DerivedValue {
                 name: d.name.clone(),
-                value: values.map_or(
-                    Est {
-                        mean: f64::NAN,
-                        ci95: f64::NAN,
-                    },
-                    |v| estimate(v).into(),
-                ),
+                value: values.map_or(Estimate::UNKNOWN, estimate),
             }
         })
         .collect()
@@ -648,7 +637,7 @@ mod tests {
                 regions: vec![],
                 derived: vec![DerivedValue {
                     name: "tpmc".into(),
-                    value: Est {
+                    value: Estimate {
                         mean: 27.0 * x,
                         ci95: 1.5,
                     },

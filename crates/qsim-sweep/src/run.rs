@@ -18,6 +18,12 @@ use std::sync::{Condvar, Mutex, OnceLock, mpsc};
 pub trait ModelSource: Send + Sync {
     /// Loads the model with these overrides.
     fn load(&self, overrides: &[Override]) -> Result<Model, ModelErrors>;
+
+    /// A digest of the model's text, recorded in `sweep.json` so that a
+    /// resume or merge notices an edited model; `None` when there is no text.
+    fn fingerprint(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A model file, read once and parsed per point.
@@ -41,6 +47,10 @@ impl ModelFile {
 impl ModelSource for ModelFile {
     fn load(&self, overrides: &[Override]) -> Result<Model, ModelErrors> {
         qsim_model::load_str(&self.name, &self.text, overrides)
+    }
+
+    fn fingerprint(&self) -> Option<String> {
+        Some(crate::output::fingerprint(&self.text))
     }
 }
 
@@ -264,7 +274,8 @@ impl Sweep {
             axes,
             columns,
             options.shard,
-        );
+        )
+        .with_model_fingerprint(source.fingerprint());
         Ok(Sweep {
             source: Box::new(source),
             base: base.to_vec(),

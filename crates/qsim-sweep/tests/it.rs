@@ -380,3 +380,35 @@ fn throttle_sweep_recommends_a_limit_and_finds_the_knee() {
         );
     }
 }
+
+#[test]
+fn resume_refuses_a_model_whose_text_changed() {
+    let dir = tmp("edited");
+    fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("model.toml");
+    let out = dir.join("out");
+    let opts = |resume| SweepOptions {
+        output: Some(out.clone()),
+        resume,
+        ..SweepOptions::default()
+    };
+    let grid = || specs(&["workload.population=1,2"]);
+    fs::write(&model, CLOSED).unwrap();
+    Sweep::new(&model, &[], grid(), opts(false))
+        .unwrap()
+        .run(&mut ())
+        .unwrap();
+    // The same text resumes (nothing left to run).
+    let again = Sweep::new(&model, &[], grid(), opts(true)).unwrap();
+    assert_eq!(again.run(&mut ()).unwrap().ran, 0);
+    // A slower CPU under the same file name must not be mixed in.
+    fs::write(&model, CLOSED.replace("mean = 0.01", "mean = 0.02")).unwrap();
+    assert_ne!(fs::read_to_string(&model).unwrap(), CLOSED);
+    let e = Sweep::new(&model, &[], grid(), opts(true))
+        .unwrap()
+        .run(&mut ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("model file's text"), "{e}");
+    fs::remove_dir_all(&dir).unwrap();
+}
