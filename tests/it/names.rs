@@ -2,7 +2,7 @@
 //! sweep CSV and JSON lines comes from the one table (`qsim_kernel::METRICS`),
 //! and every table entry appears wherever its scope says it should.
 
-use qsim_kernel::{METRICS, Metric, Scope, metrics};
+use qsim_kernel::{METRICS, Metric, Scope, Unit, metrics};
 use qsim_sweep::record::columns as sweep_columns;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -98,9 +98,9 @@ fn the_table_has_one_entry_per_scope_and_name() {
         assert!(seen.insert((m.scope.key(), m.name)), "{m:?} twice");
         // Units in names: times end in _s, rates in _per_s.
         match m.unit {
-            "s" => assert!(m.name.ends_with("_s"), "{m:?}"),
-            "1/s" => assert!(m.name.ends_with("_per_s"), "{m:?}"),
-            _ => {}
+            Unit::Seconds => assert!(m.name.ends_with("_s"), "{m:?}"),
+            Unit::PerSecond => assert!(m.name.ends_with("_per_s"), "{m:?}"),
+            Unit::Fraction | Unit::Jobs => {}
         }
     }
 }
@@ -315,4 +315,19 @@ fn run_output_never_overwrites_the_model() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("is the model file itself"), "{err}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), ALL_METRICS_MODEL);
+}
+
+#[test]
+fn the_glossary_lists_every_metric() {
+    let glossary =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/glossary.md")).unwrap();
+    for m in METRICS.iter() {
+        let row = format!("| {} | `{}` | {} |", m.scope.key(), m.name, m.unit.symbol());
+        let class_percentile = m.scope == Scope::Class && m.is_percentile();
+        assert!(
+            glossary.contains(&row)
+                || (class_percentile && glossary.contains(&format!("`{}`", m.name))),
+            "docs/glossary.md has no row {row}"
+        );
+    }
 }

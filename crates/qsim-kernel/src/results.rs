@@ -352,6 +352,32 @@ impl Scope {
     }
 }
 
+/// The unit of a metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Per second (names end in `_per_s`).
+    PerSecond,
+    /// Seconds (names end in `_s`).
+    Seconds,
+    /// A fraction between 0 and 1.
+    Fraction,
+    /// A number of jobs (or threads).
+    Jobs,
+}
+
+impl Unit {
+    /// The unit as written in docs: `1/s`, `s`, `fraction`, `jobs`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Unit::PerSecond => "1/s",
+            Unit::Seconds => "s",
+            Unit::Fraction => "fraction",
+            Unit::Jobs => "jobs",
+        }
+    }
+}
+
 /// How a metric is read from results. Each reader gets the part of the
 /// results its scope names.
 #[derive(Clone, Copy)]
@@ -387,8 +413,8 @@ pub struct Metric {
     pub scope: Scope,
     /// Its name, units included (`throughput_per_s`, `response_time_p99_s`).
     pub name: &'static str,
-    /// Its unit: `1/s`, `s`, `jobs`, `fraction`.
-    pub unit: &'static str,
+    /// Its unit.
+    pub unit: Unit,
     /// Short label for tables and charts.
     pub label: &'static str,
     /// One sentence on what it measures.
@@ -458,7 +484,7 @@ use names::*;
 const fn flow(
     scope: Scope,
     name: &'static str,
-    unit: &'static str,
+    unit: Unit,
     label: &'static str,
     doc: &'static str,
     aliases: &'static [&'static str],
@@ -486,7 +512,7 @@ macro_rules! flow_metrics {
             flow(
                 $scope,
                 THROUGHPUT_PER_S,
-                "1/s",
+                Unit::PerSecond,
                 "throughput",
                 "completed interactions per second",
                 if $a { &["throughput"] } else { &[] },
@@ -496,7 +522,7 @@ macro_rules! flow_metrics {
             flow(
                 $scope,
                 RESPONSE_TIME_S,
-                "s",
+                Unit::Seconds,
                 "response time",
                 "mean time from the start of an interaction (leaving think, or arriving) to its end",
                 if $a { &["response_time"] } else { &[] },
@@ -509,7 +535,7 @@ macro_rules! flow_metrics {
             flow(
                 $scope,
                 RESPONSE_TIME_P50_S,
-                "s",
+                Unit::Seconds,
                 "p50",
                 "median response time",
                 if $a { &["p50"] } else { &[] },
@@ -519,7 +545,7 @@ macro_rules! flow_metrics {
             flow(
                 $scope,
                 RESPONSE_TIME_P90_S,
-                "s",
+                Unit::Seconds,
                 "p90",
                 "90th percentile of the response time",
                 if $a { &["p90"] } else { &[] },
@@ -529,7 +555,7 @@ macro_rules! flow_metrics {
             flow(
                 $scope,
                 RESPONSE_TIME_P95_S,
-                "s",
+                Unit::Seconds,
                 "p95",
                 "95th percentile of the response time",
                 if $a { &["p95"] } else { &[] },
@@ -539,7 +565,7 @@ macro_rules! flow_metrics {
             flow(
                 $scope,
                 RESPONSE_TIME_P99_S,
-                "s",
+                Unit::Seconds,
                 "p99",
                 "99th percentile of the response time",
                 if $a { &["p99"] } else { &[] },
@@ -549,7 +575,7 @@ macro_rules! flow_metrics {
             flow(
                 $scope,
                 RESPONSE_TIME_P999_S,
-                "s",
+                Unit::Seconds,
                 "p99.9",
                 "99.9th percentile of the response time",
                 if $a { &["p999"] } else { &[] },
@@ -566,7 +592,7 @@ const CLASS_FLOW: [Metric; 7] = flow_metrics!(Scope::Class, true);
 const SLA: Metric = Metric {
     scope: Scope::System,
     name: SLA_VIOLATION,
-    unit: "fraction",
+    unit: Unit::Fraction,
     label: "P(R > SLA)",
     doc: "fraction of interactions slower than `simulation.sla_s` (present when it is set)",
     sweep_column: true,
@@ -578,7 +604,7 @@ const SLA: Metric = Metric {
 #[allow(clippy::too_many_arguments)]
 const fn station(
     name: &'static str,
-    unit: &'static str,
+    unit: Unit,
     label: &'static str,
     doc: &'static str,
     sweep_column: bool,
@@ -604,7 +630,7 @@ const fn station(
 const STATION: [Metric; 9] = [
     station(
         THROUGHPUT_PER_S,
-        "1/s",
+        Unit::PerSecond,
         "throughput /s",
         "departures per second",
         true,
@@ -614,7 +640,7 @@ const STATION: [Metric; 9] = [
     ),
     station(
         UTILIZATION,
-        "fraction",
+        Unit::Fraction,
         "utilization",
         "busy fraction: mean busy servers / servers (0 for a delay station)",
         true,
@@ -624,7 +650,7 @@ const STATION: [Metric; 9] = [
     ),
     station(
         MEAN_JOBS,
-        "jobs",
+        Unit::Jobs,
         "mean jobs",
         "time-average number present, queued and in service",
         true,
@@ -634,7 +660,7 @@ const STATION: [Metric; 9] = [
     ),
     station(
         RESPONSE_TIME_S,
-        "s",
+        Unit::Seconds,
         "response",
         "mean time from arrival at the station to departure",
         true,
@@ -644,7 +670,7 @@ const STATION: [Metric; 9] = [
     ),
     station(
         WAIT_TIME_S,
-        "s",
+        Unit::Seconds,
         "wait",
         "mean time from arrival at the station to the start of service",
         false,
@@ -654,7 +680,7 @@ const STATION: [Metric; 9] = [
     ),
     station(
         MEAN_BATCH_SIZE,
-        "jobs",
+        Unit::Jobs,
         "batch",
         "mean jobs per batch (batch and link stations)",
         false,
@@ -664,7 +690,7 @@ const STATION: [Metric; 9] = [
     ),
     station(
         BATCHES_PER_S,
-        "1/s",
+        Unit::PerSecond,
         "batches /s",
         "batches started per second (batch and link stations)",
         false,
@@ -674,7 +700,7 @@ const STATION: [Metric; 9] = [
     ),
     station(
         MEAN_SPINNING,
-        "jobs",
+        Unit::Jobs,
         "spinning",
         "time-average threads spinning on the latch (latches with `spin`)",
         false,
@@ -684,7 +710,7 @@ const STATION: [Metric; 9] = [
     ),
     station(
         MEAN_SLEEPING,
-        "jobs",
+        Unit::Jobs,
         "sleeping",
         "time-average threads asleep or being switched back in (latches with `spin`)",
         false,
@@ -696,7 +722,7 @@ const STATION: [Metric; 9] = [
 
 const fn region(
     name: &'static str,
-    unit: &'static str,
+    unit: Unit,
     label: &'static str,
     doc: &'static str,
     sweep_column: bool,
@@ -721,7 +747,7 @@ const fn region(
 const REGION: [Metric; 3] = [
     region(
         WAIT_TIME_S,
-        "s",
+        Unit::Seconds,
         "admission wait",
         "mean time waiting outside for admission",
         true,
@@ -730,7 +756,7 @@ const REGION: [Metric; 3] = [
     ),
     region(
         MEAN_WAITING,
-        "jobs",
+        Unit::Jobs,
         "mean waiting",
         "time-average number waiting for admission",
         true,
@@ -739,7 +765,7 @@ const REGION: [Metric; 3] = [
     ),
     region(
         MEAN_INSIDE,
-        "jobs",
+        Unit::Jobs,
         "mean inside",
         "time-average number inside the region",
         false,
@@ -790,6 +816,18 @@ pub fn metric(scope: Scope, name: &str) -> Option<&'static Metric> {
 }
 
 impl Metric {
+    /// Whether it is a response-time percentile (`response_time_p99_s`).
+    pub fn is_percentile(&self) -> bool {
+        matches!(
+            self.name,
+            RESPONSE_TIME_P50_S
+                | RESPONSE_TIME_P90_S
+                | RESPONSE_TIME_P95_S
+                | RESPONSE_TIME_P99_S
+                | RESPONSE_TIME_P999_S
+        )
+    }
+
     /// The metric of `scope` called `name` (canonical names only); panics on
     /// a name the table does not hold, so it is for names taken from
     /// [`names`].

@@ -1,7 +1,7 @@
 //! The human-readable table of one run.
 
 use crate::{Report, bottleneck_line};
-use qsim_kernel::{Estimate, Metric, Scope, Stop, Warmup, metrics, names};
+use qsim_kernel::{Estimate, Metric, Scope, Stop, Unit, Warmup, metrics, names};
 use std::fmt::Write;
 
 /// Decimals that give a number about four significant digits, or `None`
@@ -84,9 +84,9 @@ fn pct(e: &Estimate) -> String {
 /// An estimate formatted for its unit.
 fn cell(m: &Metric, e: &Estimate) -> String {
     match m.unit {
-        "s" => pm_dur(e),
-        "fraction" => pct(e),
-        _ => pm(e),
+        Unit::Seconds => pm_dur(e),
+        Unit::Fraction => pct(e),
+        Unit::PerSecond | Unit::Jobs => pm(e),
     }
 }
 
@@ -164,13 +164,13 @@ pub fn to_table(report: &Report) -> String {
         let Some(e) = m.summary(r, 0) else { continue };
         let label = if m.name == names::SLA_VIOLATION {
             format!("P(R > {})", c.sla_s.map(dur).unwrap_or_default())
-        } else if m.name.starts_with("response_time_p") {
+        } else if m.is_percentile() {
             format!("  {}", m.label)
         } else {
             m.label.to_string()
         };
         let value = match m.unit {
-            "1/s" => format!("{} /s", pm(&e)),
+            Unit::PerSecond => format!("{} /s", pm(&e)),
             _ => cell(m, &e),
         };
         rows.push(vec![label, value]);
@@ -215,7 +215,7 @@ pub fn to_table(report: &Report) -> String {
         .collect();
         let mut header = vec!["name".to_string()];
         header.extend(shown.iter().map(|m| match m.unit {
-            "1/s" => format!("{} /s", m.label),
+            Unit::PerSecond => format!("{} /s", m.label),
             _ => m.label.to_string(),
         }));
         let mut rows = vec![header];
