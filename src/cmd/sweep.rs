@@ -40,13 +40,18 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub run: RunOptions,
     /// Directory for points.csv, points.jsonl, summary.json and the charts
-    /// [default: sweep-out/<model stem>]. An earlier sweep there is replaced
-    /// unless --resume is given.
+    /// [default: sweep-out/<model stem>]. An earlier run of the same sweep
+    /// there is replaced unless --resume is given; a different sweep is kept
+    /// unless --force is given.
     #[arg(long, short = 'o', value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Keep the points already in the output directory and run the rest.
     #[arg(long)]
     pub resume: bool,
+    /// Replace a sweep with other settings (another model, model text,
+    /// overrides, seed, run length, ...) in the output directory.
+    #[arg(long, conflicts_with = "resume")]
+    pub force: bool,
     /// Run only shard I of N (0-based): points k with k mod N = I. Combine
     /// the shard directories with `qsim merge`.
     #[arg(long, value_name = "I/N")]
@@ -142,6 +147,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         shard,
         output: Some(output.clone()),
         resume: args.resume,
+        force: args.force,
         load_path: args.load_axis.clone(),
         limit_path: args.limit_axis.clone(),
     };

@@ -66,6 +66,15 @@ pub struct Manifest {
     pub qsim_version: String,
 }
 
+/// A manifest field as an error message names it.
+fn describe(field: String) -> String {
+    if field == "model_fingerprint" {
+        "the model file's text (model_fingerprint)".into()
+    } else {
+        field
+    }
+}
+
 /// A stable digest of a model's text (FNV-1a, 64 bits, as 16 hex digits):
 /// the same text gives the same digest on every platform and Rust version.
 pub fn fingerprint(text: &str) -> String {
@@ -287,23 +296,38 @@ pub(crate) struct OutputDir {
 }
 
 impl OutputDir {
-    /// Opens `dir` for `manifest`. Without `resume`, any previous sweep there
-    /// is replaced. With `resume`, the settings must match, and the points
+    /// Opens `dir` for `manifest`. Without `resume`, a previous run of the
+    /// same sweep there is replaced, and a different sweep only with
+    /// `force`. With `resume`, the settings must match, and the points
     /// already there are returned (torn lines dropped, files healed).
     pub(crate) fn open(
         dir: &Path,
         manifest: &Manifest,
         resume: bool,
+        force: bool,
     ) -> Result<(OutputDir, Vec<PointRecord>), SweepError> {
+        if !resume && !force && dir.join(MANIFEST_FILE).exists() {
+            // Anything unreadable or of another format counts as different.
+            let saved = SavedSweep::read(dir).map(|s| s.manifest);
+            let difference = match &saved {
+                Ok(m) => m.first_difference(manifest),
+                Err(e) => Some(("format".into(), e.to_string(), FORMAT.into())),
+            };
+            if let Some((field, was, now)) = difference {
+                return Err(SweepError::OutputInUse {
+                    dir: dir.to_path_buf(),
+                    field: describe(field),
+                    was,
+                    now,
+                });
+            }
+        }
         let done = if resume && dir.join(MANIFEST_FILE).exists() {
             let saved = SavedSweep::read(dir)?;
-            if let Some((mut field, was, now)) = saved.manifest.first_difference(manifest) {
-                if field == "model_fingerprint" {
-                    field = "the model file's text (model_fingerprint)".into();
-                }
+            if let Some((field, was, now)) = saved.manifest.first_difference(manifest) {
                 return Err(SweepError::ResumeMismatch {
                     dir: dir.to_path_buf(),
-                    field,
+                    field: describe(field),
                     was,
                     now,
                 });

@@ -82,6 +82,9 @@ pub struct SweepOptions {
     pub output: Option<PathBuf>,
     /// Keep the points already in `output` and run only the others.
     pub resume: bool,
+    /// Replace a sweep with other settings in `output` (without it, only an
+    /// earlier run of the same sweep is replaced).
+    pub force: bool,
     /// The load axis of the knee analysis, if not inferred.
     pub load_path: Option<String>,
     /// The throttle-limit axis, if not inferred.
@@ -305,7 +308,8 @@ impl Sweep {
         let mut out = None;
         let mut done: Vec<PointRecord> = Vec::new();
         if let Some(dir) = &self.options.output {
-            let (o, d) = OutputDir::open(dir, &self.manifest, self.options.resume)?;
+            let (o, d) =
+                OutputDir::open(dir, &self.manifest, self.options.resume, self.options.force)?;
             out = Some(o);
             done = d;
         }

@@ -392,6 +392,11 @@ fn resume_refuses_a_model_whose_text_changed() {
         resume,
         ..SweepOptions::default()
     };
+    let forced = SweepOptions {
+        output: Some(out.clone()),
+        force: true,
+        ..SweepOptions::default()
+    };
     let grid = || specs(&["workload.population=1,2"]);
     fs::write(&model, CLOSED).unwrap();
     Sweep::new(&model, &[], grid(), opts(false))
@@ -410,5 +415,28 @@ fn resume_refuses_a_model_whose_text_changed() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("model file's text"), "{e}");
+    // Nor is the old sweep silently replaced by a fresh one...
+    let before = files(&out);
+    let e = Sweep::new(&model, &[], grid(), opts(false))
+        .unwrap()
+        .run(&mut ())
+        .unwrap_err();
+    assert!(matches!(e, SweepError::OutputInUse { .. }), "{e}");
+    assert!(e.to_string().contains("--force"), "{e}");
+    assert_eq!(files(&out), before, "the old sweep is untouched");
+    // ...unless asked to.
+    let ran = Sweep::new(&model, &[], grid(), forced)
+        .unwrap()
+        .run(&mut ())
+        .unwrap()
+        .ran;
+    assert_eq!(ran, 2);
+    // Rerunning the same sweep without --resume replaces it as before.
+    let ran = Sweep::new(&model, &[], grid(), opts(false))
+        .unwrap()
+        .run(&mut ())
+        .unwrap()
+        .ran;
+    assert_eq!(ran, 2);
     fs::remove_dir_all(&dir).unwrap();
 }
