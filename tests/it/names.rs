@@ -238,6 +238,26 @@ fn derived_metric_variables_are_table_paths() {
     for m in metrics(Scope::Station) {
         assert!(vars.contains(&m.path("latch")), "{m:?}");
     }
+    // The spellings of 0.1 read the very same figures as the new names.
+    let results = qsim_kernel::run(&model.network, &model.run).unwrap();
+    let rep = &results.replication_results[0];
+    let value = |name: &str| qsim_model::metric_value(&model.network, rep, name);
+    for (old, new) in [
+        ("throughput", "throughput_per_s"),
+        ("response_time", "response_time_s"),
+        ("p99", "response_time_p99_s"),
+        (
+            "stations.latch.throughput",
+            "stations.latch.throughput_per_s",
+        ),
+        ("stations.latch.wait_time", "stations.latch.wait_time_s"),
+        ("classes.web.response_time", "classes.web.response_time_s"),
+    ] {
+        assert!(value(new).is_some_and(|x| x > 0.0), "{new}");
+        assert_eq!(value(old), value(new), "{old} vs {new}");
+    }
+    assert_eq!(value("classes.web.p99"), None, "never a valid name");
+    assert_eq!(value("stations.nowhere.utilization"), None);
 }
 
 #[test]

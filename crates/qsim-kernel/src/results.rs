@@ -507,7 +507,8 @@ const fn flow(
 }
 
 macro_rules! flow_metrics {
-    ($scope:expr, $a:expr) => {
+    // $a: accept the old mean names; $p: accept the old percentile names.
+    ($scope:expr, $a:expr, $p:expr) => {
         [
             flow(
                 $scope,
@@ -538,7 +539,7 @@ macro_rules! flow_metrics {
                 Unit::Seconds,
                 "p50",
                 "median response time",
-                if $a { &["p50"] } else { &[] },
+                if $p { &["p50"] } else { &[] },
                 |_, r| r.p50,
                 |r| r.percentiles_s[0],
             ),
@@ -548,7 +549,7 @@ macro_rules! flow_metrics {
                 Unit::Seconds,
                 "p90",
                 "90th percentile of the response time",
-                if $a { &["p90"] } else { &[] },
+                if $p { &["p90"] } else { &[] },
                 |_, r| r.p90,
                 |r| r.percentiles_s[1],
             ),
@@ -558,7 +559,7 @@ macro_rules! flow_metrics {
                 Unit::Seconds,
                 "p95",
                 "95th percentile of the response time",
-                if $a { &["p95"] } else { &[] },
+                if $p { &["p95"] } else { &[] },
                 |_, r| r.p95,
                 |r| r.percentiles_s[2],
             ),
@@ -568,7 +569,7 @@ macro_rules! flow_metrics {
                 Unit::Seconds,
                 "p99",
                 "99th percentile of the response time",
-                if $a { &["p99"] } else { &[] },
+                if $p { &["p99"] } else { &[] },
                 |_, r| r.p99,
                 |r| r.percentiles_s[3],
             ),
@@ -578,7 +579,7 @@ macro_rules! flow_metrics {
                 Unit::Seconds,
                 "p99.9",
                 "99.9th percentile of the response time",
-                if $a { &["p999"] } else { &[] },
+                if $p { &["p999"] } else { &[] },
                 |_, r| r.p999,
                 |r| r.percentiles_s[4],
             ),
@@ -586,8 +587,8 @@ macro_rules! flow_metrics {
     };
 }
 
-const SYSTEM_FLOW: [Metric; 7] = flow_metrics!(Scope::System, true);
-const CLASS_FLOW: [Metric; 7] = flow_metrics!(Scope::Class, true);
+const SYSTEM_FLOW: [Metric; 7] = flow_metrics!(Scope::System, true, true);
+const CLASS_FLOW: [Metric; 7] = flow_metrics!(Scope::Class, true, false);
 
 const SLA: Metric = Metric {
     scope: Scope::System,
