@@ -1,6 +1,6 @@
 //! The `qsim` command: parse options, load the model, run, report.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 mod cmd;
@@ -28,8 +28,16 @@ enum Command {
     Sweep(cmd::sweep::SweepArgs),
     /// Redraw the charts of a saved sweep (its directory or points.csv).
     Plot(cmd::sweep::PlotArgs),
+    /// Write DIR/report.html: one self-contained page with a sweep's charts, knee summary, model and settings.
+    Report(cmd::report::ReportArgs),
     /// Combine the outputs of `qsim sweep --shard` into one sweep.
     Merge(cmd::sweep::MergeArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command to a directory.
+    Man(cmd::man::ManArgs),
+    /// Print a JSON Schema (draft 2020-12) of the model format.
+    Schema(cmd::schema::SchemaArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +50,10 @@ fn main() -> ExitCode {
         Command::Sweep(args) => cmd::sweep::sweep(args),
         Command::Plot(args) => cmd::sweep::plot(args),
         Command::Merge(args) => cmd::sweep::merge(args),
+        Command::Report(args) => cmd::report::report(args),
+        Command::Completions(args) => cmd::completions::completions(args, Cli::command()),
+        Command::Man(args) => cmd::man::man(args, Cli::command()),
+        Command::Schema(args) => cmd::schema::schema(args),
     };
     match result {
         Ok(code) => code,

@@ -1,12 +1,25 @@
 //! `qsim fit`: fit the Universal Scalability Law to measured throughput.
 
 use super::UsageError;
-use super::run::Format;
 use anyhow::{Context, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use qsim_analytic::usl;
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// Output formats of `qsim fit` (the words of `qsim run --format`; the
+/// CSV has its own columns, since a fit has no scopes or CIs).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned text for people, with the speed curve to paste into a model.
+    Table,
+    /// One JSON object.
+    Json,
+    /// One row per fitted figure: metric,value,std_error.
+    Csv,
+}
 
 /// Arguments of `qsim fit`.
 #[derive(Args, Debug)]
@@ -19,11 +32,14 @@ pub struct FitArgs {
     /// Column holding the throughput.
     #[arg(long, default_value = "throughput")]
     pub y: String,
-    /// Output format (table or json).
+    /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Draw the measurements and the fitted curve to this file (.svg or .png).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
 }
 
@@ -50,6 +66,16 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
         )
         .with_context(|| format!("drawing {}", path.display()))?;
     }
+    if let Some(path) = &args.output
+        && same_file(path, &args.file)
+    {
+        return Err(UsageError(format!(
+            "--output {} is the input file; choose another name",
+            path.display()
+        ))
+        .into());
+    }
+    let mut out = String::new();
     match args.format {
         Format::Json => {
             let m = &fit.model;
@@ -69,47 +95,99 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
                 "peak_throughput": fit.peak_throughput_per_s,
                 "speed_toml": fit.speed_toml(),
             });
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         }
-        _ => {
+        Format::Csv => {
+            // One vocabulary: the metric names are the JSON keys.
+            let m = &fit.model;
+            let se = fit.std_errors;
+            let num = |v: Option<f64>| {
+                v.filter(|x| x.is_finite())
+                    .map_or(String::new(), |x| x.to_string())
+            };
+            writeln!(out, "metric,value,std_error")?;
+            writeln!(out, "points,{},", fit.points)?;
+            for (name, value, err) in [
+                ("sigma", m.sigma, se.map(|s| s.sigma)),
+                ("kappa", m.kappa, se.map(|s| s.kappa)),
+                ("lambda", m.lambda, se.map(|s| s.lambda)),
+            ] {
+                writeln!(out, "{name},{},{}", num(Some(value)), num(err))?;
+            }
+            writeln!(out, "r_squared,{},", num(Some(fit.r_squared)))?;
+            writeln!(
+                out,
+                "residual_std_error,{},",
+                num(Some(fit.residual_std_error))
+            )?;
+            writeln!(out, "peak_concurrency,{},", num(fit.peak_concurrency))?;
+            writeln!(out, "peak_throughput,{},", num(fit.peak_throughput_per_s))?;
+        }
+        Format::Table => {
             let m = &fit.model;
             let se = |f: fn(&usl::UslStdErrors) -> f64| {
                 fit.std_errors
                     .as_ref()
                     .map_or("n/a".to_string(), |s| format!("{:.4e}", f(s)))
             };
-            println!(
+            writeln!(
+                out,
                 "USL fit of {file}: {} = f({}), {} points",
                 args.y, args.x, fit.points
-            );
-            println!(
+            )?;
+            writeln!(
+                out,
                 "  sigma  (contention) {:>12.6}  std. error {}",
                 m.sigma,
                 se(|s| s.sigma)
-            );
-            println!(
+            )?;
+            writeln!(
+                out,
                 "  kappa  (coherency)  {:>12.4e}  std. error {}",
                 m.kappa,
                 se(|s| s.kappa)
-            );
-            println!(
+            )?;
+            writeln!(
+                out,
                 "  lambda (1-job rate) {:>12.4}  std. error {}",
                 m.lambda,
                 se(|s| s.lambda)
-            );
-            println!(
+            )?;
+            writeln!(
+                out,
                 "  R² {:.4}, residual std. error {:.4}",
                 fit.r_squared, fit.residual_std_error
-            );
+            )?;
             match (fit.peak_concurrency, fit.peak_throughput_per_s) {
-                (Some(n), Some(x)) => println!("  predicted peak: {x:.4} at concurrency {n:.1}"),
-                _ => println!("  no peak: kappa is 0, throughput approaches lambda/sigma"),
+                (Some(n), Some(x)) => {
+                    writeln!(out, "  predicted peak: {x:.4} at concurrency {n:.1}")?
+                }
+                _ => writeln!(
+                    out,
+                    "  no peak: kappa is 0, throughput approaches lambda/sigma"
+                )?,
             }
-            println!(
+            writeln!(
+                out,
                 "\nspeed curve for a model station:\n{}",
                 fit.speed_toml().trim_end()
-            );
+            )?;
         }
     }
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?
+        }
+        None => std::io::stdout().lock().write_all(out.as_bytes())?,
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether two paths name the same existing file (so `--output` would
+/// overwrite the measurements).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }

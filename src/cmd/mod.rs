@@ -1,8 +1,12 @@
 //! One module per subcommand; each turns its parsed arguments into work and
 //! prints the outcome. Only this layer prints.
 
+pub mod completions;
 pub mod fit;
+pub mod man;
+pub mod report;
 pub mod run;
+pub mod schema;
 pub mod solve;
 pub mod sweep;
 

@@ -112,7 +112,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Write the output to this file instead of standard output.
-    #[arg(long, short)]
+    #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Skip the second run, started with all jobs at the station whose speed
     /// falls the most, that detects bistable (metastable) models.

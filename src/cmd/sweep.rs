@@ -59,6 +59,10 @@ pub struct SweepArgs {
     /// Do not draw charts.
     #[arg(long)]
     pub no_charts: bool,
+    /// Also write report.html, one self-contained page with the charts,
+    /// the knee summary, the model and the settings (see `qsim report`).
+    #[arg(long)]
+    pub report: bool,
     /// What to print at the end.
     #[arg(long, value_enum, default_value_t = SweepFormat::Table)]
     pub format: SweepFormat,
@@ -85,10 +89,12 @@ pub struct PlotArgs {
 /// Arguments of `qsim merge`.
 #[derive(Args, Debug, Clone)]
 pub struct MergeArgs {
-    /// Directory to write the merged sweep into.
-    pub output: PathBuf,
+    /// Directory to write the merged sweep into. (Deprecated: without
+    /// --output, the first directory given is taken as the output.)
+    #[arg(long, short = 'o', value_name = "DIR")]
+    pub output: Option<PathBuf>,
     /// The shard output directories (every shard of one sweep, any order).
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "SHARD_DIR")]
     pub shards: Vec<PathBuf>,
     /// Do not draw charts.
     #[arg(long)]
@@ -194,15 +200,38 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
             let sh = shard.unwrap_or_else(Shard::all);
             writeln!(
                 out,
-                "shard {sh}: {ran}\nwrote {}/{{{CSV_FILE},{JSONL_FILE}}}\nwhen every shard is done: qsim merge OUT_DIR SHARD_DIR...",
+                "shard {sh}: {ran}\nwrote {}/{{{CSV_FILE},{JSONL_FILE}}}\nwhen every shard is done: qsim merge --output OUT_DIR SHARD_DIR...",
                 output.display()
             )?;
+            if args.report {
+                eprintln!(
+                    "note: no report page for one shard; run `qsim report` on the merged directory"
+                );
+            }
         }
         Some(summary) => {
             let mut charts_written = Vec::new();
-            if !args.no_charts {
-                let saved = SavedSweep::read(&output).map_err(usage)?;
-                charts_written = draw(&saved, &output)?;
+            let mut page = None;
+            if !args.no_charts || args.report {
+                // The numbers are on disk by now: a chart or page that fails
+                // is a warning, never a failed run.
+                match SavedSweep::read(&output) {
+                    Ok(saved) => {
+                        if !args.no_charts {
+                            charts_written = draw_or_warn(&saved, &output);
+                        }
+                        if args.report {
+                            match super::report::write(&output, &saved) {
+                                Ok(p) => page = Some(p),
+                                Err(e) => eprintln!("warning: report page not written: {e:#}"),
+                            }
+                        }
+                    }
+                    Err(e) => eprintln!(
+                        "warning: no charts: cannot read back {}: {e}",
+                        output.display()
+                    ),
+                }
             }
             match args.format {
                 SweepFormat::Json => out.write_all(summary.to_json().as_bytes())?,
@@ -210,6 +239,9 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
                     writeln!(out, "swept {ran}")?;
                     print_summary(&mut out, summary)?;
                     print_written(&mut out, &output, &charts_written)?;
+                    if let Some(p) = &page {
+                        writeln!(out, "report: {}", p.display())?;
+                    }
                 }
             }
         }
@@ -223,10 +255,30 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
 
 /// `qsim merge`.
 pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
-    let saved = qsim_sweep::merge(&args.output, &args.shards).map_err(usage)?;
+    let (output, shards) = match &args.output {
+        Some(dir) => (dir.as_path(), args.shards.as_slice()),
+        // The old grammar, `qsim merge OUT SHARD_DIR...`, still works for
+        // scripts written against it.
+        None => match args.shards.split_first() {
+            Some((out, shards)) if !shards.is_empty() => {
+                eprintln!(
+                    "note: `qsim merge OUT SHARD_DIR...` is deprecated; write `qsim merge --output {} SHARD_DIR...`",
+                    out.display()
+                );
+                (out.as_path(), shards)
+            }
+            _ => {
+                return Err(UsageError(
+                    "qsim merge needs --output DIR and at least one shard directory".into(),
+                )
+                .into());
+            }
+        },
+    };
+    let saved = qsim_sweep::merge(output, shards).map_err(usage)?;
     let mut charts_written = Vec::new();
     if !args.no_charts {
-        charts_written = draw(&saved, &args.output)?;
+        charts_written = draw_or_warn(&saved, output);
     }
     let summary = saved.summary();
     let mut out = std::io::stdout().lock();
@@ -236,12 +288,12 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
             writeln!(
                 out,
                 "merged {} shards: {} points of {}",
-                args.shards.len(),
+                shards.len(),
                 saved.records.len(),
                 saved.manifest.model
             )?;
             print_summary(&mut out, &summary)?;
-            print_written(&mut out, &args.output, &charts_written)?;
+            print_written(&mut out, output, &charts_written)?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -309,18 +361,38 @@ fn default_output(model: &Path, shard: Option<Shard>) -> PathBuf {
     }
 }
 
-fn draw(saved: &SavedSweep, dir: &Path) -> Result<Vec<PathBuf>> {
+/// What the charts of a saved sweep show: its series, knees and analytic
+/// reference lines.
+pub(crate) fn sweep_charts(saved: &SavedSweep) -> SweepCharts {
     let title = Path::new(&saved.manifest.model)
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let mut chart = chart_data(&title, &saved.manifest.axes, &saved.records);
     chart.references = references(saved);
+    chart
+}
+
+fn draw(saved: &SavedSweep, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(charts::write_charts(
-        &chart,
+        &sweep_charts(saved),
         dir,
         &[ImageFormat::Svg, ImageFormat::Png],
     )?)
+}
+
+/// [`draw`] for commands whose product is the numbers (sweep, merge): a
+/// chart that cannot be drawn is reported on stderr and the command goes
+/// on, because the CSV, JSON lines and summary are already written.
+fn draw_or_warn(saved: &SavedSweep, dir: &Path) -> Vec<PathBuf> {
+    draw(saved, dir).unwrap_or_else(|e| {
+        eprintln!(
+            "warning: charts not drawn: {e:#}; the results are complete in {}/{{{CSV_FILE},{JSONL_FILE},{SUMMARY_FILE}}}; redraw with `qsim plot {}`",
+            dir.display(),
+            dir.display()
+        );
+        Vec::new()
+    })
 }
 
 /// Analytic lines for a sweep over the population of a single closed class:

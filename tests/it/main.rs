@@ -1,8 +1,12 @@
 //! Integration tests of the qsim package: simulation against exact answers,
 //! the scenario catalogue, and the command-line tool's behaviour.
 
+mod charts;
 mod cli;
+mod docs;
 mod exact;
+mod grammar;
 mod names;
+mod report;
 mod scenarios;
 mod support;

@@ -1,5 +1,6 @@
 //! How to run a network: length, warm-up, replications, seeds.
 
+use crate::error::RunError;
 use serde::Serialize;
 
 /// When one replication ends.
@@ -78,4 +79,44 @@ impl Default for RunConfig {
             threads: 0,
         }
     }
+}
+
+/// Rejects configurations the engine cannot run.
+pub(crate) fn check_config(config: &RunConfig) -> Result<(), RunError> {
+    let bad = |m: String| Err(RunError::Config(m));
+    if config.replications == 0 {
+        return bad("replications must be at least 1, found 0".into());
+    }
+    match config.stop {
+        Stop::Jobs(0) => return bad("stop.jobs must be at least 1, found 0".into()),
+        Stop::Time(t) if !(t.is_finite() && t > 0.0) => {
+            return bad(format!(
+                "stop.time must be a positive finite number of seconds, found {t}"
+            ));
+        }
+        _ => {}
+    }
+    if let Warmup::Time(t) = config.warmup
+        && !(t.is_finite() && t >= 0.0)
+    {
+        return bad(format!(
+            "warmup.time must be a finite number of seconds >= 0, found {t}"
+        ));
+    }
+    if let Some(s) = config.sla_s
+        && !(s.is_finite() && s >= 0.0)
+    {
+        return bad(format!(
+            "sla_s must be a finite number of seconds >= 0, found {s}"
+        ));
+    }
+    if let Some(p) = config.precision
+        && !(p.relative_half_width.is_finite() && p.relative_half_width > 0.0)
+    {
+        return bad(format!(
+            "precision.relative_half_width must be positive, found {}",
+            p.relative_half_width
+        ));
+    }
+    Ok(())
 }

@@ -5,7 +5,9 @@
 //! [`NetworkSpec`] (in code, or with `qsim-model` from TOML), validate it into
 //! a [`Network`], and [`run`] it with a [`RunConfig`]; read the
 //! [`RunResults`]. [`run_replication`] runs one replication, [`summarize`]
-//! combines replications, and [`Simulation`] runs one replication step by
+//! combines replications, [`ReplicationRounds`] decides which replications
+//! a run needs (the precision rule, for programs that schedule replications
+//! themselves, like sweeps), and [`Simulation`] runs one replication step by
 //! step ([`Simulation::step`], [`Simulation::run_until`],
 //! [`Simulation::time`]) for programs that want to watch it.
 //!
@@ -122,19 +124,23 @@
 
 pub mod config;
 pub mod dist;
+mod error;
 mod fel;
 mod hist;
 pub mod network;
 pub mod results;
 pub mod rng;
+mod rounds;
 mod run;
 mod sim;
 pub mod time;
 
 pub use config::{Precision, RunConfig, Stop, Warmup};
 pub use dist::{Dist, DistError, Family};
+pub use error::RunError;
 pub use network::*;
 pub use results::*;
-pub use run::{RunError, run, run_replication, summarize};
+pub use rounds::ReplicationRounds;
+pub use run::{run, run_replication, summarize};
 pub use sim::Simulation;
 pub use time::SimTime;

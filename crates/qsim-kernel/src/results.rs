@@ -107,15 +107,6 @@ impl std::fmt::Display for KindTag {
 
 impl From<&StationKind> for KindTag {
     fn from(k: &StationKind) -> KindTag {
-        let tag = KindTag::of(k);
-        // The engine still has its own names of kinds; they must agree.
-        debug_assert_eq!(tag.name(), crate::sim::station_kind_name(k));
-        tag
-    }
-}
-
-impl KindTag {
-    fn of(k: &StationKind) -> KindTag {
         match k {
             StationKind::Delay => KindTag::Delay,
             StationKind::Queue { .. } => KindTag::Queue,
@@ -275,7 +266,7 @@ pub struct ReplicationClass {
     /// Completions per second.
     pub throughput_per_s: f64,
     /// Mean response time, seconds.
-    pub mean_response_s: f64,
+    pub response_time_s: f64,
     /// p50, p90, p95, p99, p99.9 of the response time, seconds.
     pub percentiles_s: [f64; 5],
     /// Fraction of responses over the SLA (0 without one).
@@ -531,7 +522,7 @@ macro_rules! flow_metrics {
                     mean: r.mean,
                     ci95: r.ci95,
                 },
-                |r| r.mean_response_s,
+                |r| r.response_time_s,
             ),
             flow(
                 $scope,

@@ -140,6 +140,21 @@ fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// DejaVu Sans, bundled so text needs no system fonts (licence in
+/// `crates/qsim-report/fonts/`).
+static FONT: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
+
+/// Registers the bundled font as the `sans-serif` family every chart asks
+/// for. Runs once per process; later calls only report the first outcome.
+pub(crate) fn register_fonts() -> Result<(), String> {
+    static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+            .map_err(|_| "the bundled chart font cannot be read".to_string())
+    })
+    .clone()
+}
+
 /// Draws every chart of [`CHARTS`] in each format into `dir` and returns
 /// the files written.
 pub fn write_charts(
@@ -147,6 +162,10 @@ pub fn write_charts(
     dir: &Path,
     formats: &[ImageFormat],
 ) -> Result<Vec<PathBuf>, ChartError> {
+    register_fonts().map_err(|message| ChartError {
+        path: dir.to_path_buf(),
+        message,
+    })?;
     std::fs::create_dir_all(dir).map_err(|e| ChartError {
         path: dir.to_path_buf(),
         message: e.to_string(),
@@ -175,6 +194,31 @@ pub fn write_charts(
         }
     }
     Ok(written)
+}
+
+/// Draws one chart of [`CHARTS`] (by stem) as SVG text, for embedding in a
+/// page rather than writing a file.
+pub fn render_svg(charts: &SweepCharts, stem: &str) -> Result<String, ChartError> {
+    let err = |message| ChartError {
+        path: PathBuf::from(format!("{stem}.svg")),
+        message,
+    };
+    if !CHARTS.contains(&stem) {
+        return Err(err(format!(
+            "no chart named {stem}; expected one of {}",
+            CHARTS.join(", ")
+        )));
+    }
+    register_fonts().map_err(err)?;
+    let mut svg = String::new();
+    // The backend borrows the string until it is dropped at the end of draw.
+    draw(
+        stem,
+        charts,
+        SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(),
+    )
+    .map_err(err)?;
+    Ok(svg)
 }
 
 fn draw<DB: DrawingBackend>(
@@ -800,5 +844,28 @@ mod tests {
         });
         write_charts(&c, &dir, &[ImageFormat::Svg]).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bundled_font_measures_text_without_system_fonts() {
+        register_fonts().unwrap();
+        // Without a registered family, ab_glyph cannot size any text.
+        let (w, h) = ("sans-serif", 20.0)
+            .into_font()
+            .box_size("throughput (per s)")
+            .unwrap();
+        assert!(w > 100 && h > 10, "text box {w} x {h}");
+    }
+
+    #[test]
+    fn renders_each_chart_as_svg_text() {
+        for stem in CHARTS {
+            let svg = render_svg(&demo(), stem).unwrap();
+            assert!(svg.trim_start().starts_with("<svg"), "{stem}");
+            assert!(svg.trim_end().ends_with("</svg>"), "{stem}");
+            assert!(svg.contains("demo.toml"), "{stem} has its title");
+        }
+        let e = render_svg(&demo(), "latency").unwrap_err();
+        assert!(e.to_string().contains("no chart named latency"), "{e}");
     }
 }

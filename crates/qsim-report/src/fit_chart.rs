@@ -21,6 +21,7 @@ pub fn usl_fit_chart(
     x_label: &str,
     y_label: &str,
 ) -> Result<(), ChartError> {
+    crate::charts::register_fonts().map_err(ChartError)?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())

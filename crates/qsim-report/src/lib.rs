@@ -10,6 +10,7 @@
 pub mod charts;
 mod csv_out;
 pub mod fit_chart;
+pub mod html;
 mod json;
 mod table;
 

@@ -85,16 +85,33 @@ pub struct Shard {
 
 /// A `--shard` that is not `I/N` with `0 <= I < N`.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error(
-    "invalid --shard `{0}`: expected I/N with 0 <= I < N, e.g. 0/4 (shards are numbered from 0, like $SLURM_ARRAY_TASK_ID with --array=0-3 and $JOB_COMPLETION_INDEX)"
-)]
-pub struct ShardError(pub String);
+#[non_exhaustive]
+pub enum ShardError {
+    /// Not two integers `I/N` with `0 <= I < N`.
+    #[error(
+        "invalid --shard `{0}`: expected I/N with 0 <= I < N, e.g. 0/4 (shards are numbered from 0, like $SLURM_ARRAY_TASK_ID with --array=0-3 and $JOB_COMPLETION_INDEX)"
+    )]
+    Invalid(String),
+    /// `N/N`: the shards were numbered from 1 (a Slurm `--array=1-N`), so
+    /// the last one does not exist and shard 0 would never run.
+    #[error(
+        "invalid --shard `{count}/{count}`: shards are numbered from 0, so {count} shards are 0/{count} .. {last}/{count}; submit the Slurm array as --array=0-{last} (or pass $((SLURM_ARRAY_TASK_ID - 1)) for a 1-based array)",
+        last = .count - 1
+    )]
+    NumberedFromOne {
+        /// The number of shards.
+        count: u32,
+    },
+}
 
 impl Shard {
     /// Shard `index` of `count`.
     pub fn new(index: u32, count: u32) -> Result<Shard, ShardError> {
-        if count == 0 || index >= count {
-            return Err(ShardError(format!("{index}/{count}")));
+        if count > 0 && index == count {
+            return Err(ShardError::NumberedFromOne { count });
+        }
+        if count == 0 || index > count {
+            return Err(ShardError::Invalid(format!("{index}/{count}")));
         }
         Ok(Shard { index, count })
     }
@@ -128,11 +145,14 @@ impl Shard {
 impl FromStr for Shard {
     type Err = ShardError;
     fn from_str(s: &str) -> Result<Shard, ShardError> {
-        let bad = || ShardError(s.to_string());
+        let bad = || ShardError::Invalid(s.to_string());
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
         let i = i.trim().parse().map_err(|_| bad())?;
         let n = n.trim().parse().map_err(|_| bad())?;
-        Shard::new(i, n).map_err(|_| bad())
+        match Shard::new(i, n) {
+            Err(ShardError::Invalid(_)) => Err(bad()),
+            other => other,
+        }
     }
 }
 
@@ -211,10 +231,18 @@ mod tests {
         }
         assert!(seen.iter().all(|&c| c == 1));
         assert_eq!(Shard::all().points(4).collect::<Vec<_>>(), [0, 1, 2, 3]);
-        for bad in ["3/3", "1", "a/2", "0/0", "-1/2"] {
+        for bad in ["3/3", "5/3", "1", "a/2", "0/0", "-1/2"] {
             let e = bad.parse::<Shard>().unwrap_err().to_string();
             assert!(e.contains(bad), "{e}");
         }
+        // A 1-based array's last task names the 0-based fix.
+        let e = "4/4".parse::<Shard>().unwrap_err();
+        assert_eq!(e, ShardError::NumberedFromOne { count: 4 });
+        let e = e.to_string();
+        assert!(
+            e.contains("numbered from 0") && e.contains("--array=0-3"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -6,7 +6,9 @@ use crate::output::{Manifest, OutputDir, point_of};
 use crate::record::{Columns, PointMetrics, PointRecord};
 use crate::spec::VarySpec;
 use crate::summary::{Axes, SweepSummary};
-use qsim_kernel::{Network, ReplicationResult, RunConfig, Stop, run_replication, summarize};
+use qsim_kernel::{
+    Network, ReplicationResult, ReplicationRounds, RunConfig, Stop, run_replication, summarize,
+};
 use qsim_model::{DerivedMetric, Model, ModelErrors, Override};
 use std::collections::{BTreeMap, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -561,76 +563,60 @@ impl<'a> Engine<'a> {
             Err(_) => point_seed(self.sweep.base_run.seed, k),
         };
         let point = point_of(&self.sweep.grid, k);
-        let record =
-            match (&st.failed, self.load(slot)) {
-                (Some((_, e)), _) | (None, Err(e)) => PointRecord {
-                    index: k,
-                    point,
-                    seed,
-                    error: Some(e.clone()),
-                    results: None,
-                },
-                (None, Ok((net, cfg, derived))) => {
-                    let reps: Vec<ReplicationResult> = st.reps.iter().flatten().cloned().collect();
-                    let mut cfg = cfg.clone();
-                    cfg.replications = reps.len() as u32;
-                    let summary = catch_unwind(AssertUnwindSafe(|| summarize(net, &cfg, &reps)));
-                    match summary {
-                        Ok(s) => {
-                            if let Some(more) = extension(&cfg, &s) {
-                                let from = st.planned;
-                                st.planned += more;
-                                let n = st.planned as usize;
-                                st.reps.resize(n, None);
-                                drop(st);
-                                let mut q = self.queue.lock().expect("queue lock");
-                                for r in (from..from + more).rev() {
-                                    q.tasks.push_front((slot, r));
-                                }
-                                self.wake.notify_all();
-                                return;
-                            }
-                            PointRecord {
-                                index: k,
-                                point,
-                                seed,
-                                error: None,
-                                results: Some(PointMetrics::from_results(&s).with_derived(
-                                    crate::record::derived_values(net, derived, &reps),
-                                )),
-                            }
-                        }
-                        Err(p) => PointRecord {
-                            index: k,
-                            point,
-                            seed,
-                            error: Some(format!(
-                                "internal error summarizing: {}",
-                                panic_message(&*p)
-                            )),
-                            results: None,
-                        },
+        let record = match (&st.failed, self.load(slot)) {
+            (Some((_, e)), _) | (None, Err(e)) => PointRecord {
+                index: k,
+                point,
+                seed,
+                error: Some(e.clone()),
+                results: None,
+            },
+            (None, Ok((net, cfg, derived))) => {
+                // Every replication so far, in index order (none failed).
+                let reps: Vec<ReplicationResult> = st.reps.iter().flatten().cloned().collect();
+                // The kernel's rule decides whether to extend, so the point
+                // runs the same replications as `qsim run --seed <seed>`.
+                if let Some(round) = ReplicationRounds::new(cfg).next(&reps) {
+                    debug_assert_eq!(round.start, st.planned);
+                    st.planned = round.end;
+                    st.reps.resize(round.end as usize, None);
+                    drop(st);
+                    let mut q = self.queue.lock().expect("queue lock");
+                    for r in round.rev() {
+                        q.tasks.push_front((slot, r));
                     }
+                    self.wake.notify_all();
+                    return;
                 }
-            };
+                let summary = catch_unwind(AssertUnwindSafe(|| summarize(net, cfg, &reps)));
+                match summary {
+                    Ok(s) => PointRecord {
+                        index: k,
+                        point,
+                        seed,
+                        error: None,
+                        results: Some(
+                            PointMetrics::from_results(&s)
+                                .with_derived(crate::record::derived_values(net, derived, &reps)),
+                        ),
+                    },
+                    Err(p) => PointRecord {
+                        index: k,
+                        point,
+                        seed,
+                        error: Some(format!(
+                            "internal error summarizing: {}",
+                            panic_message(&*p)
+                        )),
+                        results: None,
+                    },
+                }
+            }
+        };
         drop(st);
         let _ = tx.send((slot, record));
         let mut q = self.queue.lock().expect("queue lock");
         q.outstanding -= 1;
         self.wake.notify_all();
     }
-}
-
-/// With a precision target not yet met, how many replications to add: as
-/// many again as there are, up to the maximum. A pure function of the
-/// results so far, hence deterministic.
-fn extension(cfg: &RunConfig, s: &qsim_kernel::RunResults) -> Option<u32> {
-    let p = cfg.precision?;
-    let rel = |mean: f64, ci: f64| if mean != 0.0 { ci / mean.abs() } else { 0.0 };
-    let x = s.system.throughput_per_s;
-    let r = s.system.response_time_s;
-    let met = rel(x.mean, x.ci95) <= p.relative_half_width
-        && rel(r.mean, r.ci95) <= p.relative_half_width;
-    let have = cfg.replications;
-    (!met && have < p.max_replications).then(|| have.min(p.max_replications - have))
 }

@@ -440,3 +440,55 @@ fn resume_refuses_a_model_whose_text_changed() {
     assert_eq!(ran, 2);
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A point with a precision target runs exactly the replications of `qsim
+/// run --seed <the point's seed>` (the kernel's rounds decide for both), so
+/// the sweep's figures are that run's figures, bit for bit.
+#[test]
+fn a_precise_point_is_reproduced_by_a_run_with_its_seed() {
+    const PRECISE: &str = r#"
+[simulation]
+replications = 2
+seed = 11
+stop = { jobs = 1500 }
+warmup = { jobs = 150 }
+precision = { relative_half_width = 0.04, max_replications = 30 }
+
+[workload]
+type = "open"
+rate_per_s = 0.5
+route = ["server"]
+
+[stations.server]
+kind = "queue"
+service = { dist = "exponential", mean = 1.0 }
+"#;
+    let vary = "workload.rate_per_s=0.3,0.6";
+    let opts = SweepOptions {
+        threads: 2,
+        ..SweepOptions::default()
+    };
+    let out = sweep(PRECISE, &[vary], opts).unwrap().run(&mut ()).unwrap();
+    assert_eq!(out.records.len(), 2);
+    for (rec, rate) in out.records.iter().zip(["0.3", "0.6"]) {
+        let swept = rec.results.as_ref().expect("the point ran");
+        let ov = [Override {
+            path: "workload.rate_per_s".into(),
+            value: rate.into(),
+        }];
+        let model = qsim_model::load_str("small.toml", PRECISE, &ov).unwrap();
+        let mut config = model.run.clone();
+        config.seed = rec.seed;
+        let alone = qsim_kernel::run(&model.network, &config).unwrap();
+        // Two replications cannot reach 4% here (t = 12.7 with 1 degree of
+        // freedom), so the target made the point add rounds.
+        assert!(
+            alone.replications > 2,
+            "{} replications",
+            alone.replications
+        );
+        assert_eq!(swept.replications, alone.replications);
+        let again = qsim_sweep::PointMetrics::from_results(&alone).with_derived(Vec::new());
+        assert_eq!(format!("{swept:?}"), format!("{again:?}"));
+    }
+}

@@ -1,0 +1,278 @@
+//! Setting up a replication: the runtime state of every station, region
+//! and class from a validated network, and the initial placement of jobs.
+
+use super::batch::GroupRt;
+use super::event::{EV_ARRIVAL, EV_STOP, EV_WARMUP, EXIT, ev};
+use super::fork::ForkRt;
+use super::job::Sampler;
+use super::latch::LatchRt;
+use super::regions::{RegionRt, RegionStats};
+use super::routing::Route;
+use super::stats::{ClassStats, Mser, StStats};
+use super::vclock::{SpeedRt, VClock, VMode};
+use super::waiting::Waiting;
+use super::{ClassRt, Kind, Simulation, StationRt, StopPlan, WarmPlan};
+use crate::config::{RunConfig, Stop, Warmup, check_config};
+use crate::dist::Dist;
+use crate::error::RunError;
+use crate::fel::Fel;
+use crate::network::*;
+use crate::rng;
+use std::collections::VecDeque;
+
+impl Simulation {
+    /// Sets up replication `index` of `network` under `config`, with every
+    /// closed job placed per the network's initial state.
+    pub fn new(network: &Network, config: &RunConfig, index: u32) -> Result<Simulation, RunError> {
+        check_config(config)?;
+        let warm = match config.warmup {
+            Warmup::None | Warmup::Mser5 => WarmPlan::None,
+            Warmup::Jobs(n) => WarmPlan::Jobs(n),
+            Warmup::Time(t) => WarmPlan::Time(t),
+        };
+        let stop = match config.stop {
+            Stop::Jobs(n) => StopPlan::Jobs(n),
+            Stop::Time(t) => StopPlan::Time(t),
+        };
+        let mser = matches!(config.warmup, Warmup::Mser5);
+        Ok(Simulation::with_plan(
+            network, config, index, warm, stop, mser,
+        ))
+    }
+
+    /// Sets up a replication with an explicit warm-up and end (the MSER-5
+    /// replay of [`crate::run_replication`] uses its own), collecting MSER-5
+    /// batch means if `mser`.
+    pub(crate) fn with_plan(
+        network: &Network,
+        config: &RunConfig,
+        index: u32,
+        warm: WarmPlan,
+        stop: StopPlan,
+        mser: bool,
+    ) -> Simulation {
+        let spec = network.spec();
+        let seed = config.seed;
+        let mut stations: Vec<StationRt> = spec
+            .stations
+            .iter()
+            .enumerate()
+            .map(|(s, st)| station(st, s, spec.classes.len(), seed, index))
+            .collect();
+        link_spin_cpus(&mut stations);
+        let regions = regions(spec, &mut stations);
+        let classes = spec
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(c, cl)| ClassRt {
+                rng: rng::stream(seed, index, rng::class_stream(c)),
+                open: match &cl.workload {
+                    Workload::Open { interarrival } => Some(Sampler::new(interarrival)),
+                    Workload::Closed { .. } => None,
+                },
+                think: match &cl.workload {
+                    Workload::Open { .. } => None,
+                    Workload::Closed { think, .. } => think.as_ref().map(Sampler::new),
+                },
+                route: Route::new(&cl.routing, stations.len()),
+                priority: cl.priority,
+                stats: ClassStats::default(),
+            })
+            .collect();
+        let mut sim = Simulation {
+            now: 0.0,
+            fel: Fel::new(),
+            jobs: Vec::new(),
+            free: Vec::new(),
+            stations,
+            classes,
+            regions,
+            forks: Vec::new(),
+            free_forks: Vec::new(),
+            route_rng: rng::stream(seed, index, rng::ROUTING_STREAM),
+            dirty: Vec::new(),
+            spin_dirty: Vec::new(),
+            events: 0,
+            in_network: 0,
+            max_jobs: config.max_jobs_present,
+            max_events: config.max_events,
+            event_cap: config.max_events.saturating_add(1),
+            measuring: false,
+            measure_start: 0.0,
+            warm,
+            stop,
+            warm_count: 0,
+            completions: 0,
+            finished: false,
+            sla: config.sla_s.unwrap_or(f64::INFINITY),
+            mser: mser.then(Mser::new),
+            error: None,
+            index,
+            names: spec.stations.iter().map(|s| s.name.clone()).collect(),
+        };
+        sim.init(spec);
+        sim
+    }
+
+    fn init(&mut self, spec: &NetworkSpec) {
+        match self.warm {
+            WarmPlan::None | WarmPlan::Jobs(0) => self.start_measuring(),
+            WarmPlan::Time(t) if t <= 0.0 => self.start_measuring(),
+            WarmPlan::Time(t) => self.fel.push(t, ev(EV_WARMUP, 0, 0)),
+            WarmPlan::Jobs(_) => {}
+        }
+        if let StopPlan::AbsTime(t) = self.stop {
+            self.fel.push(t, ev(EV_STOP, 0, 0));
+        }
+        // Open classes: first arrival after one inter-arrival time.
+        for c in 0..self.classes.len() {
+            let cl = &mut self.classes[c];
+            if let Some(d) = &cl.open {
+                let t = d.sample(&mut cl.rng);
+                self.fel.push(t, ev(EV_ARRIVAL, c as u32, 0));
+            }
+        }
+        // Closed classes: every job thinking, or all queued at one station.
+        let mut njob = 0u32;
+        for (c, cl) in spec.classes.iter().enumerate() {
+            let Workload::Closed { population, .. } = cl.workload else {
+                continue;
+            };
+            for _ in 0..population {
+                let j = self.alloc(c as u32);
+                self.jobs[j as usize].node = njob;
+                njob += 1;
+                match spec.initial {
+                    InitialState::Thinking => self.think(j),
+                    InitialState::AtStation(s) => {
+                        self.in_network += 1;
+                        let job = &mut self.jobs[j as usize];
+                        job.t0 = 0.0;
+                        // Continue the route after the station: in a sequence
+                        // after its first occurrence (from the start if absent).
+                        job.pos = match &self.classes[c].route {
+                            Route::Seq(seq) => seq
+                                .iter()
+                                .position(|&x| x as usize == s)
+                                .map_or(0, |p| p as u32 + 1),
+                            Route::Prob { .. } => 0,
+                        };
+                        self.goto(j, EXIT, s as u32);
+                    }
+                }
+            }
+        }
+        self.flush();
+        self.check_unstable();
+    }
+}
+
+/// The runtime state of station `s` (`st`) in replication `index`: its
+/// service samplers (one per class, zero for classes that never visit) and
+/// its kind's state, each kind built by its own module.
+fn station(st: &StationSpec, s: usize, classes: usize, seed: u64, index: u32) -> StationRt {
+    let service: Vec<Dist> = (0..classes)
+        .map(|c| {
+            st.service
+                .get(c)
+                .cloned()
+                .flatten()
+                .unwrap_or_else(|| Dist::deterministic(0.0).expect("zero is valid"))
+        })
+        .collect();
+    let inv_mean = service
+        .iter()
+        .map(|d: &Dist| {
+            let m = d.mean();
+            if m > 0.0 { 1.0 / m } else { 0.0 }
+        })
+        .collect();
+    let speed = st.speed.clone().map(SpeedRt::new);
+    let vclock = |mode, c, speed| Kind::V(Box::new(VClock::new(mode, c, speed)));
+    let mech_rng = rng::stream(seed, index, rng::mechanism_stream(s));
+    let fcfs = Waiting::new(Discipline::Fcfs);
+    let (kind, waiting, servers) = match &st.kind {
+        StationKind::Delay => match speed {
+            None => (Kind::Delay, fcfs, 0.0),
+            Some(sp) => (vclock(VMode::Shared, u32::MAX, Some(sp)), fcfs, 0.0),
+        },
+        StationKind::Queue {
+            servers,
+            discipline,
+        } => {
+            let c = *servers;
+            let k = match (discipline, speed) {
+                (Discipline::Ps, sp) => vclock(VMode::Shared, c, sp),
+                (_, None) => Kind::Queue { c },
+                (_, Some(sp)) => vclock(VMode::Queue, c, Some(sp)),
+            };
+            (k, Waiting::new(*discipline), f64::from(c))
+        }
+        StationKind::Latch(l) => {
+            let k = if l.numa.is_none() && l.spin.is_none() {
+                // A plain latch is a single FCFS server.
+                match speed {
+                    None => Kind::Queue { c: 1 },
+                    Some(sp) => vclock(VMode::Queue, 1, Some(sp)),
+                }
+            } else {
+                Kind::Latch(Box::new(LatchRt::new(l, speed, mech_rng)))
+            };
+            (k, fcfs, 1.0)
+        }
+        StationKind::Batch(b) => (Kind::Group(Box::new(GroupRt::batch(b))), fcfs, 1.0),
+        StationKind::Link(l) => (
+            Kind::Group(Box::new(GroupRt::link(l))),
+            fcfs,
+            f64::from(l.pipeline),
+        ),
+        StationKind::Fork(f) => (Kind::Fork(Box::new(ForkRt::new(f, mech_rng))), fcfs, 0.0),
+        StationKind::Join(j) => (Kind::Join { quorum: j.quorum }, fcfs, 0.0),
+    };
+    StationRt {
+        stats: StStats::default(),
+        rng: rng::stream(seed, index, rng::service_stream(s)),
+        service: service.iter().map(Sampler::new).collect(),
+        inv_mean,
+        kind,
+        waiting,
+        servers,
+        regions: Vec::new(),
+    }
+}
+
+/// Tells each spin cpu the latches whose threads run on it.
+fn link_spin_cpus(stations: &mut [StationRt]) {
+    for s in 0..stations.len() {
+        if let Kind::Latch(l) = &stations[s].kind
+            && let Some(cpu) = l.cpu
+            && let Kind::V(vc) = &mut stations[cpu].kind
+        {
+            vc.latches.push(s as u32);
+        }
+    }
+}
+
+/// The regions' runtime state; each member station learns its regions.
+fn regions(spec: &NetworkSpec, stations: &mut [StationRt]) -> Vec<RegionRt> {
+    let ns = stations.len();
+    let mut regions = Vec::new();
+    for (r, reg) in spec.regions.iter().enumerate() {
+        let mut members = vec![false; ns];
+        for &s in &reg.stations {
+            members[s] = true;
+            if !stations[s].regions.contains(&(r as u32)) {
+                stations[s].regions.push(r as u32);
+            }
+        }
+        regions.push(RegionRt {
+            limit: reg.limit.unwrap_or(u32::MAX),
+            inside: 0,
+            members,
+            queue: VecDeque::new(),
+            stats: RegionStats::default(),
+        });
+    }
+    regions
+}

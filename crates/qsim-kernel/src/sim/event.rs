@@ -1,0 +1,32 @@
+//! Event encoding: an event is a packed `u64` (kind, two operands) in the
+//! future-event list, so scheduling one allocates nothing.
+
+/// "No station" / "leave the network" marker in routing.
+pub(super) const EXIT: u32 = u32::MAX;
+/// Job slot id meaning "none".
+pub(super) const NONE: u32 = u32::MAX;
+
+// Event kinds (low 8 bits of a packed event); operand `a` is bits 8..32,
+// operand `b` bits 32..64.
+pub(super) const EV_ARRIVAL: u64 = 0; // a = class
+pub(super) const EV_THINK: u64 = 1; // b = job
+pub(super) const EV_DONE: u64 = 2; // a = station, b = job (fixed-speed completion)
+pub(super) const EV_VDONE: u64 = 3; // a = station, b = version (virtual-clock completion)
+pub(super) const EV_WARMUP: u64 = 4; // control: end of a timed warm-up
+pub(super) const EV_STOP: u64 = 5; // control: end of a timed run
+pub(super) const EV_BATCH_TIMER: u64 = 6; // a = station, b = version
+pub(super) const EV_GROUP_DONE: u64 = 7; // a = station, b = slot (batch / link)
+pub(super) const EV_LATCH_GRANT: u64 = 8; // a = station, b = job: hand-off finished, job holds the latch
+pub(super) const EV_LATCH_POLL: u64 = 9; // a = station, b = version: a waiter polls or is switched back in
+pub(super) const EV_LATCH_DONE: u64 = 11; // a = station, b = version: critical section over
+
+#[inline(always)]
+pub(super) fn ev(kind: u64, a: u32, b: u32) -> u64 {
+    kind | (u64::from(a) << 8) | (u64::from(b) << 32)
+}
+
+/// Adds a non-negative duration to a time without ever reaching infinity.
+#[inline(always)]
+pub(super) fn later(now: f64, d: f64) -> f64 {
+    (now + d).min(f64::MAX)
+}

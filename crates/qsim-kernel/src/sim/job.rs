@@ -1,0 +1,200 @@
+//! Jobs: the slab they live in, and the start and end of an interaction
+//! (an arrival, a think time, leaving the network).
+
+use super::event::{EV_ARRIVAL, EV_THINK, EXIT, NONE, ev, later};
+use super::{Simulation, StopPlan, WarmPlan};
+use crate::dist::Dist;
+use crate::rng::SimRng;
+
+/// A distribution with the common cases unpacked so that sampling them
+/// inlines into the event handlers.
+#[derive(Clone, Debug)]
+#[repr(u8)]
+pub(super) enum Sampler {
+    Exp(f64),
+    Det(f64),
+    /// Boxed so that the enum has a plain tag: telling `Exp` apart is one
+    /// compare instead of decoding `Dist`'s niche.
+    Any(Box<Dist>),
+}
+
+impl Sampler {
+    pub(super) fn new(d: &Dist) -> Sampler {
+        if d.is_exponential() {
+            Sampler::Exp(d.mean())
+        } else if d.variance() == 0.0 {
+            // Every family with zero variance always returns its mean.
+            Sampler::Det(d.mean())
+        } else {
+            Sampler::Any(Box::new(d.clone()))
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn sample(&self, rng: &mut SimRng) -> f64 {
+        match self {
+            Sampler::Exp(m) => crate::dist::exp1(rng) * m,
+            Sampler::Det(v) => *v,
+            Sampler::Any(d) => d.sample(rng),
+        }
+    }
+}
+
+/// One job (or fork sub-job) in the slab.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Job {
+    /// Start of the interaction (leaving think, or arrival).
+    pub(super) t0: f64,
+    /// Arrival at the current station.
+    pub(super) t_arr: f64,
+    /// Start of service at the current station.
+    pub(super) t_start: f64,
+    pub(super) class: u32,
+    /// Next index in a sequence route.
+    pub(super) pos: u32,
+    /// Current station (or EXIT while thinking / outside).
+    pub(super) station: u32,
+    /// Fork record of a sub-job, or NONE.
+    pub(super) fork: u32,
+    /// Target station while waiting for region admission.
+    pub(super) pending: u32,
+    /// Polls done by a spinning latch waiter.
+    pub(super) polls: u32,
+    /// Thread number (placement of closed jobs on NUMA nodes).
+    pub(super) node: u32,
+}
+
+impl Simulation {
+    #[inline]
+    pub(super) fn alloc(&mut self, class: u32) -> u32 {
+        let job = Job {
+            class,
+            station: EXIT,
+            fork: NONE,
+            pending: EXIT,
+            ..Job::default()
+        };
+        match self.free.pop() {
+            Some(j) => {
+                self.jobs[j as usize] = Job { node: j, ..job };
+                j
+            }
+            None => {
+                let j = self.jobs.len() as u32;
+                self.jobs.push(Job { node: j, ..job });
+                j
+            }
+        }
+    }
+
+    /// Job `j` ends its think time and starts an interaction.
+    #[inline(always)]
+    pub(super) fn on_think(&mut self, j: u32) {
+        self.events += 1;
+        self.in_network += 1;
+        if self.in_network > self.max_jobs {
+            self.unstable();
+        }
+        self.begin_hot(j);
+    }
+
+    /// An open class's arrival: the next one is scheduled, and a new job
+    /// starts an interaction.
+    pub(super) fn on_arrival(&mut self, c: usize) {
+        self.events += 1;
+        let cl = &mut self.classes[c];
+        if let Some(d) = &cl.open {
+            let t = later(self.now, d.sample(&mut cl.rng));
+            self.fel.push(t, ev(EV_ARRIVAL, c as u32, 0));
+        }
+        let j = self.alloc(c as u32);
+        self.in_network += 1;
+        if self.in_network > self.max_jobs {
+            self.unstable();
+        }
+        self.begin_hot(j);
+    }
+
+    /// Starts an interaction of job `j` now.
+    #[inline]
+    fn begin(&mut self, j: u32) {
+        self.begin_hot(j);
+    }
+
+    /// [`Simulation::begin`], inlined into the hot event handlers.
+    #[inline(always)]
+    fn begin_hot(&mut self, j: u32) {
+        // SAFETY: job ids only come from the slab's allocator (`alloc`) and
+        // the slab never shrinks, so `j` is in bounds.
+        let job = unsafe { self.jobs.get_unchecked_mut(j as usize) };
+        job.t0 = self.now;
+        job.pos = 0;
+        let to = self.next_target(j, EXIT);
+        self.goto(j, EXIT, to);
+    }
+
+    /// End of an interaction.
+    #[inline]
+    pub(super) fn exit(&mut self, j: u32) {
+        let now = self.now;
+        // SAFETY: job ids only come from the slab's allocator and the slab
+        // never shrinks.
+        let job = unsafe { self.jobs.get_unchecked_mut(j as usize) };
+        job.station = EXIT;
+        let c = job.class as usize;
+        let r = now - job.t0;
+        if let Some(m) = &mut self.mser {
+            m.push(r);
+        }
+        // SAFETY: a job's class is a class index; `classes` is never resized.
+        let cl = unsafe { self.classes.get_unchecked_mut(c) };
+        let (open, thinks) = (cl.open.is_some(), cl.think.is_some());
+        if self.measuring {
+            let st = &mut cl.stats;
+            st.completions += 1;
+            st.sum_resp += r;
+            st.hist.record(r);
+            st.sla_over += u64::from(r > self.sla);
+            self.completions += 1;
+            if let StopPlan::Jobs(n) = self.stop
+                && self.completions >= n
+            {
+                self.finished = true;
+            }
+        } else if let WarmPlan::Jobs(n) = self.warm {
+            self.warm_count += 1;
+            if self.warm_count >= n {
+                self.start_measuring();
+            }
+        }
+        if open {
+            self.in_network -= 1;
+            self.free.push(j);
+        } else if thinks {
+            self.in_network -= 1;
+            self.think(j);
+        } else {
+            self.begin(j);
+        }
+    }
+
+    /// Job `j` starts thinking (closed classes).
+    #[inline]
+    pub(super) fn think(&mut self, j: u32) {
+        // SAFETY: job ids only come from the slab's allocator (the slab
+        // never shrinks); a job's class is a class index and `classes` is
+        // never resized.
+        let c = unsafe { self.jobs.get_unchecked(j as usize) }.class as usize;
+        let cl = unsafe { self.classes.get_unchecked_mut(c) };
+        match &cl.think {
+            Some(d) => {
+                let t = later(self.now, d.sample(&mut cl.rng));
+                self.fel.push(t, ev(EV_THINK, 0, j));
+            }
+            None => {
+                self.in_network += 1;
+                self.begin(j);
+            }
+        }
+    }
+}

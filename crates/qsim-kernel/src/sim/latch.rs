@@ -1,0 +1,572 @@
+//! Latches with mechanisms (NUMA hand-off, spin then sleep). A plain latch
+//! is a single FCFS server and runs as a queue (see `build`).
+
+use super::event::{EV_LATCH_DONE, EV_LATCH_GRANT, EV_LATCH_POLL, NONE, ev, later};
+use super::vclock::SpeedRt;
+use super::waiting::TagHeap;
+use super::{Kind, Simulation, StationRt};
+use crate::dist::unit;
+use crate::network::{LatchSpec, NumaSpec, SpinSpec, Wake};
+use crate::rng::SimRng;
+use std::collections::VecDeque;
+
+/// NUMA placement and hand-off state of a latch.
+#[derive(Clone, Debug)]
+pub(super) struct LatchRt {
+    pub(super) numa: Option<NumaSpec>,
+    pub(super) spin: Option<SpinSpec>,
+    pub(super) wake: Wake,
+    /// Upper bound of one poll wait in seconds.
+    pub(super) poll_max_s: f64,
+    pub(super) speed: Option<SpeedRt>,
+    pub(super) rng: SimRng,
+    /// Holding, or reserved for a job in hand-off / a woken sleeper.
+    pub(super) held: bool,
+    /// Node of the last holder.
+    pub(super) holder_node: u32,
+    /// Waiters that sleep (FIFO).
+    pub(super) sleepers: VecDeque<u32>,
+    /// Waiters spinning right now.
+    pub(super) spinners: u32,
+    /// The PS station whose capacity spinning and waking waiters and the
+    /// holder use.
+    pub(super) cpu: Option<usize>,
+    /// Thread time: CPU seconds received by each of this latch's threads on
+    /// `cpu` (wall time without one), as of `t_since`. It advances at
+    /// `t_share`, a thread's share of a core there, so a PAUSE loop or a
+    /// context switch that needs w seconds of CPU takes w / share.
+    pub(super) t_clock: f64,
+    pub(super) t_share: f64,
+    pub(super) t_since: f64,
+    /// Spinners' next polls and woken sleepers' ends of switch-in
+    /// (job | `WAKING`), keyed by thread time.
+    pub(super) waits: TagHeap,
+    /// The one live poll event: its version, and the tag and share it was
+    /// timed with.
+    pub(super) wait_version: u32,
+    pub(super) wait_pending: bool,
+    pub(super) wait_tag: f64,
+    pub(super) wait_share: f64,
+    /// Holder whose critical section is running (NONE during a hand-off
+    /// or when free).
+    pub(super) cs_job: u32,
+    /// Version of the live critical-section end event (re-timing makes
+    /// the older ones stale).
+    pub(super) cs_version: u32,
+    /// Remaining work of the running critical section (seconds at
+    /// nominal speed, or units of work with a speed curve) as of `cs_since`.
+    pub(super) cs_work: f64,
+    /// Speed applied to it since `cs_since`.
+    pub(super) cs_rate: f64,
+    pub(super) cs_since: f64,
+    /// Woken sleepers being switched back in (`WAKING` entries of `waits`).
+    pub(super) waking: u32,
+    /// Measured areas under `spinners` and under the sleeping threads
+    /// (`sleepers` plus `waking`), integrated up to `counts_since` by
+    /// [`LatchRt::acc_waiters`] before every change of those counts.
+    pub(super) area_spin: f64,
+    pub(super) area_sleep: f64,
+    pub(super) counts_since: f64,
+}
+
+/// Marks a woken sleeper (switching in) in `LatchRt::waits`; job ids stay
+/// far below it.
+pub(super) const WAKING: u32 = 1 << 31;
+
+impl LatchRt {
+    /// A free latch with a NUMA or spin mechanism; `rng` is the station's
+    /// mechanism stream.
+    pub(super) fn new(l: &LatchSpec, speed: Option<SpeedRt>, rng: SimRng) -> LatchRt {
+        let poll_max_s = l.spin.as_ref().map_or(0.0, |sp| {
+            sp.spin_wait_delay * sp.pauses_per_unit * sp.pause_cycles / sp.clock_ghz * 1e-9
+        });
+        LatchRt {
+            numa: l.numa.clone(),
+            spin: l.spin.clone(),
+            wake: l.wake,
+            poll_max_s,
+            speed,
+            rng,
+            held: false,
+            holder_node: 0,
+            sleepers: VecDeque::new(),
+            spinners: 0,
+            cpu: l.spin.as_ref().and_then(|s| s.cpu),
+            t_clock: 0.0,
+            t_share: 1.0,
+            t_since: 0.0,
+            waits: TagHeap::default(),
+            wait_version: 0,
+            wait_pending: false,
+            wait_tag: 0.0,
+            wait_share: 0.0,
+            cs_job: NONE,
+            cs_version: 0,
+            cs_work: 0.0,
+            cs_rate: 1.0,
+            cs_since: 0.0,
+            waking: 0,
+            area_spin: 0.0,
+            area_sleep: 0.0,
+            counts_since: 0.0,
+        }
+    }
+
+    /// Brings the thread clock to `now`.
+    #[inline]
+    pub(super) fn advance(&mut self, now: f64) {
+        self.t_clock += self.t_share * (now - self.t_since);
+        self.t_since = now;
+    }
+
+    /// Threads asleep on the latch: queued sleepers and woken ones still
+    /// being switched back in.
+    #[inline]
+    pub(super) fn sleeping(&self) -> u32 {
+        self.sleepers.len() as u32 + self.waking
+    }
+
+    /// Integrates the spinning and sleeping areas up to `now`; call before
+    /// changing `spinners`, `sleepers` or `waking`.
+    #[inline]
+    fn acc_waiters(&mut self, now: f64) {
+        let dt = now - self.counts_since;
+        self.area_spin += f64::from(self.spinners) * dt;
+        self.area_sleep += f64::from(self.sleeping()) * dt;
+        self.counts_since = now;
+    }
+
+    /// One `ut_delay`: a uniform draw in [0, poll_max_s) of thread time.
+    fn draw_poll(&mut self) -> f64 {
+        self.poll_max_s * unit(&mut self.rng)
+    }
+}
+
+impl Simulation {
+    // ---- latches with mechanisms (NUMA hand-off, spin then sleep) ----
+    //
+    // A spinning waiter, a woken sleeper switching back in and the holder
+    // are threads on the latch's `spin.cpu` (counted in its `spinners`).
+    // Polls and switch-ins are CPU work measured on the latch's thread
+    // clock, which runs at a thread's share of a core there; the critical
+    // section runs at that share too. Both are re-timed whenever the share
+    // changes: `flush` calls `latch_cpu_changed` for every spin cpu whose
+    // population changed in the event.
+
+    /// `delta` threads of latch `s` start (+) or stop (−) running on its
+    /// cpu station: they share it with the jobs there (PS), so the jobs in
+    /// service are re-timed at the new share.
+    fn latch_cpu_burn(&mut self, s: usize, delta: i32) {
+        let Kind::Latch(l) = &self.stations[s].kind else {
+            return;
+        };
+        let Some(cpu) = l.cpu else {
+            return;
+        };
+        let now = self.now;
+        let st = &mut self.stations[cpu];
+        let Kind::V(vc) = &mut st.kind else {
+            return;
+        };
+        vc.advance(now);
+        st.stats.acc(now);
+        vc.spinners = vc.spinners.wrapping_add_signed(delta);
+        st.stats.busy = vc.busy();
+        if !vc.dirty {
+            vc.dirty = true;
+            self.dirty.push(cpu as u32);
+        }
+    }
+
+    /// A thread's share of a core on latch `s`'s cpu, the thread being one
+    /// of the cpu's `spinners`: rate(n + x)/(n + x) for n jobs and x latch
+    /// threads, i.e. min(1, c/(n + x)) on c cores (1 without a cpu).
+    fn latch_thread_share(&self, s: usize) -> f64 {
+        let Kind::Latch(l) = &self.stations[s].kind else {
+            return 1.0;
+        };
+        match l.cpu.map(|c| &self.stations[c]) {
+            Some(StationRt {
+                kind: Kind::V(vc),
+                stats,
+                ..
+            }) => {
+                let g = vc.per_job(stats.n, stats.n);
+                if g > 0.0 { g } else { 1.0 }
+            }
+            _ => 1.0,
+        }
+    }
+
+    /// The population of spin cpu `cpu` changed: re-time every latch whose
+    /// threads run there.
+    pub(super) fn latch_cpu_changed(&mut self, cpu: usize) {
+        let mut i = 0;
+        loop {
+            let Kind::V(vc) = &self.stations[cpu].kind else {
+                return;
+            };
+            let Some(&s) = vc.latches.get(i) else {
+                return;
+            };
+            self.latch_retime(s as usize);
+            i += 1;
+        }
+    }
+
+    /// Latch `s`'s threads may have a new share of the cpu: move the thread
+    /// clock to the new rate and re-time the next poll or switch-in and the
+    /// running critical section.
+    fn latch_retime(&mut self, s: usize) {
+        let now = self.now;
+        let g = self.latch_thread_share(s);
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        if g != l.t_share {
+            l.advance(now);
+            l.t_share = g;
+        }
+        self.latch_schedule_wait(s);
+        self.latch_retime_cs(s);
+    }
+
+    /// Keeps one live event for the earliest of latch `s`'s pending polls
+    /// and switch-ins, timed at the current share (older ones go stale).
+    fn latch_schedule_wait(&mut self, s: usize) {
+        let now = self.now;
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        let Some(tag) = l.waits.min_tag() else {
+            if l.wait_pending {
+                l.wait_version = l.wait_version.wrapping_add(1);
+                l.wait_pending = false;
+            }
+            return;
+        };
+        if l.wait_pending && l.wait_tag == tag && l.wait_share == l.t_share {
+            return;
+        }
+        l.advance(now);
+        l.wait_version = l.wait_version.wrapping_add(1);
+        l.wait_pending = true;
+        l.wait_tag = tag;
+        l.wait_share = l.t_share;
+        let dt = (tag - l.t_clock).max(0.0) / l.t_share;
+        self.fel
+            .push(later(now, dt), ev(EV_LATCH_POLL, s as u32, l.wait_version));
+    }
+
+    /// After a latch event: schedule the next poll, unless the cpu's
+    /// population changed, in which case `flush` re-times the latch anyway.
+    fn latch_schedule_wait_soon(&mut self, s: usize) {
+        let Kind::Latch(l) = &self.stations[s].kind else {
+            return;
+        };
+        if let Some(cpu) = l.cpu
+            && let Kind::V(vc) = &self.stations[cpu].kind
+            && vc.dirty
+        {
+            return;
+        }
+        self.latch_schedule_wait(s);
+    }
+
+    pub(super) fn latch_arrive(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        st.stats.acc(now);
+        st.stats.n += 1;
+        st.stats.busy = 1;
+        if !l.held {
+            // Uncontended: take it at once (no hand-off).
+            l.held = true;
+            self.latch_start_cs(j, s);
+            return;
+        }
+        self.latch_retime_cs(s);
+        self.latch_wait(j, s);
+    }
+
+    /// Waiter `j` found latch `s` held: it spins (if the latch spins and
+    /// has rounds to spend), else sleeps until a release wakes it.
+    fn latch_wait(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        l.acc_waiters(now);
+        if l.spin.as_ref().is_some_and(|sp| sp.spin_rounds > 0) {
+            l.spinners += 1;
+            self.jobs[j as usize].polls = 0;
+            l.advance(now);
+            let tag = l.t_clock + l.draw_poll();
+            l.waits.push(tag, j);
+            self.latch_cpu_burn(s, 1);
+            self.latch_schedule_wait_soon(s);
+        } else {
+            l.sleepers.push_back(j);
+        }
+    }
+
+    /// Job `j` holds the latch: its critical section starts now, on the
+    /// cpu if the latch has one. With a speed curve the section is work at
+    /// rate(n); it is re-timed whenever its speed changes (see
+    /// `latch_retime_cs`).
+    fn latch_start_cs(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        self.latch_cpu_burn(s, 1);
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        let job = &mut self.jobs[j as usize];
+        job.t_start = now;
+        let class = job.class as usize;
+        let d = st.service[class].sample(&mut st.rng);
+        let work = match &l.speed {
+            Some(_) => d * st.inv_mean[class],
+            None => d,
+        };
+        let rate = self.latch_cs_rate(s);
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        l.cs_job = j;
+        l.cs_work = work;
+        l.cs_rate = rate;
+        l.cs_since = now;
+        l.cs_version = l.cs_version.wrapping_add(1);
+        self.fel.push(
+            later(now, work / rate),
+            ev(EV_LATCH_DONE, s as u32, l.cs_version),
+        );
+    }
+
+    /// Speed of latch `s`'s critical section now: its speed curve at the
+    /// number present, times the holder's share of a core on the
+    /// `spin.cpu` station (the holder is one of its threads), so spinners
+    /// and the cpu's jobs slow the holder.
+    fn latch_cs_rate(&self, s: usize) -> f64 {
+        let st = &self.stations[s];
+        let Kind::Latch(l) = &st.kind else {
+            return 1.0;
+        };
+        let speed = l.speed.as_ref().map_or(1.0, |sp| sp.rate(st.stats.n));
+        speed * self.latch_thread_share(s)
+    }
+
+    /// The number present at latch `s` or the holder's cpu share changed:
+    /// re-time the running critical section at the new speed (latches with
+    /// a speed curve or a spin cpu).
+    fn latch_retime_cs(&mut self, s: usize) {
+        let now = self.now;
+        let rate = self.latch_cs_rate(s);
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        if l.speed.is_none() && l.cpu.is_none() {
+            return;
+        }
+        if l.cs_job == NONE {
+            return;
+        }
+        if rate == l.cs_rate {
+            return;
+        }
+        l.cs_work = (l.cs_work - (now - l.cs_since) * l.cs_rate).max(0.0);
+        l.cs_rate = rate;
+        l.cs_since = now;
+        l.cs_version = l.cs_version.wrapping_add(1);
+        self.fel.push(
+            later(now, l.cs_work / rate),
+            ev(EV_LATCH_DONE, s as u32, l.cs_version),
+        );
+    }
+
+    /// The latch goes to waiter `j` (already marked held): after the NUMA
+    /// hand-off cost, if any, its critical section starts.
+    fn latch_handoff(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let threads = self.in_network;
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        let Some(numa) = &l.numa else {
+            self.latch_start_cs(j, s);
+            return;
+        };
+        let nodes = numa.nodes.max(1);
+        let cores = u64::from(nodes) * u64::from(numa.cores_per_node.max(1));
+        let home = self.jobs[j as usize].node % nodes;
+        // Oversubscription: with T runnable threads on C cores, a thread has
+        // been migrated off its core since it last ran with probability
+        // (T − C)/T; a migrated thread lands on a random node, cold.
+        let p_mig = if threads > cores {
+            (threads - cores) as f64 / threads as f64
+        } else {
+            0.0
+        };
+        let (node, migrated) = if p_mig > 0.0 && unit(&mut l.rng) < p_mig {
+            ((unit(&mut l.rng) * f64::from(nodes)) as u32 % nodes, true)
+        } else {
+            (home, false)
+        };
+        let mut cost = if node == l.holder_node {
+            numa.local_handoff_s
+        } else {
+            numa.remote_handoff_s
+        };
+        if migrated {
+            cost += numa.migration_s;
+        }
+        l.holder_node = node;
+        if cost > 0.0 {
+            self.fel
+                .push(later(now, cost), ev(EV_LATCH_GRANT, s as u32, j));
+        } else {
+            self.latch_start_cs(j, s);
+        }
+    }
+
+    pub(super) fn on_latch_grant(&mut self, s: usize, j: u32) {
+        self.events += 1;
+        self.latch_start_cs(j, s);
+    }
+
+    /// End of a critical section (stale when it was re-timed since).
+    pub(super) fn on_latch_done(&mut self, s: usize, version: u32) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        if l.cs_job == NONE || l.cs_version != version {
+            return;
+        }
+        self.events += 1;
+        l.acc_waiters(now);
+        let j = std::mem::replace(&mut l.cs_job, NONE);
+        st.stats.acc(now);
+        st.stats.n -= 1;
+        // Busy while anyone holds, waits for, or is being handed the latch.
+        st.stats.busy = u32::from(st.stats.n > 0);
+        Simulation::record_departure(&mut st.stats, &self.jobs[j as usize], now);
+        let mut woken = 0;
+        match &l.spin {
+            None => {
+                // Sleeping waiters get the latch in FIFO order.
+                if let Some(nx) = l.sleepers.pop_front() {
+                    self.latch_handoff(nx, s);
+                } else {
+                    l.held = false;
+                }
+            }
+            Some(spin) => {
+                // Free: the next spinner to poll takes it; sleepers are woken
+                // and must run `context_switch_s` on the cpu first.
+                l.held = false;
+                let cs = spin.context_switch_s;
+                let wake = match l.wake {
+                    Wake::One => l.sleepers.len().min(1),
+                    Wake::All => l.sleepers.len(),
+                };
+                l.advance(now);
+                for _ in 0..wake {
+                    let w = l.sleepers.pop_front().expect("counted");
+                    l.waits.push(l.t_clock + cs, w | WAKING);
+                }
+                l.waking += wake as u32;
+                woken = wake as i32;
+            }
+        }
+        // The holder's thread leaves the cpu; woken ones come onto it.
+        if woken != 1 {
+            self.latch_cpu_burn(s, woken - 1);
+        }
+        self.latch_schedule_wait_soon(s);
+        self.leave(j, s as u32);
+    }
+
+    /// The earliest pending poll or switch-in of latch `s` is due (stale
+    /// when it was re-timed since).
+    pub(super) fn on_latch_poll(&mut self, s: usize, version: u32) {
+        let now = self.now;
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        if !l.wait_pending || l.wait_version != version {
+            return;
+        }
+        self.events += 1;
+        l.wait_pending = false;
+        let Some((tag, e)) = l.waits.pop() else {
+            return;
+        };
+        // `latch_poll` and `latch_switched_in` change the spinning and
+        // sleeping counts at this instant.
+        l.acc_waiters(now);
+        // The thread clock has reached the tag (exactly, to avoid drift).
+        l.t_clock = tag;
+        l.t_since = now;
+        if e & WAKING != 0 {
+            l.waking -= 1;
+            self.latch_switched_in(s, e & !WAKING);
+        } else {
+            self.latch_poll(s, e);
+        }
+        self.latch_schedule_wait_soon(s);
+    }
+
+    /// Spinner `j` polls latch `s`.
+    fn latch_poll(&mut self, s: usize, j: u32) {
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        if !l.held {
+            l.held = true;
+            l.spinners -= 1;
+            self.latch_cpu_burn(s, -1);
+            self.latch_handoff(j, s);
+            return;
+        }
+        let rounds = l.spin.as_ref().map_or(0, |sp| sp.spin_rounds);
+        let job = &mut self.jobs[j as usize];
+        job.polls += 1;
+        if job.polls >= rounds {
+            // Give up spinning: sleep until a release wakes it.
+            l.spinners -= 1;
+            l.sleepers.push_back(j);
+            self.latch_cpu_burn(s, -1);
+        } else {
+            let tag = l.t_clock + l.draw_poll();
+            l.waits.push(tag, j);
+        }
+    }
+
+    /// Woken sleeper `j` runs again.
+    fn latch_switched_in(&mut self, s: usize, j: u32) {
+        self.latch_cpu_burn(s, -1);
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        if !l.held {
+            l.held = true;
+            self.latch_handoff(j, s);
+            return;
+        }
+        match l.wake {
+            // Lost the race after a single wake-up: spin again.
+            Wake::One => self.latch_wait(j, s),
+            // Thundering herd: the losers go back to sleep (the next
+            // release wakes them again, and each pays another switch).
+            Wake::All => l.sleepers.push_back(j),
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! The simulation engine: one replication of a network, event by event.
+//!
+//! See the crate docs for the rules (simultaneous events, determinism). The
+//! design, in short:
+//!
+//! * a future-event list ([`crate::fel`]) of packed `u64` events, dispatched
+//!   by a `match` on the event kind (no trait objects, no allocation);
+//! * jobs in a slab (`Vec<Job>` plus a free list), referred to by `u32`;
+//! * fixed-speed delay and queue stations schedule each completion directly;
+//! * stations with a speed curve, and PS stations, run a *virtual-work
+//!   clock* `V` that advances at the per-job speed `g(n)`: a job entering
+//!   service gets the finish tag `F = V + work`, and the station keeps at most
+//!   one live "next completion" event (the job with the smallest tag). When
+//!   `n` changes the station is marked dirty; after the event has been fully
+//!   handled (including a departing job re-entering the same station) the
+//!   dirty stations recompute `g` and reschedule, invalidating the old event
+//!   with a version number (stale events are skipped and not counted). This
+//!   re-times the remaining work of every job in service continuously;
+//! * statistics are streaming sums and time integrals plus log-linear
+//!   histograms: memory does not grow with run length.
+//!
+//! Files: this one holds [`Simulation`] (its state, the public API and the
+//! event loop, which only decodes an event and hands it to the station
+//! kind's handler); `event` the event encoding; `build` the set-up of a
+//! replication; `job` the job slab and the start and end of interactions;
+//! `routing` and `regions` where jobs go; `stats` the accumulators, MSER-5
+//! and [`Simulation::result`]; `waiting` the queues of jobs; and one file
+//! per station kind's runtime state and handlers: `queue` (plain queue and
+//! delay stations), `vclock` (stations with a speed curve or PS), `latch`,
+//! `batch` (batch and link groups) and `fork` (fork and join).
+
+mod batch;
+mod build;
+mod event;
+mod fork;
+mod job;
+mod latch;
+mod queue;
+mod regions;
+mod routing;
+mod stats;
+mod vclock;
+mod waiting;
+
+use crate::error::RunError;
+use crate::fel::Fel;
+use crate::network::*;
+use crate::rng::SimRng;
+use crate::time::SimTime;
+use batch::GroupRt;
+use event::*;
+use fork::{ForkRec, ForkRt};
+use job::{Job, Sampler};
+use latch::LatchRt;
+use regions::RegionRt;
+use routing::Route;
+use stats::{ClassStats, Mser, StStats};
+use std::cmp::Reverse;
+use vclock::VClock;
+use waiting::Waiting;
+
+struct ClassRt {
+    rng: SimRng,
+    open: Option<Sampler>,
+    think: Option<Sampler>,
+    route: Route,
+    priority: i32,
+    stats: ClassStats,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    /// Infinite servers, fixed speed.
+    Delay,
+    /// `c` servers, fixed speed.
+    Queue {
+        c: u32,
+    },
+    /// Speed curve or PS.
+    V(Box<VClock>),
+    Latch(Box<LatchRt>),
+    Group(Box<GroupRt>),
+    Fork(Box<ForkRt>),
+    Join {
+        quorum: Option<u32>,
+    },
+}
+
+struct StationRt {
+    stats: StStats,
+    rng: SimRng,
+    /// Service per class (zero for classes that never visit).
+    service: Vec<Sampler>,
+    /// 1 / mean service per class (0 when the mean is 0): normalizes work
+    /// for stations with a speed curve.
+    inv_mean: Vec<f64>,
+    kind: Kind,
+    waiting: Waiting,
+    /// Denominator of utilization (0: always report 0).
+    servers: f64,
+    /// Regions the station belongs to.
+    regions: Vec<u32>,
+}
+
+/// When the measured part starts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum WarmPlan {
+    None,
+    Jobs(u64),
+    Time(f64),
+}
+
+/// When a replication ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum StopPlan {
+    /// Interactions completed after warm-up.
+    Jobs(u64),
+    /// Seconds after warm-up.
+    Time(f64),
+    /// Absolute simulated time.
+    AbsTime(f64),
+}
+
+/// One replication of a network that can be advanced step by step.
+///
+/// Build it with [`Simulation::new`], then call [`Simulation::run`] (to the
+/// stopping rule of the [`RunConfig`](crate::RunConfig)),
+/// [`Simulation::step`] or [`Simulation::run_until`], and read
+/// [`Simulation::result`]. With [`Warmup::Mser5`](crate::Warmup::Mser5) a
+/// `Simulation` measures from time zero (the truncation
+/// is chosen by [`crate::run_replication`], which needs the whole run).
+pub struct Simulation {
+    now: f64,
+    fel: Fel,
+    jobs: Vec<Job>,
+    free: Vec<u32>,
+    stations: Vec<StationRt>,
+    classes: Vec<ClassRt>,
+    regions: Vec<RegionRt>,
+    forks: Vec<ForkRec>,
+    free_forks: Vec<u32>,
+    route_rng: SimRng,
+    dirty: Vec<u32>,
+    /// Spin cpus whose population changed in this event (see `flush`).
+    spin_dirty: Vec<u32>,
+    events: u64,
+    in_network: u64,
+    max_jobs: u64,
+    max_events: u64,
+    /// `max_events + 1`, or 0 once `error` is set: the event loop stops
+    /// when `events >= event_cap`, one compare for both conditions.
+    event_cap: u64,
+    measuring: bool,
+    measure_start: f64,
+    warm: WarmPlan,
+    stop: StopPlan,
+    warm_count: u64,
+    completions: u64,
+    finished: bool,
+    sla: f64,
+    mser: Option<Mser>,
+    error: Option<RunError>,
+    index: u32,
+    names: Vec<String>,
+}
+
+impl Simulation {
+    /// Simulated time now.
+    pub fn time(&self) -> SimTime {
+        SimTime::new(self.now).unwrap_or(SimTime::ZERO)
+    }
+
+    /// Events processed so far (stale and control events excluded).
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// True once the stopping rule has been reached.
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Jobs present at station `s` now (queued and in service).
+    pub fn jobs_at(&self, s: StationId) -> u32 {
+        self.stations.get(s).map_or(0, |st| st.stats.n)
+    }
+
+    /// Jobs in the network now (not thinking, not yet arrived).
+    pub fn jobs_in_network(&self) -> u64 {
+        self.in_network
+    }
+
+    /// Runs to the stopping rule.
+    pub fn run(&mut self) -> Result<(), RunError> {
+        while !self.finished {
+            // The event's heap slot stays free until it is handled: the
+            // first event it schedules takes the slot (one sift instead of
+            // two); `settle` closes it otherwise.
+            let Some(e) = self.fel.take_min() else {
+                self.finished = true;
+                break;
+            };
+            self.now = e.time();
+            self.dispatch(e.ev);
+            if !self.dirty.is_empty() {
+                self.flush();
+            }
+            self.fel.settle();
+            if self.events >= self.event_cap {
+                return self.fail();
+            }
+        }
+        Ok(())
+    }
+
+    /// Processes the next event; returns false when the run is finished.
+    pub fn step(&mut self) -> Result<bool, RunError> {
+        if self.finished {
+            return Ok(false);
+        }
+        let Some(e) = self.fel.take_min() else {
+            self.finished = true;
+            return Ok(false);
+        };
+        self.now = e.time();
+        self.dispatch(e.ev);
+        self.flush();
+        self.fel.settle();
+        if self.events >= self.event_cap {
+            self.fail()?;
+        }
+        Ok(!self.finished)
+    }
+
+    /// Processes every event up to and including time `t` (or until the
+    /// run finishes); the clock then reads `t` unless the run finished
+    /// earlier. Returns false when the run is finished.
+    pub fn run_until(&mut self, t: SimTime) -> Result<bool, RunError> {
+        let t = t.seconds();
+        while !self.finished {
+            match self.fel.peek() {
+                Some(e) if e.time() <= t => {}
+                _ => {
+                    self.now = self.now.max(t);
+                    return Ok(true);
+                }
+            }
+            self.step()?;
+        }
+        Ok(false)
+    }
+
+    fn fail(&mut self) -> Result<(), RunError> {
+        if let Some(e) = self.error.take() {
+            self.finished = true;
+            return Err(e);
+        }
+        self.finished = true;
+        Err(RunError::EventLimit {
+            replication: self.index,
+            limit: self.max_events,
+        })
+    }
+
+    #[inline(always)]
+    fn dispatch(&mut self, e: u64) {
+        let a = ((e >> 8) & 0xFF_FFFF) as u32;
+        let b = (e >> 32) as u32;
+        // Fixed-speed completions dominate: test for them before the
+        // jump table.
+        if e & 0xFF == EV_DONE {
+            self.on_done(a as usize, b);
+            return;
+        }
+        match e & 0xFF {
+            EV_DONE => self.on_done(a as usize, b),
+            EV_VDONE => self.on_vdone(a as usize, b),
+            EV_THINK => self.on_think(b),
+            EV_ARRIVAL => self.on_arrival(a as usize),
+            EV_WARMUP => self.start_measuring(),
+            EV_STOP => self.finished = true,
+            EV_BATCH_TIMER => self.on_batch_timer(a as usize, b),
+            EV_GROUP_DONE => self.on_group_done(a as usize, b),
+            EV_LATCH_GRANT => self.on_latch_grant(a as usize, b),
+            EV_LATCH_POLL => self.on_latch_poll(a as usize, b),
+            EV_LATCH_DONE => self.on_latch_done(a as usize, b),
+            _ => unreachable!("unknown event kind"),
+        }
+    }
+
+    fn check_unstable(&mut self) {
+        if self.in_network > self.max_jobs {
+            self.unstable();
+        }
+    }
+
+    #[cold]
+    fn unstable(&mut self) {
+        if self.error.is_some() {
+            return;
+        }
+        let (s, _) = self
+            .stations
+            .iter()
+            .enumerate()
+            .map(|(i, st)| (i, st.stats.n))
+            .max_by_key(|&(i, n)| (n, Reverse(i)))
+            .unwrap_or((0, 0));
+        self.event_cap = 0;
+        self.error = Some(RunError::Unstable {
+            jobs: self.in_network,
+            limit: self.max_jobs,
+            station: self.names.get(s).cloned().unwrap_or_default(),
+            time_s: self.now,
+        });
+    }
+
+    /// Job `j` arrives at station `s` now.
+    #[inline(always)]
+    fn arrive(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        // SAFETY: station ids reaching here come from routes, fork targets
+        // or the initial state, all validated `< stations.len()` by
+        // `Network::new`, and `stations` is never resized; job ids only
+        // come from the slab's allocator and the slab never shrinks.
+        let st = unsafe { self.stations.get_unchecked_mut(s) };
+        let job = unsafe { self.jobs.get_unchecked_mut(j as usize) };
+        job.t_arr = now;
+        job.station = s as u32;
+        // The common case first: a direct branch instead of the jump table.
+        if let Kind::Queue { c } = st.kind {
+            Simulation::queue_arrive(st, job, j, s, c, now, &mut self.fel, &self.classes);
+            return;
+        }
+        match &mut st.kind {
+            Kind::Queue { .. } => {}
+            Kind::Delay => Simulation::delay_arrive(st, job, j, s, now, &mut self.fel),
+            Kind::V(_) => self.vclock_arrive(j, s),
+            Kind::Latch(_) => self.latch_arrive(j, s),
+            Kind::Group(_) => self.group_arrive(j, s),
+            Kind::Fork(_) => self.fork_arrive(j, s),
+            Kind::Join { .. } => self.join_arrive(j, s),
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Plain queue and delay stations (fixed speed, not PS): each completion is
+//! scheduled directly, and time averages come from per-job sums (see
+//! [`StStats`](super::stats::StStats)). This is the hot path.
+
+use super::event::{EV_DONE, ev, later};
+use super::job::Job;
+use super::{ClassRt, Kind, Simulation, StationRt};
+use crate::fel::Fel;
+
+impl Simulation {
+    /// Job `j` (already marked as arrived) joins plain queue `s` with `c`
+    /// servers. Takes the station and the job apart from `self` so that
+    /// the event loop's references stay in registers.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn queue_arrive(
+        st: &mut StationRt,
+        job: &mut Job,
+        j: u32,
+        s: usize,
+        c: u32,
+        now: f64,
+        fel: &mut Fel,
+        classes: &[ClassRt],
+    ) {
+        let class = job.class as usize;
+        #[cfg(debug_assertions)]
+        st.stats.acc(now);
+        st.stats.n += 1;
+        st.stats.sum_arr += now;
+        if st.stats.busy < c {
+            st.stats.busy += 1;
+            st.stats.sum_start += now;
+            job.t_start = now;
+            // SAFETY: `service` has one entry per class and a job's
+            // class is a class index.
+            let d = unsafe { st.service.get_unchecked(class) }.sample(&mut st.rng);
+            fel.push(later(now, d), ev(EV_DONE, s as u32, j));
+        } else {
+            // SAFETY: a job's class is a class index; `classes` is
+            // never resized.
+            let prio = unsafe { classes.get_unchecked(class) }.priority;
+            st.waiting.push(j, prio);
+        }
+    }
+
+    /// Job `j` (already marked as arrived) enters plain delay station `s`.
+    #[inline(always)]
+    pub(super) fn delay_arrive(
+        st: &mut StationRt,
+        job: &mut Job,
+        j: u32,
+        s: usize,
+        now: f64,
+        fel: &mut Fel,
+    ) {
+        let class = job.class as usize;
+        #[cfg(debug_assertions)]
+        st.stats.acc(now);
+        st.stats.n += 1;
+        st.stats.sum_arr += now;
+        job.t_start = now;
+        // SAFETY: one service entry per class, and a job's class is a
+        // class index.
+        let d = unsafe { st.service.get_unchecked(class) }.sample(&mut st.rng);
+        fel.push(later(now, d), ev(EV_DONE, s as u32, j));
+    }
+
+    /// A fixed-speed completion.
+    pub(super) fn on_done(&mut self, s: usize, j: u32) {
+        self.events += 1;
+        let now = self.now;
+        // SAFETY: EV_DONE is only scheduled by `arrive`/`on_done` with a
+        // station index already in bounds (`stations` is never resized) and
+        // a job id from the slab's allocator (the slab never shrinks).
+        let st = unsafe { self.stations.get_unchecked_mut(s) };
+        #[cfg(debug_assertions)]
+        st.stats.acc(now);
+        st.stats.n -= 1;
+        let job = unsafe { self.jobs.get_unchecked(j as usize) };
+        Simulation::record_departure(&mut st.stats, job, now);
+        // Plain station: per-job sums instead of `acc` (see `StStats`).
+        st.stats.sum_arr -= job.t_arr;
+        if let Kind::Queue { .. } = st.kind {
+            st.stats.sum_start -= job.t_start;
+            if let Some(nx) = st.waiting.pop() {
+                st.stats.sum_start += now;
+                // SAFETY: waiting jobs were allocated by the slab; `service`
+                // has one entry per class.
+                let job = unsafe { self.jobs.get_unchecked_mut(nx as usize) };
+                job.t_start = now;
+                let sv = unsafe { st.service.get_unchecked(job.class as usize) };
+                let d = sv.sample(&mut st.rng);
+                self.fel.push(later(now, d), ev(EV_DONE, s as u32, nx));
+            } else {
+                st.stats.busy -= 1;
+            }
+        }
+        self.leave_hot(j, s as u32);
+    }
+}

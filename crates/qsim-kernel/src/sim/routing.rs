@@ -1,0 +1,232 @@
+//! Routing: where a job goes when it leaves a station.
+
+use super::Simulation;
+use super::event::{EXIT, NONE};
+use crate::dist::unit;
+use crate::network::{Routing, Target};
+use crate::rng::SimRng;
+
+/// Branches of probabilistic routing with cumulative probabilities.
+#[derive(Clone, Debug)]
+pub(super) struct Branches {
+    pub(super) targets: Vec<u32>,
+    pub(super) cum: Vec<f64>,
+    /// The first four entries of `cum`, padded with +inf, and of `targets`,
+    /// padded with EXIT: with at most four branches a pick is one draw and
+    /// four branch-free compares.
+    pub(super) cum4: [f64; 4],
+    pub(super) targets4: [u32; 4],
+}
+
+impl Default for Branches {
+    fn default() -> Self {
+        Branches {
+            targets: Vec::new(),
+            cum: Vec::new(),
+            cum4: [f64::INFINITY; 4],
+            targets4: [EXIT; 4],
+        }
+    }
+}
+
+impl Branches {
+    pub(super) fn new(list: &[(Target, f64)]) -> Branches {
+        let mut b = Branches::default();
+        let mut acc = 0.0;
+        for &(t, p) in list {
+            if p <= 0.0 {
+                continue;
+            }
+            acc += p;
+            b.targets.push(match t {
+                Target::Station(s) => s as u32,
+                Target::Exit => EXIT,
+            });
+            b.cum.push(acc);
+        }
+        if let Some(last) = b.cum.last_mut() {
+            // Guard against rounding: the last branch catches everything.
+            *last = f64::INFINITY;
+        }
+        for (k, (&c, &t)) in b.cum.iter().zip(&b.targets).take(4).enumerate() {
+            b.cum4[k] = c;
+            b.targets4[k] = t;
+        }
+        b
+    }
+
+    /// A branch drawn with one uniform number; a single branch takes no
+    /// draw.
+    #[inline(always)]
+    fn pick(&self, rng: &mut SimRng) -> u32 {
+        if self.targets.len() == 1 {
+            return self.targets4[0];
+        }
+        if self.targets.len() <= 4 {
+            let u = unit(rng);
+            let c = &self.cum4;
+            // Branches before the one drawn: the last real entry is +inf,
+            // so k < 4.
+            let k = usize::from(u >= c[0])
+                + usize::from(u >= c[1])
+                + usize::from(u >= c[2])
+                + usize::from(u >= c[3]);
+            return self.targets4[k & 3];
+        }
+        match self.targets.len() {
+            0 => EXIT,
+            1 => self.targets[0],
+            _ => {
+                // One uniform draw against the cumulative table (the last
+                // entry is +inf, so the scan always stops inside it).
+                let u = unit(rng);
+                for (&c, &t) in self.cum.iter().zip(&self.targets) {
+                    if u < c {
+                        return t;
+                    }
+                }
+                EXIT
+            }
+        }
+    }
+}
+
+/// `repr(u8)` (here and on `Waiting`, `Sampler`): an explicit tag, so a
+/// match is one compare instead of decoding a niche in a `Vec`.
+#[derive(Clone, Debug)]
+#[repr(u8)]
+pub(super) enum Route {
+    Seq(Vec<u32>),
+    Prob {
+        entry: Branches,
+        from: Vec<Branches>,
+        /// The rows as given (empty where the class has none): fork
+        /// sub-jobs follow these and go to their join where there is none.
+        sub: Vec<Branches>,
+    },
+}
+
+impl Route {
+    /// A class's route over `stations` stations.
+    pub(super) fn new(routing: &Routing, stations: usize) -> Route {
+        match routing {
+            Routing::Sequence(seq) => Route::Seq(seq.iter().map(|&s| s as u32).collect()),
+            Routing::Probabilistic { entry, from } => Route::Prob {
+                entry: Branches::new(entry),
+                // Stations without branches continue like a new
+                // interaction: copy the entry branches in.
+                from: (0..stations)
+                    .map(|s| {
+                        let b = from
+                            .get(s)
+                            .map_or_else(Branches::default, |b| Branches::new(b));
+                        if b.targets.is_empty() {
+                            Branches::new(entry)
+                        } else {
+                            b
+                        }
+                    })
+                    .collect(),
+                sub: (0..stations)
+                    .map(|s| {
+                        from.get(s)
+                            .map_or_else(Branches::default, |b| Branches::new(b))
+                    })
+                    .collect(),
+            },
+        }
+    }
+}
+
+impl Simulation {
+    /// Where job `j` goes after station `from` (EXIT: after thinking/arriving).
+    #[inline(always)]
+    pub(super) fn next_target(&mut self, j: u32, from: u32) -> u32 {
+        // SAFETY: job ids only come from the slab's allocator and the slab
+        // never shrinks; a job's class is set by `alloc` from a class index
+        // and `classes` is never resized.
+        let job = unsafe { self.jobs.get_unchecked_mut(j as usize) };
+        let cl = unsafe { self.classes.get_unchecked(job.class as usize) };
+        match &cl.route {
+            Route::Seq(seq) => match seq.get(job.pos as usize) {
+                Some(&s) => {
+                    job.pos += 1;
+                    s
+                }
+                None => EXIT,
+            },
+            Route::Prob {
+                entry, from: br, ..
+            } => {
+                // `br` has one entry per station, with the entry branches
+                // copied in for stations the class has no branches for (a
+                // job placed there initially continues like a new
+                // interaction); EXIT (after thinking or arriving) is past
+                // the end.
+                br.get(from as usize)
+                    .unwrap_or(entry)
+                    .pick(&mut self.route_rng)
+            }
+        }
+    }
+
+    /// Moves job `j` from station `from` (EXIT: from outside) to `to`,
+    /// passing region boundaries.
+    ///
+    /// Fork sub-jobs never cross region boundaries on their own: the parent
+    /// holds its place in a region for them.
+    #[inline(always)]
+    pub(super) fn goto(&mut self, j: u32, from: u32, to: u32) {
+        if !self.regions.is_empty() && self.jobs[j as usize].fork == NONE {
+            self.cross_regions(j, from, to);
+            return;
+        }
+        if to == EXIT {
+            self.exit(j);
+        } else {
+            self.arrive(j, to as usize);
+        }
+    }
+
+    /// Job `j` leaves station `s` and moves on.
+    #[inline]
+    pub(super) fn leave(&mut self, j: u32, s: u32) {
+        self.leave_hot(j, s);
+    }
+
+    /// [`Simulation::leave`], inlined into the hot event handlers.
+    #[inline(always)]
+    pub(super) fn leave_hot(&mut self, j: u32, s: u32) {
+        // SAFETY: job ids only come from the slab's allocator and the slab
+        // never shrinks.
+        let fork = unsafe { self.jobs.get_unchecked(j as usize) }.fork;
+        if fork != NONE {
+            let join = self.forks[fork as usize].join;
+            let to = self.sub_target(j, s, join);
+            self.goto(j, s, to);
+            return;
+        }
+        let to = self.next_target(j, s);
+        self.goto(j, s, to);
+    }
+
+    /// Where fork sub-job `j` goes after station `s`: its class's routing
+    /// row for `s` if the class has a routing table with one (a sub-job may
+    /// visit several stations, e.g. CPU work, a latch, CPU work again),
+    /// otherwise straight to its fork's `join`. Validation keeps sub-jobs
+    /// from routing to the sink; should one pick it anyway, it joins.
+    #[inline(never)]
+    fn sub_target(&mut self, j: u32, s: u32, join: u32) -> u32 {
+        let class = self.jobs[j as usize].class as usize;
+        let Route::Prob { sub, .. } = &self.classes[class].route else {
+            return join;
+        };
+        match sub.get(s as usize) {
+            Some(b) if !b.targets.is_empty() && s != join => match b.pick(&mut self.route_rng) {
+                EXIT => join,
+                t => t,
+            },
+            _ => join,
+        }
+    }
+}

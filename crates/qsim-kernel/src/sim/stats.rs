@@ -1,0 +1,363 @@
+//! Streaming statistics: per-station and per-class accumulators, MSER-5
+//! batch means, and the figures of a replication ([`Simulation::result`]).
+
+use super::event::{EV_STOP, ev, later};
+use super::job::Job;
+use super::regions::RegionStats;
+use super::{Kind, Simulation, StopPlan};
+use crate::hist::Histogram;
+use crate::results::*;
+
+/// Additive statistics of one class.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ClassStats {
+    pub(super) completions: u64,
+    pub(super) sum_resp: f64,
+    pub(super) sla_over: u64,
+    pub(super) hist: Histogram,
+}
+
+/// Additive statistics of one station.
+///
+/// Time-weighted sums come in two forms. Stations of most kinds integrate
+/// them with [`StStats::acc`] at every change of `n` or `busy`. Plain
+/// queue and delay stations (fixed speed, the hot path) skip that: their
+/// time-weighted sums follow from per-job sums, since the time jobs spend
+/// present adds up to the area under `n` (Little's law holds path by path).
+/// They keep `sum_arr`, the sum of arrival times of the jobs present, and
+/// `sum_start`, the sum of service start times of the jobs in service, so
+/// that `n * t - sum_arr` is the time the present jobs have spent so far;
+/// see [`StStats::plain_areas`]. Any code that changes `n`, `busy`, a job's
+/// `t_arr` or `t_start` at a plain station must keep these two sums in
+/// step; debug builds (the tests) also integrate the areas with `acc` and
+/// compare both in `result`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct StStats {
+    /// Jobs present (queued and in service).
+    pub(super) n: u32,
+    /// Busy servers.
+    pub(super) busy: u32,
+    pub(super) last: f64,
+    pub(super) area_n: f64,
+    pub(super) area_busy: f64,
+    /// Plain stations: sum of `t_arr` over the jobs present.
+    pub(super) sum_arr: f64,
+    /// Plain stations: sum of `t_start` over the jobs in service.
+    pub(super) sum_start: f64,
+    /// Plain stations: time the jobs present at the start of the
+    /// measurement had spent there (present, in service) before it.
+    pub(super) before_n: f64,
+    pub(super) before_busy: f64,
+    pub(super) departures: u64,
+    pub(super) sum_resp: f64,
+    pub(super) sum_wait: f64,
+    pub(super) batches: u64,
+    pub(super) batch_jobs: u64,
+}
+
+impl StStats {
+    /// Integrates the time-weighted sums up to `now`; call before changing
+    /// `n` or `busy`.
+    #[inline(always)]
+    pub(super) fn acc(&mut self, now: f64) {
+        let dt = now - self.last;
+        self.area_n += f64::from(self.n) * dt;
+        self.area_busy += f64::from(self.busy) * dt;
+        self.last = now;
+    }
+
+    fn reset(&mut self, now: f64) {
+        *self = StStats {
+            n: self.n,
+            busy: self.busy,
+            last: now,
+            sum_arr: self.sum_arr,
+            sum_start: self.sum_start,
+            before_n: f64::from(self.n) * now - self.sum_arr,
+            before_busy: f64::from(self.busy) * now - self.sum_start,
+            ..StStats::default()
+        };
+    }
+
+    /// Areas under `n` and `busy` from the start of the measurement to
+    /// `now` for a plain station: the time spent by the jobs that departed
+    /// (`sum_resp`; in service: `sum_resp - sum_wait`) plus that of the
+    /// jobs still present, minus what the jobs present at the start had
+    /// spent before it.
+    /// A delay station has no servers: its busy area is 0.
+    fn plain_areas(&self, now: f64, servers: bool) -> (f64, f64) {
+        let area_n = self.sum_resp + (f64::from(self.n) * now - self.sum_arr) - self.before_n;
+        let area_busy = if servers {
+            (self.sum_resp - self.sum_wait) + (f64::from(self.busy) * now - self.sum_start)
+                - self.before_busy
+        } else {
+            0.0
+        };
+        // Both are sums of non-negative durations; only rounding can take
+        // them below 0, by far less than this.
+        debug_assert!(
+            area_n > -1e-9 * (1.0 + self.sum_resp.abs() + now * f64::from(self.n))
+                && area_busy > -1e-9 * (1.0 + self.sum_resp.abs() + now * f64::from(self.busy)),
+            "negative area: a path changed a plain station without its sums: {self:?}"
+        );
+        (area_n.max(0.0), area_busy.max(0.0))
+    }
+}
+
+/// Batch means of system response times for MSER-5 with bounded memory.
+///
+/// Observations are summed in batches of 5; when 512 batches exist,
+/// neighbours are merged pairwise and the batch size doubles, so memory
+/// stays at most 512 sums whatever the run length.
+#[derive(Clone, Debug)]
+pub(crate) struct Mser {
+    pub(super) batch: u64,
+    pub(super) cur_sum: f64,
+    pub(super) cur_n: u64,
+    pub(super) sums: Vec<f64>,
+}
+
+impl Mser {
+    pub(super) fn new() -> Mser {
+        Mser {
+            batch: 5,
+            cur_sum: 0.0,
+            cur_n: 0,
+            sums: Vec::with_capacity(512),
+        }
+    }
+
+    #[inline]
+    pub(super) fn push(&mut self, x: f64) {
+        self.cur_sum += x;
+        self.cur_n += 1;
+        if self.cur_n == self.batch {
+            self.sums.push(self.cur_sum);
+            self.cur_sum = 0.0;
+            self.cur_n = 0;
+            if self.sums.len() == 512 {
+                for i in 0..256 {
+                    self.sums[i] = self.sums[2 * i] + self.sums[2 * i + 1];
+                }
+                self.sums.truncate(256);
+                self.batch *= 2;
+            }
+        }
+    }
+
+    /// Observations to discard: d·batch where d minimizes
+    /// MSER(d) = Σ_{j>d}(Z_j − Z̄_d)² / (m−d)² over d ≤ m/2.
+    pub(crate) fn truncation(&self) -> u64 {
+        let m = self.sums.len();
+        if m < 4 {
+            return 0;
+        }
+        let b = self.batch as f64;
+        let z: Vec<f64> = self.sums.iter().map(|s| s / b).collect();
+        // Suffix sums of z and z².
+        let mut s1 = vec![0.0; m + 1];
+        let mut s2 = vec![0.0; m + 1];
+        for j in (0..m).rev() {
+            s1[j] = s1[j + 1] + z[j];
+            s2[j] = s2[j + 1] + z[j] * z[j];
+        }
+        let mut best = (f64::INFINITY, 0);
+        for d in 0..=m / 2 {
+            let k = (m - d) as f64;
+            let ss = (s2[d] - s1[d] * s1[d] / k).max(0.0);
+            let stat = ss / (k * k);
+            if stat < best.0 {
+                best = (stat, d);
+            }
+        }
+        best.1 as u64 * self.batch
+    }
+}
+
+impl Simulation {
+    /// Records the departure of job `j` from station stats `st`.
+    #[inline(always)]
+    pub(super) fn record_departure(stats: &mut StStats, job: &Job, now: f64) {
+        stats.departures += 1;
+        stats.sum_resp += now - job.t_arr;
+        stats.sum_wait += job.t_start - job.t_arr;
+    }
+
+    /// Resets every accumulator: the measured part starts now.
+    pub(super) fn start_measuring(&mut self) {
+        let now = self.now;
+        self.measuring = true;
+        self.measure_start = now;
+        self.completions = 0;
+        for st in &mut self.stations {
+            st.stats.acc(now);
+            st.stats.reset(now);
+            if let Kind::Latch(l) = &mut st.kind {
+                l.area_spin = 0.0;
+                l.area_sleep = 0.0;
+                l.counts_since = now;
+            }
+        }
+        for cl in &mut self.classes {
+            cl.stats.completions = 0;
+            cl.stats.sum_resp = 0.0;
+            cl.stats.sla_over = 0;
+            if cl.stats.hist.count() > 0 {
+                cl.stats.hist.clear();
+            }
+        }
+        for reg in &mut self.regions {
+            reg.acc(now);
+            reg.stats = RegionStats {
+                last: now,
+                ..RegionStats::default()
+            };
+        }
+        if let StopPlan::Time(t) = self.stop {
+            self.fel.push(later(now, t), ev(EV_STOP, 0, 0));
+        }
+    }
+
+    /// MSER-5 truncation (observations to discard), when collected.
+    pub(crate) fn mser_truncation(&self) -> Option<u64> {
+        self.mser.as_ref().map(Mser::truncation)
+    }
+
+    /// Interactions completed in the measured part so far.
+    pub(crate) fn completions(&self) -> u64 {
+        self.completions
+    }
+
+    /// The figures of the measured part so far (the whole replication once
+    /// [`Simulation::run`] has returned).
+    pub fn result(&self) -> ReplicationResult {
+        let now = self.now;
+        let t = now - self.measure_start;
+        let per_s = |x: f64| if t > 0.0 { x / t } else { 0.0 };
+        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        let qs = [0.5, 0.9, 0.95, 0.99, 0.999];
+        let class_result = |s: &ClassStats| {
+            let n = s.completions as f64;
+            ReplicationClass {
+                completions: s.completions,
+                throughput_per_s: per_s(n),
+                response_time_s: ratio(s.sum_resp, n),
+                percentiles_s: s.hist.quantiles(qs),
+                sla_violation: ratio(s.sla_over as f64, n),
+            }
+        };
+        let classes: Vec<ReplicationClass> = self
+            .classes
+            .iter()
+            .map(|c| class_result(&c.stats))
+            .collect();
+        let system = if self.classes.len() == 1 {
+            classes[0].clone()
+        } else {
+            let mut all = ClassStats::default();
+            for c in &self.classes {
+                all.completions += c.stats.completions;
+                all.sum_resp += c.stats.sum_resp;
+                all.sla_over += c.stats.sla_over;
+                all.hist.merge(&c.stats.hist);
+            }
+            class_result(&all)
+        };
+        // Spinning latch waiters are in a cpu station's `busy` already.
+        let stations = self
+            .stations
+            .iter()
+            .map(|st| {
+                let s = &st.stats;
+                let (area_n, area_busy) = if matches!(st.kind, Kind::Queue { .. } | Kind::Delay) {
+                    let (area_n, area_busy) =
+                        s.plain_areas(now, matches!(st.kind, Kind::Queue { .. }));
+                    // Debug builds (tests) also integrate the areas the
+                    // other way (`acc` at every change) and compare.
+                    #[cfg(debug_assertions)]
+                    {
+                        let dt = now - s.last;
+                        let n = s.area_n + f64::from(s.n) * dt;
+                        let b = if matches!(st.kind, Kind::Queue { .. }) {
+                            s.area_busy + f64::from(s.busy) * dt
+                        } else {
+                            0.0
+                        };
+                        let tol = 1e-6 * (1.0 + n.abs() + b.abs());
+                        debug_assert!(
+                            (area_n - n).abs() <= tol && (area_busy - b).abs() <= tol,
+                            "plain station areas ({area_n}, {area_busy}) differ from \
+                             integrated ({n}, {b}): {s:?}"
+                        );
+                    }
+                    (area_n, area_busy)
+                } else {
+                    let dt = now - s.last;
+                    (
+                        s.area_n + f64::from(s.n) * dt,
+                        s.area_busy + f64::from(s.busy) * dt,
+                    )
+                };
+                let d = s.departures as f64;
+                let grouped = matches!(st.kind, Kind::Group(_));
+                // Spin latches: threads polling, and threads asleep or
+                // being switched back in after a wake.
+                let (spinning, sleeping) = match &st.kind {
+                    Kind::Latch(l) if l.spin.is_some() => {
+                        let dt = now - l.counts_since;
+                        (
+                            per_s(l.area_spin + f64::from(l.spinners) * dt),
+                            per_s(l.area_sleep + f64::from(l.sleeping()) * dt),
+                        )
+                    }
+                    _ => (0.0, 0.0),
+                };
+                ReplicationStation {
+                    throughput_per_s: per_s(d),
+                    utilization: if st.servers > 0.0 {
+                        per_s(area_busy) / st.servers
+                    } else {
+                        0.0
+                    },
+                    mean_jobs: per_s(area_n),
+                    response_time_s: ratio(s.sum_resp, d),
+                    wait_time_s: ratio(s.sum_wait, d),
+                    mean_batch_size: if grouped {
+                        ratio(s.batch_jobs as f64, s.batches as f64)
+                    } else {
+                        0.0
+                    },
+                    batches_per_s: if grouped {
+                        per_s(s.batches as f64)
+                    } else {
+                        0.0
+                    },
+                    mean_spinning: spinning,
+                    mean_sleeping: sleeping,
+                }
+            })
+            .collect();
+        let regions = self
+            .regions
+            .iter()
+            .map(|r| {
+                let dt = now - r.stats.last;
+                ReplicationRegion {
+                    wait_time_s: ratio(r.stats.sum_wait, r.stats.admitted as f64),
+                    mean_waiting: per_s(r.stats.area_waiting + r.queue.len() as f64 * dt),
+                    mean_inside: per_s(r.stats.area_inside + f64::from(r.inside) * dt),
+                }
+            })
+            .collect();
+        ReplicationResult {
+            index: self.index,
+            events: self.events,
+            measured_time_s: t,
+            warmup_time_s: self.measure_start,
+            system,
+            classes,
+            stations,
+            regions,
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Stations with a speed curve, and PS stations: a virtual-work clock that
+//! re-times every job in service whenever the number present changes.
+
+use super::event::{EV_VDONE, ev, later};
+use super::waiting::TagHeap;
+use super::{Kind, Simulation};
+use crate::network::Speed;
+
+/// Contention-dependent speed with a cache of integer points.
+#[derive(Clone, Debug)]
+pub(super) struct SpeedRt {
+    pub(super) speed: Speed,
+    pub(super) cache: Vec<f64>,
+}
+
+impl SpeedRt {
+    pub(super) fn new(speed: Speed) -> SpeedRt {
+        let cache = (0..=1024u32)
+            .map(|n| speed.rate(f64::from(n.max(1))))
+            .collect();
+        SpeedRt { speed, cache }
+    }
+    #[inline]
+    pub(super) fn rate(&self, n: u32) -> f64 {
+        match self.cache.get(n as usize) {
+            Some(&r) => r,
+            None => self.speed.rate(f64::from(n)),
+        }
+    }
+}
+
+/// Which jobs a virtual-clock station serves at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum VMode {
+    /// Up to `c` jobs in service, the rest wait (FCFS, LCFS, priority, latch).
+    Queue,
+    /// Every job present is in service, sharing the capacity.
+    Shared,
+}
+
+/// Virtual-work clock of a station with a speed curve or PS.
+#[derive(Clone, Debug)]
+pub(super) struct VClock {
+    pub(super) mode: VMode,
+    /// Servers (u32::MAX for a delay station).
+    pub(super) c: u32,
+    pub(super) speed: Option<SpeedRt>,
+    pub(super) v: f64,
+    /// Per-job work rate in effect since `last`.
+    pub(super) g: f64,
+    pub(super) last: f64,
+    pub(super) version: u32,
+    pub(super) insvc: TagHeap,
+    pub(super) pending: bool,
+    pub(super) pend_tag: f64,
+    pub(super) pend_g: f64,
+    pub(super) dirty: bool,
+    /// Latch threads burning this station's capacity (spinning, being
+    /// switched in, or running a critical section): they share it like
+    /// jobs but never complete here.
+    pub(super) spinners: u32,
+    /// Latches whose threads run here (`spin.cpu`): re-timed when the
+    /// share of a thread here changes.
+    pub(super) latches: Vec<u32>,
+}
+
+impl VClock {
+    /// An idle clock for `c` servers (`u32::MAX` for a delay station).
+    pub(super) fn new(mode: VMode, c: u32, speed: Option<SpeedRt>) -> VClock {
+        VClock {
+            mode,
+            c,
+            speed,
+            v: 0.0,
+            g: 0.0,
+            last: 0.0,
+            version: 0,
+            insvc: TagHeap::default(),
+            pending: false,
+            pend_tag: 0.0,
+            pend_g: 0.0,
+            dirty: false,
+            spinners: 0,
+            latches: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn advance(&mut self, now: f64) {
+        self.v += self.g * (now - self.last);
+        self.last = now;
+    }
+
+    /// Per-job work rate with `n` present and `k` in service; latch
+    /// spinners count as present and in service (a PS share each).
+    #[inline]
+    pub(super) fn per_job(&self, n: u32, k: u32) -> f64 {
+        let (n, k) = (n + self.spinners, k + self.spinners);
+        let total = match &self.speed {
+            Some(s) => s.rate(n),
+            None => f64::from(n.min(self.c)),
+        };
+        total / f64::from(k.max(1))
+    }
+
+    /// Busy servers: jobs in service plus spinners, at most `c`.
+    #[inline(always)]
+    pub(super) fn busy(&self) -> u32 {
+        (self.insvc.len() as u32 + self.spinners).min(self.c)
+    }
+}
+
+impl Simulation {
+    /// Job `j` (already marked as arrived) joins virtual-clock station
+    /// `s`: it enters service at once (PS, or a free server) with its work
+    /// as a finish tag, or waits; the station is re-timed by `flush`.
+    pub(super) fn vclock_arrive(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::V(vc) = &mut st.kind else {
+            return;
+        };
+        let job = &mut self.jobs[j as usize];
+        let class = job.class as usize;
+        vc.advance(now);
+        st.stats.acc(now);
+        st.stats.n += 1;
+        if vc.mode == VMode::Shared || (vc.insvc.len() as u32) < vc.c {
+            job.t_start = now;
+            let w = st.service[class].sample(&mut st.rng);
+            let w = if vc.speed.is_some() {
+                w * st.inv_mean[class]
+            } else {
+                w
+            };
+            vc.insvc.push(vc.v + w, j);
+            st.stats.busy = vc.busy();
+        } else {
+            let prio = self.classes[class].priority;
+            st.waiting.push(j, prio);
+        }
+        if !vc.dirty {
+            vc.dirty = true;
+            self.dirty.push(s as u32);
+        }
+    }
+
+    /// A virtual-clock completion (stale when the version moved on).
+    pub(super) fn on_vdone(&mut self, s: usize, version: u32) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::V(vc) = &mut st.kind else {
+            return;
+        };
+        if version != vc.version || !vc.pending {
+            return;
+        }
+        self.events += 1;
+        vc.pending = false;
+        let Some((tag, j)) = vc.insvc.pop() else {
+            return;
+        };
+        // The clock has reached the tag (exactly, to avoid drift).
+        vc.v = tag;
+        vc.last = now;
+        st.stats.acc(now);
+        st.stats.n -= 1;
+        Simulation::record_departure(&mut st.stats, &self.jobs[j as usize], now);
+        if vc.mode == VMode::Queue
+            && let Some(nx) = st.waiting.pop()
+        {
+            let job = &mut self.jobs[nx as usize];
+            job.t_start = now;
+            let class = job.class as usize;
+            let w = st.service[class].sample(&mut st.rng);
+            let w = if vc.speed.is_some() {
+                w * st.inv_mean[class]
+            } else {
+                w
+            };
+            vc.insvc.push(vc.v + w, nx);
+        }
+        st.stats.busy = vc.busy();
+        if !vc.dirty {
+            vc.dirty = true;
+            self.dirty.push(s as u32);
+        }
+        self.leave(j, s as u32);
+    }
+
+    /// Recomputes the speed of every station whose population changed and
+    /// reschedules its next completion.
+    pub(super) fn flush(&mut self) {
+        let now = self.now;
+        while let Some(s) = self.dirty.pop() {
+            let st = &mut self.stations[s as usize];
+            let Kind::V(vc) = &mut st.kind else {
+                continue;
+            };
+            vc.dirty = false;
+            if !vc.latches.is_empty() {
+                self.spin_dirty.push(s);
+            }
+            // The clock was advanced to `now` when the population changed.
+            vc.advance(now);
+            let Some(tag) = vc.insvc.min_tag() else {
+                if vc.pending {
+                    vc.version = vc.version.wrapping_add(1);
+                    vc.pending = false;
+                }
+                // Empty: rebase the clock so it never grows large.
+                vc.v = 0.0;
+                vc.g = 0.0;
+                continue;
+            };
+            let g = vc.per_job(st.stats.n, vc.insvc.len() as u32);
+            vc.g = g;
+            if vc.pending && vc.pend_tag == tag && vc.pend_g == g {
+                continue;
+            }
+            vc.version = vc.version.wrapping_add(1);
+            vc.pending = true;
+            vc.pend_tag = tag;
+            vc.pend_g = g;
+            let dt = (tag - vc.v).max(0.0) / g;
+            self.fel.push(later(now, dt), ev(EV_VDONE, s, vc.version));
+        }
+        while let Some(cpu) = self.spin_dirty.pop() {
+            self.latch_cpu_changed(cpu as usize);
+        }
+    }
+}
