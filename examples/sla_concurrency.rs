@@ -22,6 +22,7 @@
 //! p99: 197.3 ms at N = 88 and 202.8 ms at N = 89. The exact answer is 88;
 //! the simulation's p99 is an estimate, so the example accepts 88 ± 1.
 
+use qsim_kernel::names;
 use qsim_sweep::{Sweep, SweepOptions, VarySpec};
 
 const MODEL: &str = r#"
@@ -100,11 +101,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .and_then(|v| v.number())
             .unwrap_or(0.0) as u32;
         let m = r.results.as_ref().ok_or("a point failed")?;
-        let p99 = m.response_time_p99_s;
+        let p99 = m.system(names::RESPONSE_TIME_P99_S);
         if n.is_multiple_of(5) || (86..=91).contains(&n) {
             println!(
                 "N = {n:3}: X = {:6.1}/s, p99 = {:6.1} ms ± {:4.1} (exact {:6.1} ms)",
-                m.throughput_per_s.mean,
+                m.system(names::THROUGHPUT_PER_S).mean,
                 p99.mean * 1e3,
                 p99.ci95 * 1e3,
                 exact_p99(n) * 1e3

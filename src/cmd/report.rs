@@ -85,7 +85,7 @@ pub fn write(dir: &Path, saved: &SavedSweep) -> Result<PathBuf> {
         ));
     }
 
-    let drawn = super::sweep::sweep_charts(saved);
+    let drawn = super::charts::sweep_charts(saved);
     let mut page_charts = Vec::new();
     for stem in CHARTS {
         match charts::render_svg(&drawn, stem) {

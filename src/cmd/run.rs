@@ -3,8 +3,9 @@
 use super::UsageError;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use qsim_kernel::{Estimate, InitialState, Network, RunConfig, RunResults, Stop, estimate};
+use qsim_kernel::{InitialState, Network, RunConfig, RunResults, Stop, estimate};
 use qsim_model::{Model, Override};
+use qsim_report::DerivedResult;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,7 +17,7 @@ pub enum Format {
     Table,
     /// One JSON object (schema in README.md).
     Json,
-    /// Long-format CSV: scope,name,metric,mean,ci95.
+    /// Long-format CSV: scope,name,metric,mean,ci95,error.
     Csv,
 }
 
@@ -147,14 +148,27 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode> {
 
 /// `qsim run`: simulate and report.
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    if let Some(out) = &args.output {
+        refuse_overwriting_input(out, &args.model.model)?;
+    }
     let model = args.model.load()?;
     let mut config = model.run.clone();
     args.options.apply(&mut config)?;
     let results = qsim_kernel::run(&model.network, &config)
         .with_context(|| format!("simulating {}", args.model.model.display()))?;
-    let derived = derived_metrics(&model, &results)?;
+    let derived = derived_metrics(&model, &results);
     let model_name = args.model.model.display().to_string();
     let mut warnings: Vec<String> = model.warnings.iter().map(|w| w.to_string()).collect();
+    warnings.extend(derived
+        .iter()
+        .filter_map(|d| {
+            let why = d.value.as_ref().err()?;
+            Some(format!(
+                "derived metric {} could not be evaluated: {why}; the other figures stand (check its expression in [metrics])",
+                d.name
+            ))
+        })
+    );
     if !args.no_bistability_check
         && let Some(w) = bistability_warning(&model.network, &config, &results)?
     {
@@ -184,6 +198,24 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses an output path that names the input file (compared as canonical
+/// paths, so `./m.toml` and `m.toml` are the same file): writing the report
+/// there would destroy the model.
+pub fn refuse_overwriting_input(output: &std::path::Path, input: &std::path::Path) -> Result<()> {
+    let (Ok(o), Ok(i)) = (std::fs::canonicalize(output), std::fs::canonicalize(input)) else {
+        // An output that does not exist yet cannot be the input.
+        return Ok(());
+    };
+    if o == i {
+        return Err(UsageError(format!(
+            "--output {} is the model file itself; write the report to another file",
+            output.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The station whose speed curve falls furthest below its peak, if any
@@ -268,20 +300,29 @@ pub fn initial_state(network: &Network) -> String {
 }
 
 /// Evaluates the model's derived metrics on every replication and returns
-/// their means with 95% CIs.
-pub fn derived_metrics(model: &Model, results: &RunResults) -> Result<Vec<(String, Estimate)>> {
-    let mut out = Vec::new();
-    for metric in &model.derived {
-        let mut values = Vec::with_capacity(results.replication_results.len());
-        for rep in &results.replication_results {
-            let lookup = |name: &str| qsim_model::metric_value(&model.network, rep, name);
-            let v = metric
-                .expr
-                .eval(&lookup)
-                .map_err(|e| UsageError(format!("derived metric {}: {e}", metric.name)))?;
-            values.push(v);
-        }
-        out.push((metric.name.clone(), estimate(values)));
-    }
-    Ok(out)
+/// their means with 95% CIs. A metric that fails in some replication (a
+/// division by zero, say) is returned as an error with the reason; the
+/// run's other figures are kept.
+pub fn derived_metrics(model: &Model, results: &RunResults) -> Vec<DerivedResult> {
+    model
+        .derived
+        .iter()
+        .map(|metric| {
+            let values: Result<Vec<f64>, String> = results
+                .replication_results
+                .iter()
+                .map(|rep| {
+                    let lookup = |name: &str| qsim_model::metric_value(&model.network, rep, name);
+                    metric
+                        .expr
+                        .eval(&lookup)
+                        .map_err(|e| format!("{e} in replication {}", rep.index))
+                })
+                .collect();
+            DerivedResult {
+                name: metric.name.clone(),
+                value: values.map(estimate),
+            }
+        })
+        .collect()
 }

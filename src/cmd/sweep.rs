@@ -5,9 +5,8 @@ use super::run::{ModelArgs, RunOptions, parse_overrides};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use qsim_kernel::Stop;
-use qsim_report::charts::{self, ChartPoint, ImageFormat, Marker, Series, SweepCharts};
-use qsim_sweep::knee::{self, CurvePoint};
+use qsim_kernel::{Stop, names};
+use qsim_report::charts::{self, ImageFormat};
 use qsim_sweep::output::{CSV_FILE, JSONL_FILE, SUMMARY_FILE};
 use qsim_sweep::record::records_from_csv;
 use qsim_sweep::{
@@ -40,13 +39,18 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub run: RunOptions,
     /// Directory for points.csv, points.jsonl, summary.json and the charts
-    /// [default: sweep-out/<model stem>]. An earlier sweep there is replaced
-    /// unless --resume is given.
+    /// [default: sweep-out/<model stem>]. An earlier run of the same sweep
+    /// there is replaced unless --resume is given; a different sweep is kept
+    /// unless --force is given.
     #[arg(long, short = 'o', value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Keep the points already in the output directory and run the rest.
     #[arg(long)]
     pub resume: bool,
+    /// Replace a sweep with other settings (another model, model text,
+    /// overrides, seed, run length, ...) in the output directory.
+    #[arg(long, conflicts_with = "resume")]
+    pub force: bool,
     /// Run only shard I of N (0-based): points k with k mod N = I. Combine
     /// the shard directories with `qsim merge`.
     #[arg(long, value_name = "I/N")]
@@ -148,6 +152,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         shard,
         output: Some(output.clone()),
         resume: args.resume,
+        force: args.force,
         load_path: args.load_axis.clone(),
         limit_path: args.limit_axis.clone(),
     };
@@ -329,7 +334,7 @@ pub fn plot(args: &PlotArgs) -> Result<ExitCode> {
             .output
             .clone()
             .unwrap_or_else(|| p.parent().map(Path::to_path_buf).unwrap_or_default());
-        let chart = chart_data(&title, &axes, &records);
+        let chart = super::charts::chart_data(&title, &axes, &records);
         let files = charts::write_charts(&chart, &dir, &[ImageFormat::Svg, ImageFormat::Png])?;
         (p.clone(), files)
     };
@@ -355,21 +360,9 @@ fn default_output(model: &Path, shard: Option<Shard>) -> PathBuf {
     }
 }
 
-/// What the charts of a saved sweep show: its series, knees and analytic
-/// reference lines.
-pub(crate) fn sweep_charts(saved: &SavedSweep) -> SweepCharts {
-    let title = Path::new(&saved.manifest.model)
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let mut chart = chart_data(&title, &saved.manifest.axes, &saved.records);
-    chart.references = references(saved);
-    chart
-}
-
 fn draw(saved: &SavedSweep, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(charts::write_charts(
-        &sweep_charts(saved),
+        &super::charts::sweep_charts(saved),
         dir,
         &[ImageFormat::Svg, ImageFormat::Png],
     )?)
@@ -387,170 +380,6 @@ fn draw_or_warn(saved: &SavedSweep, dir: &Path) -> Vec<PathBuf> {
         );
         Vec::new()
     })
-}
-
-/// Analytic lines for a sweep over the population of a single closed class:
-/// exact MVA when the model is product-form, and the asymptotic bounds
-/// (throughput at most min(N/(D+Z), 1/Dmax), response at least
-/// max(D, N·Dmax − Z)) in any case. Empty for other sweeps, or when the
-/// model can no longer be loaded from where the sweep ran.
-fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
-    let m = &saved.manifest;
-    let Some(load) = m.axes.load.as_deref() else {
-        return Vec::new();
-    };
-    if m.vary.len() != 1 || !load.ends_with("population") {
-        return Vec::new();
-    }
-    let Ok(base) = parse_overrides(&m.set) else {
-        return Vec::new();
-    };
-    let Ok(model) = qsim_model::load_file(Path::new(&m.model), &base) else {
-        return Vec::new();
-    };
-    let network = &model.network;
-    let spec = network.spec();
-    if spec.classes.len() != 1
-        || !matches!(
-            spec.classes[0].workload,
-            qsim_kernel::Workload::Closed { .. }
-        )
-    {
-        return Vec::new();
-    }
-    let mut loads: Vec<u32> = saved
-        .records
-        .iter()
-        .filter_map(|r| r.point.get(load).and_then(|v| v.text().parse::<u32>().ok()))
-        .filter(|&n| n > 0)
-        .collect();
-    loads.sort_unstable();
-    loads.dedup();
-    let Some(&max) = loads.last() else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    if qsim_theory::product_form::reasons(network.spec()).is_empty()
-        && let Ok(sol) = qsim_theory::closed::mva_single(network.spec(), 0, max)
-    {
-        let pts: Vec<_> = loads
-            .iter()
-            .filter_map(|&n| sol.at(n).map(|p| (n, p)))
-            .collect();
-        out.push(charts::Reference {
-            label: "exact MVA".into(),
-            throughput: pts
-                .iter()
-                .map(|(n, p)| (f64::from(*n), p.throughput_per_s))
-                .collect(),
-            response_time: pts
-                .iter()
-                .map(|(n, p)| (f64::from(*n), p.response_s))
-                .collect(),
-        });
-    }
-    // Bounds are straight lines between their corners, so every load from 1
-    // to the largest makes them exact on the chart.
-    let bounds: Vec<_> = (1..=max)
-        .filter_map(|n| {
-            qsim_theory::bounds::closed_bounds(network.spec(), 0, n)
-                .ok()
-                .flatten()
-                .map(|a| (n, a))
-        })
-        .collect();
-    if !bounds.is_empty() {
-        out.push(charts::Reference {
-            label: "asymptotic bound".into(),
-            throughput: bounds
-                .iter()
-                .map(|(n, a)| (f64::from(*n), a.throughput_upper_per_s))
-                .collect(),
-            response_time: bounds
-                .iter()
-                .map(|(n, a)| (f64::from(*n), a.response_lower_s))
-                .collect(),
-        });
-    }
-    out
-}
-
-/// One series per combination of the values other than the load's, in
-/// order of first appearance; each series' knee from [`knee::analyze`].
-fn chart_data(title: &str, axes: &Axes, records: &[PointRecord]) -> SweepCharts {
-    let load = axes.load.as_deref();
-    let mut series: Vec<(Point, Series)> = Vec::new();
-    for r in records {
-        let Some(m) = &r.results else { continue };
-        let fixed = Point(
-            r.point
-                .0
-                .iter()
-                .filter(|(p, _)| Some(p.as_str()) != load)
-                .cloned()
-                .collect(),
-        );
-        let x = load
-            .and_then(|p| r.point.get(p))
-            .and_then(|v| v.number())
-            .unwrap_or(r.index as f64);
-        let cp = ChartPoint {
-            x,
-            throughput_per_s: m.throughput_per_s.mean,
-            throughput_ci95: m.throughput_per_s.ci95,
-            response_time_s: m.response_time_s.mean,
-            response_time_p99_s: m.response_time_p99_s.mean,
-            bottleneck_utilization: m.bottleneck_utilization(),
-        };
-        match series.iter_mut().find(|(f, _)| *f == fixed) {
-            Some((_, s)) => s.points.push(cp),
-            None => series.push((
-                fixed.clone(),
-                Series {
-                    label: fixed.to_string(),
-                    points: vec![cp],
-                },
-            )),
-        }
-    }
-    let knees = series
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (_, s))| {
-            let curve: Vec<CurvePoint> = s
-                .points
-                .iter()
-                .map(|p| CurvePoint {
-                    load: p.x,
-                    throughput_per_s: p.throughput_per_s,
-                    response_time_s: p.response_time_s,
-                })
-                .collect();
-            let k = knee::analyze(&curve)?;
-            Some(Marker {
-                series: i,
-                x: curve[k.knee].load,
-            })
-        })
-        .collect();
-    let x_label = match load {
-        Some(p) => {
-            let last = p.rsplit('.').next().unwrap_or(p);
-            if ["population", "clients", "threads", "users", "concurrency"].contains(&last) {
-                format!("{p} (jobs)")
-            } else {
-                p.to_string()
-            }
-        }
-        None => "point".into(),
-    };
-    SweepCharts {
-        title: title.to_string(),
-        x_label,
-        series: series.into_iter().map(|(_, s)| s).collect(),
-        knees,
-        references: Vec::new(),
-    }
 }
 
 fn ms(s: f64) -> String {
@@ -711,7 +540,7 @@ impl Observer for Bar {
 
     fn point_done(&mut self, r: &PointRecord, p: Progress) {
         if let Some(m) = &r.results {
-            let x = m.throughput_per_s.mean;
+            let x = m.system(names::THROUGHPUT_PER_S).mean;
             if x.is_finite() && self.peak.as_ref().is_none_or(|(best, _)| x > *best) {
                 // "population=80": the load's last path segment keeps it short.
                 let at = self

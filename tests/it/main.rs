@@ -6,6 +6,7 @@ mod cli;
 mod docs;
 mod exact;
 mod grammar;
+mod names;
 mod report;
 mod scenarios;
 mod solve;

@@ -134,12 +134,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{model} {jobs} interactions: {} events in {secs:.2} s = {:.1} M events/s; mean response {:.4} s, p99 {:.4} s",
         r.events,
         r.events as f64 / secs / 1e6,
-        r.system.mean_response_s,
+        r.system.response_time_s,
         r.system.percentiles_s[3],
     );
     if model == "mm1" {
         // M/M/1 at ρ = 0.9: R = 1/(μ−λ) = 10 s.
-        assert!((r.system.mean_response_s - 10.0).abs() < 2.0);
+        assert!((r.system.response_time_s - 10.0).abs() < 2.0);
     }
     Ok(())
 }

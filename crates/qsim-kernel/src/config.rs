@@ -11,6 +11,7 @@ pub enum Stop {
     /// completions: a closed job back at think, an open job leaving).
     Jobs(u64),
     /// After this much simulated time after warm-up, in seconds.
+    #[serde(rename = "time_s")]
     Time(f64),
 }
 
@@ -23,6 +24,7 @@ pub enum Warmup {
     /// Discard the first this-many completed interactions.
     Jobs(u64),
     /// Discard the first this-many seconds.
+    #[serde(rename = "time_s")]
     Time(f64),
     /// Choose the truncation point with the MSER-5 rule on batch means of
     /// the system response time.

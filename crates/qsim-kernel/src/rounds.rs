@@ -102,7 +102,7 @@ impl ReplicationRounds {
             }
         };
         let worst = rel(done.iter().map(|r| r.system.throughput_per_s).collect())
-            .max(rel(done.iter().map(|r| r.system.mean_response_s).collect()));
+            .max(rel(done.iter().map(|r| r.system.response_time_s).collect()));
         if n >= 2 && worst <= p.relative_half_width {
             return None;
         }

@@ -5,7 +5,7 @@ use crate::error::RunError;
 use crate::network::Network;
 use crate::results::*;
 use crate::rounds::ReplicationRounds;
-use crate::sim::{Simulation, StopPlan, WarmPlan, station_kind_name};
+use crate::sim::{Simulation, StopPlan, WarmPlan};
 use rayon::prelude::*;
 
 /// Runs all replications of `network` (in parallel, results independent of
@@ -78,7 +78,7 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
     let spec = network.spec();
     let est = |f: &dyn Fn(&ReplicationResult) -> f64| estimate(reps.iter().map(f));
     let response = |f: &dyn Fn(&ReplicationResult) -> &ReplicationClass| {
-        let m = est(&|r| f(r).mean_response_s);
+        let m = est(&|r| f(r).response_time_s);
         let p = |k: usize| est(&|r| f(r).percentiles_s[k]);
         ResponseEstimate {
             mean: m.mean,
@@ -111,7 +111,7 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             };
             StationResults {
                 name: st.name.clone(),
-                kind: station_kind_name(&st.kind).into(),
+                kind: KindTag::from(&st.kind),
                 throughput_per_s: e(&|s| s.throughput_per_s),
                 utilization: e(&|s| s.utilization),
                 mean_jobs: e(&|s| s.mean_jobs),
@@ -137,7 +137,7 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             ),
             response_time_s: {
                 let pick = |r: &ReplicationResult| r.classes.get(i).cloned().unwrap_or_default();
-                let m = estimate(reps.iter().map(|r| pick(r).mean_response_s));
+                let m = estimate(reps.iter().map(|r| pick(r).response_time_s));
                 let p = |k: usize| estimate(reps.iter().map(|r| pick(r).percentiles_s[k]));
                 ResponseEstimate {
                     mean: m.mean,

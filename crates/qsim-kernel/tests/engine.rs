@@ -102,7 +102,7 @@ fn mm1_mean_and_p99_match_exact() {
     close("utilization", st.utilization, 0.5, 0.002);
     close("mean jobs", st.mean_jobs, 1.0, 0.002);
     close("wait", st.wait_time_s, 1.0, 0.002);
-    assert_eq!(st.kind, "queue");
+    assert_eq!(st.kind, qsim_kernel::KindTag::Queue);
 }
 
 #[test]

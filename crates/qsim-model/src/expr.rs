@@ -8,12 +8,13 @@
 //!
 //! ```
 //! use qsim_model::Expr;
-//! let e = Expr::parse("0.45 * 60 * throughput").unwrap();
-//! assert_eq!(e.variables(), vec!["throughput".to_string()]);
-//! let x = e.eval(&|name| (name == "throughput").then_some(100.0)).unwrap();
+//! let e = Expr::parse("0.45 * 60 * throughput_per_s").unwrap();
+//! assert_eq!(e.variables(), vec!["throughput_per_s".to_string()]);
+//! let x = e.eval(&|name| (name == "throughput_per_s").then_some(100.0)).unwrap();
 //! assert!((x - 2700.0).abs() < 1e-9);
 //! ```
 
+use qsim_kernel::{Metric, MetricScope, metric, metrics};
 use std::fmt;
 use thiserror::Error;
 
@@ -469,6 +470,75 @@ impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.source)
     }
+}
+
+/// The scopes derived metrics can name: the system (bare metric names),
+/// stations and classes (`stations.NAME.metric`, `classes.NAME.metric`).
+const VARIABLE_SCOPES: [MetricScope; 3] = [
+    MetricScope::System,
+    MetricScope::Station,
+    MetricScope::Class,
+];
+
+/// The variables a derived metric may use, every one a metric of the one
+/// table (`qsim_kernel::METRICS`) under its key path: system metrics by
+/// name (`throughput_per_s`), station and class metrics as
+/// `stations.NAME.utilization`, `classes.NAME.response_time_s`. With
+/// `aliases`, the older spellings still accepted are included
+/// (`throughput`, `stations.NAME.response_time`, ...).
+pub fn variable_names(stations: &[&str], classes: &[&str], aliases: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for scope in VARIABLE_SCOPES {
+        let items: &[&str] = match scope {
+            MetricScope::System => &["system"],
+            MetricScope::Station => stations,
+            _ => classes,
+        };
+        for item in items {
+            for m in metrics(scope) {
+                out.push(m.path(item));
+                if aliases {
+                    out.extend(m.aliases.iter().map(|a| match scope {
+                        MetricScope::System => a.to_string(),
+                        s => format!("{}.{item}.{a}", s.key()),
+                    }));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A sentence listing the variable forms, for error messages:
+/// `throughput_per_s, ..., stations.NAME.{...} or classes.NAME.{...}`.
+pub fn variables_help() -> String {
+    let list = |scope: MetricScope| metrics(scope).map(|m| m.name).collect::<Vec<_>>().join(",");
+    format!(
+        "{}, {}.NAME.{{{}}} or {}.NAME.{{{}}}",
+        metrics(MetricScope::System)
+            .map(|m| m.name)
+            .collect::<Vec<_>>()
+            .join(", "),
+        MetricScope::Station.key(),
+        list(MetricScope::Station),
+        MetricScope::Class.key(),
+        list(MetricScope::Class)
+    )
+}
+
+/// Splits a variable name into its scope, item name (`None` for the system)
+/// and metric, accepting the older spellings; `None` for a name that is not
+/// a metric path (the item itself is not checked).
+pub fn resolve_variable(name: &str) -> Option<(MetricScope, Option<&str>, &'static Metric)> {
+    if let Some(m) = metric(MetricScope::System, name) {
+        return Some((MetricScope::System, None, m));
+    }
+    let (scope, rest) = name.split_once('.')?;
+    let (item, field) = rest.rsplit_once('.')?;
+    let scope = VARIABLE_SCOPES
+        .into_iter()
+        .find(|s| *s != MetricScope::System && s.key() == scope)?;
+    Some((scope, Some(item), metric(scope, field)?))
 }
 
 #[cfg(test)]

@@ -224,70 +224,37 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
     }
 }
 
-/// The names a derived metric may use for this network: system
-/// `throughput`, `response_time`, `p50`, `p90`, `p95`, `p99`, `p999`;
-/// `stations.NAME.{throughput,utilization,mean_jobs,response_time,wait_time,mean_batch_size,batches_per_s,mean_spinning,mean_sleeping}`;
-/// `classes.NAME.{throughput,response_time}`.
+/// The names a derived metric may use for this network: every metric of
+/// the one table (`qsim_kernel::METRICS`) under its key path, e.g.
+/// `throughput_per_s`, `stations.cpu.utilization`,
+/// `classes.web.response_time_p99_s` (see [`expr::variable_names`]).
 pub fn metric_variables(network: &Network) -> Vec<String> {
     let spec = network.spec();
     let s: Vec<&str> = spec.stations.iter().map(|s| s.name.as_str()).collect();
     let c: Vec<&str> = spec.classes.iter().map(|c| c.name.as_str()).collect();
-    build::metric_names(&s, &c)
+    expr::variable_names(&s, &c, false)
 }
 
 /// The value of a name of the derived-metric language (see
-/// [`metric_variables`]) in one replication's results; `None` for a name
-/// that does not exist.
+/// [`metric_variables`]; older spellings are accepted too) in one
+/// replication's results; `None` for a name that does not exist.
 pub fn metric_value(
     network: &Network,
     rep: &qsim_kernel::ReplicationResult,
     name: &str,
 ) -> Option<f64> {
-    let sys = &rep.system;
-    let p = &sys.percentiles_s;
-    match name {
-        "throughput" => return Some(sys.throughput_per_s),
-        "response_time" => return Some(sys.mean_response_s),
-        "p50" => return Some(p[0]),
-        "p90" => return Some(p[1]),
-        "p95" => return Some(p[2]),
-        "p99" => return Some(p[3]),
-        "p999" => return Some(p[4]),
-        _ => {}
-    }
+    let (scope, item, metric) = expr::resolve_variable(name)?;
     let spec = network.spec();
-    let (scope, rest) = name.split_once('.')?;
-    let (item, field) = rest.rsplit_once('.')?;
-    match scope {
-        "stations" => {
-            let s = rep
-                .stations
-                .get(spec.stations.iter().position(|s| s.name == item)?)?;
-            match field {
-                "throughput" => Some(s.throughput_per_s),
-                "utilization" => Some(s.utilization),
-                "mean_jobs" => Some(s.mean_jobs),
-                "response_time" => Some(s.response_time_s),
-                "wait_time" => Some(s.wait_time_s),
-                "mean_batch_size" => Some(s.mean_batch_size),
-                "batches_per_s" => Some(s.batches_per_s),
-                "mean_spinning" => Some(s.mean_spinning),
-                "mean_sleeping" => Some(s.mean_sleeping),
-                _ => None,
-            }
+    let index = match (scope, item) {
+        (qsim_kernel::MetricScope::Station, Some(item)) => {
+            spec.stations.iter().position(|s| s.name == item)?
         }
-        "classes" => {
-            let c = rep
-                .classes
-                .get(spec.classes.iter().position(|c| c.name == item)?)?;
-            match field {
-                "throughput" => Some(c.throughput_per_s),
-                "response_time" => Some(c.mean_response_s),
-                _ => None,
-            }
+        (qsim_kernel::MetricScope::Class, Some(item)) => {
+            spec.classes.iter().position(|c| c.name == item)?
         }
-        _ => None,
-    }
+        _ => 0,
+    };
+    metric.replication(rep, index)
 }
 
 /// The offered utilization of each station by the open classes of a network

@@ -1,112 +1,82 @@
-//! The CSV form of one run: one row per metric, long format.
+//! The CSV form of one run: one row per metric, long format. Scopes and
+//! metric names come from the one table (`qsim_kernel::METRICS`).
 
 use crate::Report;
-use qsim_kernel::{Estimate, ResponseEstimate};
+use qsim_kernel::{Estimate, MetricScope, RunResults, metrics};
 use std::fmt::Write;
+
+/// The `scope` of derived-metric rows (their `metric` is [`DERIVED_METRIC`]).
+pub const DERIVED_SCOPE: &str = "derived";
+/// The `metric` of derived-metric rows.
+pub const DERIVED_METRIC: &str = "value";
+/// The header of the run CSV.
+pub const CSV_HEADER: &str = "scope,name,metric,mean,ci95,error";
+
+fn num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x}")
+    } else {
+        String::new()
+    }
+}
 
 fn row(out: &mut String, scope: &str, name: &str, metric: &str, e: &Estimate) {
     let _ = writeln!(
         out,
-        "{scope},{},{metric},{},{}",
+        "{scope},{},{metric},{},{},",
         quote(name),
-        e.mean,
-        e.ci95
+        num(e.mean),
+        num(e.ci95)
     );
-}
-
-fn response_rows(out: &mut String, scope: &str, name: &str, r: &ResponseEstimate) {
-    row(
-        out,
-        scope,
-        name,
-        "response_time_s",
-        &Estimate {
-            mean: r.mean,
-            ci95: r.ci95,
-        },
-    );
-    for (label, e) in [
-        ("p50", &r.p50),
-        ("p90", &r.p90),
-        ("p95", &r.p95),
-        ("p99", &r.p99),
-        ("p999", &r.p999),
-    ] {
-        row(out, scope, name, &format!("response_time_s_{label}"), e);
-    }
 }
 
 fn quote(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
+    if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
     }
 }
 
-/// Renders a report as CSV with the header `scope,name,metric,mean,ci95`.
+/// The names of the items of `scope` (`system` for the system).
+pub(crate) fn items(r: &RunResults, scope: MetricScope) -> Vec<&str> {
+    match scope {
+        MetricScope::System => vec![MetricScope::System.key()],
+        MetricScope::Station => r.stations.iter().map(|s| s.name.as_str()).collect(),
+        MetricScope::Class => r.classes.iter().map(|c| c.name.as_str()).collect(),
+        MetricScope::Region => r.regions.iter().map(|g| g.name.as_str()).collect(),
+    }
+}
+
+/// Renders a report as CSV with the header `scope,name,metric,mean,ci95,error`:
+/// every metric that applies, then the derived metrics (scope `derived`,
+/// metric `value`); a derived metric that could not be evaluated has an empty
+/// mean and ci95 and says why in `error`. A figure that is not a finite
+/// number is left empty.
 pub fn to_csv(report: &Report) -> String {
     let r = report.results;
-    let mut out = String::from("scope,name,metric,mean,ci95\n");
-    row(
-        &mut out,
-        "system",
-        "system",
-        "throughput_per_s",
-        &r.system.throughput_per_s,
-    );
-    response_rows(&mut out, "system", "system", &r.system.response_time_s);
-    if let Some(v) = &r.system.sla_violation {
-        row(&mut out, "system", "system", "sla_violation", v);
-    }
-    for s in &r.stations {
-        row(
-            &mut out,
-            "station",
-            &s.name,
-            "throughput_per_s",
-            &s.throughput_per_s,
-        );
-        row(&mut out, "station", &s.name, "utilization", &s.utilization);
-        row(&mut out, "station", &s.name, "mean_jobs", &s.mean_jobs);
-        row(
-            &mut out,
-            "station",
-            &s.name,
-            "response_time_s",
-            &s.response_time_s,
-        );
-        row(&mut out, "station", &s.name, "wait_time_s", &s.wait_time_s);
-        if let Some(b) = &s.mean_batch_size {
-            row(&mut out, "station", &s.name, "mean_batch_size", b);
-        }
-        if let Some(b) = &s.batches_per_s {
-            row(&mut out, "station", &s.name, "batches_per_s", b);
-        }
-        if let Some(v) = &s.mean_spinning {
-            row(&mut out, "station", &s.name, "mean_spinning", v);
-        }
-        if let Some(v) = &s.mean_sleeping {
-            row(&mut out, "station", &s.name, "mean_sleeping", v);
+    let mut out = format!("{CSV_HEADER}\n");
+    for scope in MetricScope::ALL {
+        for (i, name) in items(r, scope).into_iter().enumerate() {
+            for m in metrics(scope) {
+                if let Some(e) = m.summary(r, i) {
+                    row(&mut out, scope.key(), name, m.name, &e);
+                }
+            }
         }
     }
-    for c in &r.classes {
-        row(
-            &mut out,
-            "class",
-            &c.name,
-            "throughput_per_s",
-            &c.throughput_per_s,
-        );
-        response_rows(&mut out, "class", &c.name, &c.response_time_s);
-    }
-    for g in &r.regions {
-        row(&mut out, "region", &g.name, "wait_time_s", &g.wait_time_s);
-        row(&mut out, "region", &g.name, "mean_waiting", &g.mean_waiting);
-        row(&mut out, "region", &g.name, "mean_inside", &g.mean_inside);
-    }
-    for (name, e) in &report.derived {
-        row(&mut out, "derived", name, "value", e);
+    for d in &report.derived {
+        match &d.value {
+            Ok(e) => row(&mut out, DERIVED_SCOPE, &d.name, DERIVED_METRIC, e),
+            Err(error) => {
+                let _ = writeln!(
+                    out,
+                    "{DERIVED_SCOPE},{},{DERIVED_METRIC},,,{}",
+                    quote(&d.name),
+                    quote(error)
+                );
+            }
+        }
     }
     out
 }

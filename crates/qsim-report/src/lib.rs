@@ -14,7 +14,7 @@ pub mod html;
 mod json;
 mod table;
 
-pub use csv_out::to_csv;
+pub use csv_out::{CSV_HEADER, DERIVED_METRIC, DERIVED_SCOPE, to_csv};
 pub use json::to_json;
 pub use table::to_table;
 
@@ -31,11 +31,22 @@ pub struct Report<'a> {
     /// The results.
     pub results: &'a RunResults,
     /// Derived metrics declared in the model, in declaration order.
-    pub derived: Vec<(String, Estimate)>,
+    pub derived: Vec<DerivedResult>,
     /// Where closed jobs started (`thinking` or `at station X`).
     pub initial_state: String,
     /// Warnings to show with the results.
     pub warnings: Vec<String>,
+}
+
+/// The value of one derived metric (`[metrics]` in the model).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DerivedResult {
+    /// The metric's name.
+    pub name: String,
+    /// Its mean and CI across replications, or why it could not be
+    /// evaluated (e.g. a division by zero in one replication): the run's
+    /// other figures stand, and this one is reported as an error.
+    pub value: Result<Estimate, String>,
 }
 
 /// The station that limits throughput.
@@ -55,7 +66,7 @@ pub fn bottleneck(results: &RunResults) -> Option<Bottleneck> {
     results
         .stations
         .iter()
-        .filter(|s| s.kind != "delay" && s.kind != "fork" && s.kind != "join")
+        .filter(|s| s.kind.can_saturate())
         .filter(|s| s.utilization.mean.is_finite())
         .max_by(|a, b| a.utilization.mean.total_cmp(&b.utilization.mean))
         .map(|s| Bottleneck {

@@ -1,7 +1,7 @@
 //! The human-readable table of one run.
 
 use crate::{Report, bottleneck_line};
-use qsim_kernel::{Estimate, Stop, Warmup};
+use qsim_kernel::{Estimate, Metric, MetricScope, Stop, Unit, Warmup, metrics, names};
 use std::fmt::Write;
 
 /// Decimals that give a number about four significant digits, or `None`
@@ -81,6 +81,15 @@ fn pct(e: &Estimate) -> String {
     format!("{:.1}% ± {:.1}", 100.0 * e.mean, 100.0 * e.ci95)
 }
 
+/// An estimate formatted for its unit.
+fn cell(m: &Metric, e: &Estimate) -> String {
+    match m.unit {
+        Unit::Seconds => pm_dur(e),
+        Unit::Fraction => pct(e),
+        Unit::PerSecond | Unit::Jobs => pm(e),
+    }
+}
+
 fn columns(out: &mut String, rows: &[Vec<String>]) {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..n)
@@ -149,67 +158,45 @@ pub fn to_table(report: &Report) -> String {
         let _ = writeln!(out, "warning: {w}");
     }
 
-    let s = &r.system;
-    let rt = &s.response_time_s;
     let _ = writeln!(out, "\nsystem");
-    let mut rows = vec![
-        vec![
-            "throughput".into(),
-            format!("{} /s", pm(&s.throughput_per_s)),
-        ],
-        vec![
-            "response time".into(),
-            pm_dur(&Estimate {
-                mean: rt.mean,
-                ci95: rt.ci95,
-            }),
-        ],
-    ];
-    for (label, e) in [
-        ("p50", &rt.p50),
-        ("p90", &rt.p90),
-        ("p95", &rt.p95),
-        ("p99", &rt.p99),
-        ("p99.9", &rt.p999),
-    ] {
-        rows.push(vec![format!("  {label}"), pm_dur(e)]);
-    }
-    if let Some(v) = &s.sla_violation {
-        let sla = c.sla_s.map(dur).unwrap_or_default();
-        rows.push(vec![format!("P(R > {sla})"), pct(v)]);
+    let mut rows = Vec::new();
+    for m in metrics(MetricScope::System) {
+        let Some(e) = m.summary(r, 0) else { continue };
+        let label = if m.name == names::SLA_VIOLATION {
+            format!("P(R > {})", c.sla_s.map(dur).unwrap_or_default())
+        } else if m.is_percentile() {
+            format!("  {}", m.label)
+        } else {
+            m.label.to_string()
+        };
+        let value = match m.unit {
+            Unit::PerSecond => format!("{} /s", pm(&e)),
+            _ => cell(m, &e),
+        };
+        rows.push(vec![label, value]);
     }
     columns(&mut out, &rows);
 
     if !r.stations.is_empty() {
         let _ = writeln!(out, "\nstations");
-        let mut rows = vec![vec![
-            "name".into(),
-            "kind".into(),
-            "throughput /s".into(),
-            "utilization".into(),
-            "mean jobs".into(),
-            "response".into(),
-            "wait".into(),
-        ]];
-        for st in &r.stations {
-            let mut row = vec![
-                st.name.clone(),
-                st.kind.clone(),
-                pm(&st.throughput_per_s),
-                if st.kind == "delay" || st.kind == "fork" || st.kind == "join" {
-                    "-".into()
-                } else {
-                    pct(&st.utilization)
-                },
-                pm(&st.mean_jobs),
-                pm_dur(&st.response_time_s),
-                pm_dur(&st.wait_time_s),
-            ];
-            if let (Some(b), Some(bs)) = (&st.mean_batch_size, &st.batches_per_s) {
-                row.push(format!("batch {} ({} /s)", pm(b), num(bs.mean)));
-            }
-            if let (Some(sp), Some(sl)) = (&st.mean_spinning, &st.mean_sleeping) {
-                row.push(format!("spinning {}, sleeping {}", pm(sp), pm(sl)));
+        // A column per station metric that applies to some station.
+        let shown: Vec<&Metric> = metrics(MetricScope::Station)
+            .filter(|m| (0..r.stations.len()).any(|i| m.summary(r, i).is_some()))
+            .collect();
+        let mut header = vec!["name".to_string(), "kind".to_string()];
+        header.extend(shown.iter().map(|m| m.label.to_string()));
+        let mut rows = vec![header];
+        for (i, st) in r.stations.iter().enumerate() {
+            let mut row = vec![st.name.clone(), st.kind.to_string()];
+            for m in &shown {
+                row.push(match m.summary(r, i) {
+                    // Delays, forks and joins have no busy servers to count.
+                    Some(_) if m.name == names::UTILIZATION && !st.kind.can_saturate() => {
+                        "-".into()
+                    }
+                    Some(e) => cell(m, &e),
+                    None => "-".into(),
+                });
             }
             rows.push(row);
         }
@@ -218,42 +205,42 @@ pub fn to_table(report: &Report) -> String {
 
     if r.classes.len() > 1 {
         let _ = writeln!(out, "\nclasses");
-        let mut rows = vec![vec![
-            "name".into(),
-            "throughput /s".into(),
-            "response".into(),
-            "p99".into(),
-        ]];
-        for cl in &r.classes {
-            let rt = &cl.response_time_s;
-            rows.push(vec![
-                cl.name.clone(),
-                pm(&cl.throughput_per_s),
-                pm_dur(&Estimate {
-                    mean: rt.mean,
-                    ci95: rt.ci95,
-                }),
-                pm_dur(&rt.p99),
-            ]);
+        let shown: Vec<&Metric> = [
+            names::THROUGHPUT_PER_S,
+            names::RESPONSE_TIME_S,
+            names::RESPONSE_TIME_P99_S,
+        ]
+        .into_iter()
+        .map(|n| Metric::get(MetricScope::Class, n))
+        .collect();
+        let mut header = vec!["name".to_string()];
+        header.extend(shown.iter().map(|m| match m.unit {
+            Unit::PerSecond => format!("{} /s", m.label),
+            _ => m.label.to_string(),
+        }));
+        let mut rows = vec![header];
+        for (i, cl) in r.classes.iter().enumerate() {
+            let mut row = vec![cl.name.clone()];
+            for m in &shown {
+                row.push(m.summary(r, i).map_or("-".into(), |e| cell(m, &e)));
+            }
+            rows.push(row);
         }
         columns(&mut out, &rows);
     }
 
     if !r.regions.is_empty() {
         let _ = writeln!(out, "\nregions");
-        let mut rows = vec![vec![
-            "name".into(),
-            "admission wait".into(),
-            "mean waiting".into(),
-            "mean inside".into(),
-        ]];
-        for g in &r.regions {
-            rows.push(vec![
-                g.name.clone(),
-                pm_dur(&g.wait_time_s),
-                pm(&g.mean_waiting),
-                pm(&g.mean_inside),
-            ]);
+        let shown: Vec<&Metric> = metrics(MetricScope::Region).collect();
+        let mut header = vec!["name".to_string()];
+        header.extend(shown.iter().map(|m| m.label.to_string()));
+        let mut rows = vec![header];
+        for (i, g) in r.regions.iter().enumerate() {
+            let mut row = vec![g.name.clone()];
+            for m in &shown {
+                row.push(m.summary(r, i).map_or("-".into(), |e| cell(m, &e)));
+            }
+            rows.push(row);
         }
         columns(&mut out, &rows);
     }
@@ -263,7 +250,10 @@ pub fn to_table(report: &Report) -> String {
         let rows: Vec<Vec<String>> = report
             .derived
             .iter()
-            .map(|(n, e)| vec![n.clone(), pm(e)])
+            .map(|d| match &d.value {
+                Ok(e) => vec![d.name.clone(), pm(e)],
+                Err(why) => vec![d.name.clone(), format!("error: {why}")],
+            })
             .collect();
         columns(&mut out, &rows);
     }

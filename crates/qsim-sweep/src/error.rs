@@ -37,9 +37,23 @@ pub enum SweepError {
     Option(String),
     /// `--resume` on a directory whose sweep has other settings.
     #[error(
-        "cannot resume the sweep in {dir}: it was run with different settings ({field} differs: {was} there, {now} now); drop --resume to start again or choose another --output"
+        "cannot resume the sweep in {dir}: it was run with different settings ({field} differs: {was} there, {now} now); use --force instead of --resume to replace it, or choose another --output"
     )]
     ResumeMismatch {
+        /// The output directory.
+        dir: PathBuf,
+        /// The first setting that differs.
+        field: String,
+        /// Its value in the directory.
+        was: String,
+        /// Its value now.
+        now: String,
+    },
+    /// An output directory that holds a different sweep (without `--force`).
+    #[error(
+        "{dir} holds a different sweep ({field} differs: {was} there, {now} now); its points would be lost: use --force to replace it, or choose another --output"
+    )]
+    OutputInUse {
         /// The output directory.
         dir: PathBuf,
         /// The first setting that differs.
@@ -83,6 +97,7 @@ impl SweepError {
                 | SweepError::VaryRejected { .. }
                 | SweepError::Option(_)
                 | SweepError::ResumeMismatch { .. }
+                | SweepError::OutputInUse { .. }
                 | SweepError::Merge(_)
                 | SweepError::NotASweep { .. }
         )

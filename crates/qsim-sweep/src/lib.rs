@@ -76,7 +76,7 @@ pub use error::SweepError;
 pub use grid::{Grid, Shard, ShardError, point_seed};
 pub use knee::{Candidate, CurvePoint, KneeReport};
 pub use output::{Manifest, SavedSweep, merge};
-pub use record::{Est, Point, PointMetrics, PointRecord};
+pub use record::{Figures, ItemMetrics, Point, PointMetrics, PointRecord};
 pub use run::{ModelFile, ModelSource, Observer, Progress, Sweep, SweepOptions, SweepOutcome};
 pub use spec::{SpecError, VarySpec, VaryValue};
 pub use summary::{Axes, SweepSummary};

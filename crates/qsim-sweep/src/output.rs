@@ -28,13 +28,13 @@ pub const JSONL_FILE: &str = "points.jsonl";
 /// Knee-analysis file name.
 pub const SUMMARY_FILE: &str = "summary.json";
 
-const FORMAT: &str = "qsim-sweep/1";
+const FORMAT: &str = "qsim-sweep/2";
 
 /// Everything that decides a sweep's points: resuming requires the same,
 /// merging requires the same except the shard.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// Format tag, `qsim-sweep/1`.
+    /// Format tag, `qsim-sweep/2`.
     pub format: String,
     /// The model as named on the command line.
     pub model: String,
@@ -57,6 +57,33 @@ pub struct Manifest {
     /// `I/N` for a shard, absent for a whole sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
+    /// Digest of the model text (FNV-1a 64, hex), absent for models that
+    /// do not come from a text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_fingerprint: Option<String>,
+    /// The qsim version that wrote the directory: another version may
+    /// compute other numbers for the same settings.
+    pub qsim_version: String,
+}
+
+/// A manifest field as an error message names it.
+fn describe(field: String) -> String {
+    if field == "model_fingerprint" {
+        "the model file's text (model_fingerprint)".into()
+    } else {
+        field
+    }
+}
+
+/// A stable digest of a model's text (FNV-1a, 64 bits, as 16 hex digits):
+/// the same text gives the same digest on every platform and Rust version.
+pub fn fingerprint(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 impl Manifest {
@@ -86,7 +113,15 @@ impl Manifest {
             axes,
             columns,
             shard: shard.filter(|s| s.count() > 1).map(|s| s.to_string()),
+            model_fingerprint: None,
+            qsim_version: env!("CARGO_PKG_VERSION").to_string(),
         }
+    }
+
+    /// Records the digest of the model text (see [`fingerprint`]).
+    pub(crate) fn with_model_fingerprint(mut self, digest: Option<String>) -> Manifest {
+        self.model_fingerprint = digest;
+        self
     }
 
     /// The grid the `vary` specs describe.
@@ -261,20 +296,38 @@ pub(crate) struct OutputDir {
 }
 
 impl OutputDir {
-    /// Opens `dir` for `manifest`. Without `resume`, any previous sweep there
-    /// is replaced. With `resume`, the settings must match, and the points
+    /// Opens `dir` for `manifest`. Without `resume`, a previous run of the
+    /// same sweep there is replaced, and a different sweep only with
+    /// `force`. With `resume`, the settings must match, and the points
     /// already there are returned (torn lines dropped, files healed).
     pub(crate) fn open(
         dir: &Path,
         manifest: &Manifest,
         resume: bool,
+        force: bool,
     ) -> Result<(OutputDir, Vec<PointRecord>), SweepError> {
+        if !resume && !force && dir.join(MANIFEST_FILE).exists() {
+            // Anything unreadable or of another format counts as different.
+            let saved = SavedSweep::read(dir).map(|s| s.manifest);
+            let difference = match &saved {
+                Ok(m) => m.first_difference(manifest),
+                Err(e) => Some(("format".into(), e.to_string(), FORMAT.into())),
+            };
+            if let Some((field, was, now)) = difference {
+                return Err(SweepError::OutputInUse {
+                    dir: dir.to_path_buf(),
+                    field: describe(field),
+                    was,
+                    now,
+                });
+            }
+        }
         let done = if resume && dir.join(MANIFEST_FILE).exists() {
             let saved = SavedSweep::read(dir)?;
             if let Some((field, was, now)) = saved.manifest.first_difference(manifest) {
                 return Err(SweepError::ResumeMismatch {
                     dir: dir.to_path_buf(),
-                    field,
+                    field: describe(field),
                     was,
                     now,
                 });
@@ -327,6 +380,17 @@ impl OutputDir {
 pub fn merge(out: &Path, shard_dirs: &[PathBuf]) -> Result<SavedSweep, SweepError> {
     if shard_dirs.is_empty() {
         return Err(SweepError::Merge("no shard directories given".into()));
+    }
+    // Writing into a shard would replace the very points being merged.
+    if let Ok(target) = fs::canonicalize(out) {
+        for d in shard_dirs {
+            if fs::canonicalize(d).is_ok_and(|d| d == target) {
+                return Err(SweepError::Merge(format!(
+                    "the output {} is one of the shard directories; merge into a new directory",
+                    out.display()
+                )));
+            }
+        }
     }
     let mut saved = Vec::new();
     for d in shard_dirs {

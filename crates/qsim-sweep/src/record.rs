@@ -6,60 +6,15 @@
 //! round-trip exactly) writes the very same bytes again.
 
 use crate::spec::VaryValue;
-use qsim_kernel::{Estimate, Network, ReplicationResult, RunResults, estimate};
+use qsim_kernel::{
+    Estimate, KindTag, Metric, MetricScope, Network, ReplicationResult, RunResults, StationResults,
+    estimate, metrics, names,
+};
 use qsim_model::DerivedMetric;
 use serde::de::{self, MapAccess, Visitor};
-use serde::ser::{SerializeMap, SerializeStruct};
+use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
-
-/// A mean with the half-width of its 95% confidence interval. Serialized as
-/// `{"mean": x, "ci95": h}`; a value that is not finite is written as `null`
-/// and read back as NaN.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub struct Est {
-    /// Mean across replications.
-    pub mean: f64,
-    /// Half-width of the 95% confidence interval.
-    pub ci95: f64,
-}
-
-impl From<Estimate> for Est {
-    fn from(e: Estimate) -> Est {
-        Est {
-            mean: e.mean,
-            ci95: e.ci95,
-        }
-    }
-}
-
-fn finite(x: f64) -> Option<f64> {
-    x.is_finite().then_some(x)
-}
-
-impl Serialize for Est {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Est", 2)?;
-        st.serialize_field("mean", &finite(self.mean))?;
-        st.serialize_field("ci95", &finite(self.ci95))?;
-        st.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for Est {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Est, D::Error> {
-        #[derive(Deserialize)]
-        struct Repr {
-            mean: Option<f64>,
-            ci95: Option<f64>,
-        }
-        let r = Repr::deserialize(d)?;
-        Ok(Est {
-            mean: r.mean.unwrap_or(f64::NAN),
-            ci95: r.ci95.unwrap_or(f64::NAN),
-        })
-    }
-}
 
 /// The values of one point: each swept path with its value, in `--vary`
 /// order. Serialized as a JSON object, numbers as numbers (`{"workload.population": 100,
@@ -127,32 +82,73 @@ impl<'de> Deserialize<'de> for Point {
     }
 }
 
-/// Figures of one station at one point.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StationMetrics {
-    /// Station name.
-    pub name: String,
-    /// Station kind (`queue`, `latch`, ...).
-    pub kind: String,
-    /// Busy fraction.
-    pub utilization: Est,
-    /// Departures per second.
-    pub throughput_per_s: Est,
-    /// Mean number present.
-    pub mean_jobs: Est,
-    /// Mean time at the station per visit, seconds.
-    pub response_time_s: Est,
+/// Metrics by name, in the order of the one table (`qsim_kernel::METRICS`);
+/// serialized as a JSON object `{"name": {"mean": m, "ci95": h}, ...}`.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Figures(pub Vec<(String, Estimate)>);
+
+impl Figures {
+    /// The metrics of `scope` that apply to item `index` of a run summary.
+    pub fn of(r: &RunResults, scope: MetricScope, index: usize) -> Figures {
+        Figures(
+            metrics(scope)
+                .filter_map(|m| Some((m.name.to_string(), m.summary(r, index)?)))
+                .collect(),
+        )
+    }
+
+    /// The metric called `name` (a name from `qsim_kernel::names`), if present.
+    pub fn get(&self, name: &str) -> Option<Estimate> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, e)| *e)
+    }
+
+    /// The metric called `name`, or [`Estimate::UNKNOWN`] when absent.
+    pub fn value(&self, name: &str) -> Estimate {
+        self.get(name).unwrap_or(Estimate::UNKNOWN)
+    }
 }
 
-/// Figures of one region (throttle) at one point.
+impl Serialize for Figures {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (name, e) in &self.0 {
+            m.serialize_entry(name, e)?;
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Figures {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Figures, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Figures;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a map from metric name to {mean, ci95}")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Figures, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = a.next_entry::<String, Estimate>()? {
+                    out.push((k, v));
+                }
+                Ok(Figures(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Figures of one station or region at one point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RegionMetrics {
-    /// Region name.
+pub struct ItemMetrics {
+    /// Station or region name.
     pub name: String,
-    /// Mean wait for admission, seconds.
-    pub wait_time_s: Est,
-    /// Mean number waiting for admission.
-    pub mean_waiting: Est,
+    /// Station kind (absent for a region, and in records read from CSV).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<KindTag>,
+    /// Its metrics.
+    #[serde(flatten)]
+    pub figures: Figures,
 }
 
 /// The results of a point that ran.
@@ -162,28 +158,14 @@ pub struct PointMetrics {
     pub replications: u32,
     /// Events processed over all replications.
     pub events: u64,
-    /// System throughput, interactions per second.
-    pub throughput_per_s: Est,
-    /// Mean interaction response time (think time excluded), seconds.
-    pub response_time_s: Est,
-    /// Median response time, seconds.
-    pub response_time_p50_s: Est,
-    /// 90th percentile, seconds.
-    pub response_time_p90_s: Est,
-    /// 95th percentile, seconds.
-    pub response_time_p95_s: Est,
-    /// 99th percentile, seconds.
-    pub response_time_p99_s: Est,
-    /// 99.9th percentile, seconds.
-    pub response_time_p999_s: Est,
-    /// Fraction of interactions slower than the SLA, when the model sets one.
-    pub sla_violation: Option<Est>,
+    /// System metrics (throughput, response time and its percentiles, SLA).
+    pub system: Figures,
     /// The station with the highest utilization, if any is busy.
     pub bottleneck: Option<String>,
     /// Per station, in model order.
-    pub stations: Vec<StationMetrics>,
+    pub stations: Vec<ItemMetrics>,
     /// Per region, in model order.
-    pub regions: Vec<RegionMetrics>,
+    pub regions: Vec<ItemMetrics>,
     /// The model's derived metrics (`[metrics]`), in declaration order.
     #[serde(default)]
     pub derived: Vec<DerivedValue>,
@@ -195,7 +177,7 @@ pub struct DerivedValue {
     /// Its name in `[metrics]`.
     pub name: String,
     /// Mean over replications and CI (NaN when it cannot be evaluated).
-    pub value: Est,
+    pub value: Estimate,
 }
 
 /// Evaluates derived metrics on each replication and summarizes them. A
@@ -219,13 +201,7 @@ pub fn derived_values(
                 .collect();
             DerivedValue {
                 name: d.name.clone(),
-                value: values.map_or(
-                    Est {
-                        mean: f64::NAN,
-                        ci95: f64::NAN,
-                    },
-                    |v| estimate(v).into(),
-                ),
+                value: values.map_or(Estimate::UNKNOWN, estimate),
             }
         })
         .collect()
@@ -238,12 +214,18 @@ impl PointMetrics {
         self
     }
 
+    /// A system metric (a name from `qsim_kernel::names`), or
+    /// [`Estimate::UNKNOWN`] when the point does not have it.
+    pub fn system(&self, name: &str) -> Estimate {
+        self.system.value(name)
+    }
+
     /// Power X/R (throughput over mean response time), per second squared:
     /// highest at the knee. NaN when R is not positive.
     pub fn power(&self) -> f64 {
-        let r = self.response_time_s.mean;
+        let r = self.system(names::RESPONSE_TIME_S).mean;
         if r > 0.0 {
-            self.throughput_per_s.mean / r
+            self.system(names::THROUGHPUT_PER_S).mean / r
         } else {
             f64::NAN
         }
@@ -255,29 +237,28 @@ impl PointMetrics {
         self.stations
             .iter()
             .find(|s| s.name == name)
-            .map(|s| s.utilization.mean)
+            .and_then(|s| s.figures.get(names::UTILIZATION))
+            .map(|u| u.mean)
     }
 
     /// Converts a kernel summary.
     pub fn from_results(r: &RunResults) -> PointMetrics {
-        let rt = &r.system.response_time_s;
-        let stations: Vec<StationMetrics> = r
+        let stations: Vec<ItemMetrics> = r
             .stations
             .iter()
-            .map(|s| StationMetrics {
+            .enumerate()
+            .map(|(i, s)| ItemMetrics {
                 name: s.name.clone(),
-                kind: s.kind.clone(),
-                utilization: s.utilization.into(),
-                throughput_per_s: s.throughput_per_s.into(),
-                mean_jobs: s.mean_jobs.into(),
-                response_time_s: s.response_time_s.into(),
+                kind: Some(s.kind),
+                figures: Figures::of(r, MetricScope::Station, i),
             })
             .collect();
         // Highest utilization wins; the first in model order on a tie.
-        let bottleneck = stations
+        let bottleneck = r
+            .stations
             .iter()
             .filter(|s| s.utilization.mean > 0.0)
-            .fold(None::<&StationMetrics>, |best, s| match best {
+            .fold(None::<&StationResults>, |best, s| match best {
                 Some(b) if b.utilization.mean >= s.utilization.mean => Some(b),
                 _ => Some(s),
             })
@@ -285,26 +266,17 @@ impl PointMetrics {
         PointMetrics {
             replications: r.replications,
             events: r.events,
-            throughput_per_s: r.system.throughput_per_s.into(),
-            response_time_s: Est {
-                mean: rt.mean,
-                ci95: rt.ci95,
-            },
-            response_time_p50_s: rt.p50.into(),
-            response_time_p90_s: rt.p90.into(),
-            response_time_p95_s: rt.p95.into(),
-            response_time_p99_s: rt.p99.into(),
-            response_time_p999_s: rt.p999.into(),
-            sla_violation: r.system.sla_violation.map(Est::from),
+            system: Figures::of(r, MetricScope::System, 0),
             bottleneck,
             stations,
             regions: r
                 .regions
                 .iter()
-                .map(|g| RegionMetrics {
+                .enumerate()
+                .map(|(i, g)| ItemMetrics {
                     name: g.name.clone(),
-                    wait_time_s: g.wait_time_s.into(),
-                    mean_waiting: g.mean_waiting.into(),
+                    kind: None,
+                    figures: Figures::of(r, MetricScope::Region, i),
                 })
                 .collect(),
             derived: Vec::new(),
@@ -350,58 +322,64 @@ pub struct Columns {
     pub derived: Vec<String>,
 }
 
-const SYSTEM_EST: [&str; 7] = [
-    "throughput_per_s",
-    "response_time_s",
-    "response_time_p50_s",
-    "response_time_p90_s",
-    "response_time_p95_s",
-    "response_time_p99_s",
-    "response_time_p999_s",
-];
-const STATION_EST: [&str; 4] = [
-    "utilization",
-    "throughput_per_s",
-    "mean_jobs",
-    "response_time_s",
-];
-const REGION_EST: [&str; 2] = ["wait_time_s", "mean_waiting"];
+/// Sweep columns that are not metrics of the table: where the point is,
+/// how it ran, and the knee-analysis figures.
+pub mod columns {
+    /// Grid index of the point.
+    pub const INDEX: &str = "index";
+    /// Root seed of the point's run.
+    pub const SEED: &str = "seed";
+    /// Why the point has no results.
+    pub const ERROR: &str = "error";
+    /// Replications run.
+    pub const REPLICATIONS: &str = "replications";
+    /// Events processed.
+    pub const EVENTS: &str = "events";
+    /// Power X/R, per second squared.
+    pub const POWER_PER_S2: &str = "power_per_s2";
+    /// The busiest station.
+    pub const BOTTLENECK: &str = "bottleneck";
+    /// Its utilization.
+    pub const BOTTLENECK_UTILIZATION: &str = "bottleneck_utilization";
+    /// MetricScope of derived-metric columns (`derived.NAME`).
+    pub const DERIVED: &str = "derived";
+    /// Suffix of a confidence-interval column.
+    pub const CI95_SUFFIX: &str = "_ci95";
+}
+
+fn sweep_metrics(scope: MetricScope) -> impl Iterator<Item = &'static Metric> {
+    metrics(scope).filter(|m| m.sweep_column)
+}
 
 impl Columns {
     /// The CSV header fields.
     pub fn header(&self) -> Vec<String> {
-        let mut h = vec!["index".to_string()];
+        use columns::*;
+        let mut h = vec![INDEX.to_string()];
         h.extend(self.paths.iter().cloned());
-        h.extend(["seed", "error", "replications", "events"].map(String::from));
-        for name in SYSTEM_EST {
-            h.push(name.to_string());
-            h.push(format!("{name}_ci95"));
+        h.extend([SEED, ERROR, REPLICATIONS, EVENTS].map(String::from));
+        fn est(h: &mut Vec<String>, name: String) {
+            h.push(format!("{name}{CI95_SUFFIX}"));
+            h.push(name);
+            let n = h.len();
+            h.swap(n - 2, n - 1);
         }
-        h.extend(
-            [
-                "power_per_s2",
-                "sla_violation",
-                "sla_violation_ci95",
-                "bottleneck",
-                "bottleneck_utilization",
-            ]
-            .map(String::from),
-        );
+        for m in sweep_metrics(MetricScope::System) {
+            est(&mut h, m.path(""));
+        }
+        h.extend([POWER_PER_S2, BOTTLENECK, BOTTLENECK_UTILIZATION].map(String::from));
         for s in &self.stations {
-            for m in STATION_EST {
-                h.push(format!("station.{s}.{m}"));
-                h.push(format!("station.{s}.{m}_ci95"));
+            for m in sweep_metrics(MetricScope::Station) {
+                est(&mut h, m.path(s));
             }
         }
         for g in &self.regions {
-            for m in REGION_EST {
-                h.push(format!("region.{g}.{m}"));
-                h.push(format!("region.{g}.{m}_ci95"));
+            for m in sweep_metrics(MetricScope::Region) {
+                est(&mut h, m.path(g));
             }
         }
         for d in &self.derived {
-            h.push(format!("derived.{d}"));
-            h.push(format!("derived.{d}_ci95"));
+            est(&mut h, format!("{DERIVED}.{d}"));
         }
         h
     }
@@ -415,11 +393,8 @@ impl Columns {
                 String::new()
             }
         }
-        fn est(out: &mut Vec<String>, e: Option<Est>) {
-            let e = e.unwrap_or(Est {
-                mean: f64::NAN,
-                ci95: f64::NAN,
-            });
+        fn est(out: &mut Vec<String>, e: Option<Estimate>) {
+            let e = e.unwrap_or(Estimate::UNKNOWN);
             out.push(num(e.mean));
             out.push(num(e.ci95));
         }
@@ -437,46 +412,30 @@ impl Columns {
         let m = r.results.as_ref();
         row.push(m.map(|m| m.replications.to_string()).unwrap_or_default());
         row.push(m.map(|m| m.events.to_string()).unwrap_or_default());
-        match m {
-            Some(m) => {
-                for e in [
-                    m.throughput_per_s,
-                    m.response_time_s,
-                    m.response_time_p50_s,
-                    m.response_time_p90_s,
-                    m.response_time_p95_s,
-                    m.response_time_p99_s,
-                    m.response_time_p999_s,
-                ] {
-                    est(&mut row, Some(e));
-                }
-                row.push(num(m.power()));
-                est(&mut row, m.sla_violation);
-                row.push(m.bottleneck.clone().unwrap_or_default());
-                row.push(m.bottleneck_utilization().map(num).unwrap_or_default());
-            }
-            None => row.extend(std::iter::repeat_n(String::new(), SYSTEM_EST.len() * 2 + 5)),
+        for metric in sweep_metrics(MetricScope::System) {
+            est(&mut row, m.and_then(|m| m.system.get(metric.name)));
         }
+        row.push(m.map(|m| num(m.power())).unwrap_or_default());
+        row.push(m.and_then(|m| m.bottleneck.clone()).unwrap_or_default());
+        row.push(
+            m.and_then(|m| m.bottleneck_utilization())
+                .map(num)
+                .unwrap_or_default(),
+        );
+        let item = |list: Option<&Vec<ItemMetrics>>, name: &str| {
+            list.and_then(|l| l.iter().find(|x| x.name == name))
+                .map(|x| x.figures.clone())
+        };
         for s in &self.stations {
-            let st = m.and_then(|m| m.stations.iter().find(|x| &x.name == s));
-            for k in 0..STATION_EST.len() {
-                est(
-                    &mut row,
-                    st.map(|st| {
-                        [
-                            st.utilization,
-                            st.throughput_per_s,
-                            st.mean_jobs,
-                            st.response_time_s,
-                        ][k]
-                    }),
-                );
+            let f = item(m.map(|m| &m.stations), s);
+            for metric in sweep_metrics(MetricScope::Station) {
+                est(&mut row, f.as_ref().and_then(|f| f.get(metric.name)));
             }
         }
         for g in &self.regions {
-            let rg = m.and_then(|m| m.regions.iter().find(|x| &x.name == g));
-            for k in 0..REGION_EST.len() {
-                est(&mut row, rg.map(|rg| [rg.wait_time_s, rg.mean_waiting][k]));
+            let f = item(m.map(|m| &m.regions), g);
+            for metric in sweep_metrics(MetricScope::Region) {
+                est(&mut row, f.as_ref().and_then(|f| f.get(metric.name)));
             }
         }
         for d in &self.derived {
@@ -509,6 +468,7 @@ fn csv_line(fields: &[String]) -> Vec<u8> {
 /// and region figures are restored for the columns present; swept paths are
 /// the columns between `index` and `seed`.
 pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), String> {
+    use columns::*;
     let mut rd = csv::ReaderBuilder::new()
         .has_headers(true)
         .from_reader(text.as_bytes());
@@ -519,35 +479,43 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
         .map(String::from)
         .collect();
     let col = |name: &str| header.iter().position(|h| h == name);
-    let seed_at = col("seed").ok_or("no `seed` column: not a qsim sweep CSV")?;
-    if header.first().map(String::as_str) != Some("index") {
+    let seed_at = col(SEED).ok_or("no `seed` column: not a qsim sweep CSV")?;
+    if header.first().map(String::as_str) != Some(INDEX) {
         return Err("no `index` column first: not a qsim sweep CSV".into());
     }
     let paths: Vec<String> = header[1..seed_at].to_vec();
-    let mut stations: Vec<String> = Vec::new();
-    let mut regions: Vec<String> = Vec::new();
-    let mut derived: Vec<String> = Vec::new();
-    for h in &header {
-        if let Some(name) = h.strip_prefix("derived.")
-            && !name.ends_with("_ci95")
-        {
-            derived.push(name.to_string());
-        }
-        if let Some(rest) = h.strip_prefix("station.")
-            && let Some(name) = rest.strip_suffix(".utilization")
-        {
-            stations.push(name.to_string());
-        }
-        if let Some(rest) = h.strip_prefix("region.")
-            && let Some(name) = rest.strip_suffix(".wait_time_s")
-        {
-            regions.push(name.to_string());
-        }
-    }
+    // Items are recognized by their first sweep column.
+    let first = |scope: MetricScope| {
+        sweep_metrics(scope)
+            .next()
+            .map(|m| format!(".{}", m.name))
+            .unwrap_or_default()
+    };
+    let items = |scope: MetricScope| -> Vec<String> {
+        let suffix = first(scope);
+        header
+            .iter()
+            .filter_map(|h| {
+                h.strip_prefix(scope.key())?
+                    .strip_prefix('.')?
+                    .strip_suffix(suffix.as_str())
+                    .map(String::from)
+            })
+            .collect()
+    };
+    let derived: Vec<String> = header
+        .iter()
+        .filter_map(|h| {
+            h.strip_prefix(DERIVED)?
+                .strip_prefix('.')
+                .filter(|n| !n.ends_with(CI95_SUFFIX))
+                .map(String::from)
+        })
+        .collect();
     let columns = Columns {
         paths: paths.clone(),
-        stations,
-        regions,
+        stations: items(MetricScope::Station),
+        regions: items(MetricScope::Region),
         derived,
     };
     let mut out = Vec::new();
@@ -555,11 +523,20 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
         let rec = rec.map_err(|e| format!("row {}: {e}", line + 2))?;
         let field = |name: &str| col(name).and_then(|i| rec.get(i)).unwrap_or("");
         let num = |name: &str| field(name).parse::<f64>().unwrap_or(f64::NAN);
-        let est = |name: &str| Est {
+        let est = |name: &str| Estimate {
             mean: num(name),
-            ci95: num(&format!("{name}_ci95")),
+            ci95: num(&format!("{name}{CI95_SUFFIX}")),
         };
-        let index: usize = field("index")
+        let figures = |scope: MetricScope, item: &str| {
+            Figures(
+                sweep_metrics(scope)
+                    .map(|m| (m.name.to_string(), est(&m.path(item))))
+                    // An empty cell is a metric that does not apply.
+                    .filter(|(_, e)| e.mean.is_finite())
+                    .collect(),
+            )
+        };
+        let index: usize = field(INDEX)
             .parse()
             .map_err(|_| format!("row {}: bad index", line + 2))?;
         let point = Point(
@@ -568,50 +545,33 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
                 .map(|p| (p.clone(), VaryValue::new(field(p))))
                 .collect(),
         );
-        let error = Some(field("error").to_string()).filter(|e| !e.is_empty());
+        let error = Some(field(ERROR).to_string()).filter(|e| !e.is_empty());
         let results = if error.is_some() {
             None
         } else {
-            let sla = est("sla_violation");
+            let items = |scope: MetricScope, names: &[String]| {
+                names
+                    .iter()
+                    .map(|n| ItemMetrics {
+                        name: n.clone(),
+                        kind: None,
+                        figures: figures(scope, n),
+                    })
+                    .collect()
+            };
             Some(PointMetrics {
-                replications: field("replications").parse().unwrap_or(0),
-                events: field("events").parse().unwrap_or(0),
-                throughput_per_s: est("throughput_per_s"),
-                response_time_s: est("response_time_s"),
-                response_time_p50_s: est("response_time_p50_s"),
-                response_time_p90_s: est("response_time_p90_s"),
-                response_time_p95_s: est("response_time_p95_s"),
-                response_time_p99_s: est("response_time_p99_s"),
-                response_time_p999_s: est("response_time_p999_s"),
-                sla_violation: sla.mean.is_finite().then_some(sla),
-                bottleneck: Some(field("bottleneck").to_string()).filter(|b| !b.is_empty()),
-                stations: columns
-                    .stations
-                    .iter()
-                    .map(|s| StationMetrics {
-                        name: s.clone(),
-                        kind: String::new(),
-                        utilization: est(&format!("station.{s}.utilization")),
-                        throughput_per_s: est(&format!("station.{s}.throughput_per_s")),
-                        mean_jobs: est(&format!("station.{s}.mean_jobs")),
-                        response_time_s: est(&format!("station.{s}.response_time_s")),
-                    })
-                    .collect(),
-                regions: columns
-                    .regions
-                    .iter()
-                    .map(|g| RegionMetrics {
-                        name: g.clone(),
-                        wait_time_s: est(&format!("region.{g}.wait_time_s")),
-                        mean_waiting: est(&format!("region.{g}.mean_waiting")),
-                    })
-                    .collect(),
+                replications: field(REPLICATIONS).parse().unwrap_or(0),
+                events: field(EVENTS).parse().unwrap_or(0),
+                system: figures(MetricScope::System, ""),
+                bottleneck: Some(field(BOTTLENECK).to_string()).filter(|b| !b.is_empty()),
+                stations: items(MetricScope::Station, &columns.stations),
+                regions: items(MetricScope::Region, &columns.regions),
                 derived: columns
                     .derived
                     .iter()
                     .map(|d| DerivedValue {
                         name: d.clone(),
-                        value: est(&format!("derived.{d}")),
+                        value: est(&format!("{DERIVED}.{d}")),
                     })
                     .collect(),
             })
@@ -619,7 +579,7 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
         out.push(PointRecord {
             index,
             point,
-            seed: field("seed").parse().unwrap_or(0),
+            seed: field(SEED).parse().unwrap_or(0),
             error,
             results,
         });
@@ -646,51 +606,38 @@ mod tests {
             results: Some(PointMetrics {
                 replications: 3,
                 events: 1000,
-                throughput_per_s: Est {
-                    mean: x,
-                    ci95: 0.1 * x,
-                },
-                response_time_s: Est {
-                    mean: r,
-                    ci95: 0.01,
-                },
-                response_time_p50_s: Est { mean: r, ci95: 0.0 },
-                response_time_p90_s: Est {
-                    mean: 2.0 * r,
-                    ci95: 0.0,
-                },
-                response_time_p95_s: Est {
-                    mean: 3.0 * r,
-                    ci95: 0.0,
-                },
-                response_time_p99_s: Est {
-                    mean: 4.6 * r,
-                    ci95: 0.3,
-                },
-                response_time_p999_s: Est {
-                    mean: f64::NAN,
-                    ci95: f64::NAN,
-                },
-                sla_violation: None,
+                system: Figures(
+                    [
+                        (names::THROUGHPUT_PER_S, x, 0.1 * x),
+                        (names::RESPONSE_TIME_S, r, 0.01),
+                        (names::RESPONSE_TIME_P50_S, r, 0.0),
+                        (names::RESPONSE_TIME_P90_S, 2.0 * r, 0.0),
+                        (names::RESPONSE_TIME_P95_S, 3.0 * r, 0.0),
+                        (names::RESPONSE_TIME_P99_S, 4.6 * r, 0.3),
+                        (names::RESPONSE_TIME_P999_S, f64::NAN, f64::NAN),
+                    ]
+                    .map(|(n, mean, ci95)| (n.to_string(), Estimate { mean, ci95 }))
+                    .to_vec(),
+                ),
                 bottleneck: Some("cpu".into()),
-                stations: vec![StationMetrics {
+                stations: vec![ItemMetrics {
                     name: "cpu".into(),
-                    kind: "queue".into(),
-                    utilization: Est {
-                        mean: 0.5,
-                        ci95: 0.01,
-                    },
-                    throughput_per_s: Est { mean: x, ci95: 1.0 },
-                    mean_jobs: Est {
-                        mean: 1.0 / 3.0,
-                        ci95: 0.1,
-                    },
-                    response_time_s: Est { mean: r, ci95: 0.1 },
+                    kind: Some(KindTag::Queue),
+                    figures: Figures(
+                        [
+                            (names::THROUGHPUT_PER_S, x, 1.0),
+                            (names::UTILIZATION, 0.5, 0.01),
+                            (names::MEAN_JOBS, 1.0 / 3.0, 0.1),
+                            (names::RESPONSE_TIME_S, r, 0.1),
+                        ]
+                        .map(|(n, mean, ci95)| (n.to_string(), Estimate { mean, ci95 }))
+                        .to_vec(),
+                    ),
                 }],
                 regions: vec![],
                 derived: vec![DerivedValue {
                     name: "tpmc".into(),
-                    value: Est {
+                    value: Estimate {
                         mean: 27.0 * x,
                         ci95: 1.5,
                     },
@@ -707,8 +654,8 @@ mod tests {
         let back: PointRecord = serde_json::from_str(&line).unwrap();
         assert_eq!(back.to_json_line(), line);
         let m = back.results.unwrap();
-        assert!(m.response_time_p999_s.mean.is_nan());
-        assert_eq!(m.throughput_per_s.mean, 1_234.567_890_123_4);
+        assert!(m.system(names::RESPONSE_TIME_P999_S).mean.is_nan());
+        assert_eq!(m.system(names::THROUGHPUT_PER_S).mean, 1_234.567_890_123_4);
     }
 
     #[test]
@@ -736,14 +683,17 @@ mod tests {
         assert_eq!(recs.len(), 2);
         assert_eq!(recs[1].error, failed.error);
         let m = recs[0].results.as_ref().unwrap();
-        assert_eq!(m.throughput_per_s.mean, 100.0);
-        assert_eq!(m.stations[0].mean_jobs.mean, 1.0 / 3.0);
+        assert_eq!(m.system(names::THROUGHPUT_PER_S).mean, 100.0);
+        assert_eq!(
+            m.stations[0].figures.value(names::MEAN_JOBS).mean,
+            1.0 / 3.0
+        );
         assert_eq!(m.derived[0].value.mean, 2700.0);
         assert_eq!(recs[0].point.get("throttle.limit").unwrap().text(), "none");
         // Rows rewritten from parsed records are the same bytes.
         let mut again = cols.header_csv();
         let mut r0 = recs[0].clone();
-        r0.results.as_mut().unwrap().stations[0].kind = "queue".into();
+        r0.results.as_mut().unwrap().stations[0].kind = Some(KindTag::Queue);
         again.extend(cols.row_csv(&r0));
         assert!(text.starts_with(std::str::from_utf8(&again).unwrap()));
     }

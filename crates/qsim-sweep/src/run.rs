@@ -20,6 +20,12 @@ use std::sync::{Condvar, Mutex, OnceLock, mpsc};
 pub trait ModelSource: Send + Sync {
     /// Loads the model with these overrides.
     fn load(&self, overrides: &[Override]) -> Result<Model, ModelErrors>;
+
+    /// A digest of the model's text, recorded in `sweep.json` so that a
+    /// resume or merge notices an edited model; `None` when there is no text.
+    fn fingerprint(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A model file, read once and parsed per point.
@@ -43,6 +49,10 @@ impl ModelFile {
 impl ModelSource for ModelFile {
     fn load(&self, overrides: &[Override]) -> Result<Model, ModelErrors> {
         qsim_model::load_str(&self.name, &self.text, overrides)
+    }
+
+    fn fingerprint(&self) -> Option<String> {
+        Some(crate::output::fingerprint(&self.text))
     }
 }
 
@@ -74,6 +84,9 @@ pub struct SweepOptions {
     pub output: Option<PathBuf>,
     /// Keep the points already in `output` and run only the others.
     pub resume: bool,
+    /// Replace a sweep with other settings in `output` (without it, only an
+    /// earlier run of the same sweep is replaced).
+    pub force: bool,
     /// The load axis of the knee analysis, if not inferred.
     pub load_path: Option<String>,
     /// The throttle-limit axis, if not inferred.
@@ -266,7 +279,8 @@ impl Sweep {
             axes,
             columns,
             options.shard,
-        );
+        )
+        .with_model_fingerprint(source.fingerprint());
         Ok(Sweep {
             source: Box::new(source),
             base: base.to_vec(),
@@ -296,7 +310,8 @@ impl Sweep {
         let mut out = None;
         let mut done: Vec<PointRecord> = Vec::new();
         if let Some(dir) = &self.options.output {
-            let (o, d) = OutputDir::open(dir, &self.manifest, self.options.resume)?;
+            let (o, d) =
+                OutputDir::open(dir, &self.manifest, self.options.resume, self.options.force)?;
             out = Some(o);
             done = d;
         }

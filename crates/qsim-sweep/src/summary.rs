@@ -4,6 +4,7 @@ use crate::grid::Grid;
 use crate::knee::{self, Candidate, CurvePoint};
 use crate::record::{Point, PointRecord};
 use crate::spec::VarySpec;
+use qsim_kernel::names;
 use serde::{Deserialize, Serialize};
 
 /// Which swept paths play which role in the analysis.
@@ -166,8 +167,8 @@ impl SweepSummary {
                     *r,
                     CurvePoint {
                         load,
-                        throughput_per_s: m.throughput_per_s.mean,
-                        response_time_s: m.response_time_s.mean,
+                        throughput_per_s: m.system(names::THROUGHPUT_PER_S).mean,
+                        response_time_s: m.system(names::RESPONSE_TIME_S).mean,
                     },
                 ))
             })
@@ -250,8 +251,8 @@ impl SweepSummary {
                 .map(|r| {
                     let m = r.results.as_ref().expect("ok points have results");
                     Candidate {
-                        throughput_per_s: m.throughput_per_s.mean,
-                        response_time_s: m.response_time_s.mean,
+                        throughput_per_s: m.system(names::THROUGHPUT_PER_S).mean,
+                        response_time_s: m.system(names::RESPONSE_TIME_S).mean,
                     }
                 })
                 .collect();
@@ -309,7 +310,7 @@ fn metrics(r: &PointRecord) -> &crate::record::PointMetrics {
 fn peak(r: &PointRecord) -> Peak {
     Peak {
         point: r.point.clone(),
-        throughput_per_s: metrics(r).throughput_per_s.mean,
+        throughput_per_s: metrics(r).system(names::THROUGHPUT_PER_S).mean,
     }
 }
 
@@ -317,8 +318,8 @@ fn knee_of(r: &PointRecord) -> Knee {
     let m = metrics(r);
     Knee {
         point: r.point.clone(),
-        throughput_per_s: m.throughput_per_s.mean,
-        response_time_s: m.response_time_s.mean,
+        throughput_per_s: m.system(names::THROUGHPUT_PER_S).mean,
+        response_time_s: m.system(names::RESPONSE_TIME_S).mean,
         power_per_s2: m.power(),
     }
 }
@@ -326,6 +327,6 @@ fn knee_of(r: &PointRecord) -> Knee {
 fn saturation(r: &PointRecord) -> Saturation {
     Saturation {
         point: r.point.clone(),
-        throughput_per_s: metrics(r).throughput_per_s.mean,
+        throughput_per_s: metrics(r).system(names::THROUGHPUT_PER_S).mean,
     }
 }

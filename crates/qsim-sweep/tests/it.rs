@@ -143,6 +143,11 @@ fn results_do_not_depend_on_threads_or_shards() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("both shard 0/3"), "{e}");
+    // Merging into one of the shards would overwrite what is being merged.
+    let before = files(&shard_dirs[1]);
+    let e = merge(&shard_dirs[1], &shard_dirs).unwrap_err().to_string();
+    assert!(e.contains("is one of the shard directories"), "{e}");
+    assert_eq!(files(&shard_dirs[1]), before, "the shard is untouched");
     for d in [one, two, merged].iter().chain(&shard_dirs) {
         let _ = fs::remove_dir_all(d);
     }
@@ -273,7 +278,7 @@ fn a_pattern_path_varies_every_match_together() {
         let m = r.results.as_ref().unwrap();
         let at = |name: &str| {
             let s = m.stations.iter().find(|s| s.name == name).unwrap();
-            s.response_time_s.mean
+            s.figures.value(qsim_kernel::names::RESPONSE_TIME_S).mean
         };
         assert!(
             (at("net1") - hop).abs() < 1e-12,
@@ -365,12 +370,75 @@ fn throttle_sweep_recommends_a_limit_and_finds_the_knee() {
         let m = r.results.as_ref().unwrap();
         let d = &m.derived[0];
         assert_eq!(d.name, "cpu_busy_ms_per_s");
-        let u = m.stations[0].utilization.mean;
+        let u = m.stations[0]
+            .figures
+            .value(qsim_kernel::names::UTILIZATION)
+            .mean;
         assert!(
             (d.value.mean - 1000.0 * u).abs() < 1e-9 * (1.0 + d.value.mean),
             "{d:?}"
         );
     }
+}
+
+#[test]
+fn resume_refuses_a_model_whose_text_changed() {
+    let dir = tmp("edited");
+    fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("model.toml");
+    let out = dir.join("out");
+    let opts = |resume| SweepOptions {
+        output: Some(out.clone()),
+        resume,
+        ..SweepOptions::default()
+    };
+    let forced = SweepOptions {
+        output: Some(out.clone()),
+        force: true,
+        ..SweepOptions::default()
+    };
+    let grid = || specs(&["workload.population=1,2"]);
+    fs::write(&model, CLOSED).unwrap();
+    Sweep::new(&model, &[], grid(), opts(false))
+        .unwrap()
+        .run(&mut ())
+        .unwrap();
+    // The same text resumes (nothing left to run).
+    let again = Sweep::new(&model, &[], grid(), opts(true)).unwrap();
+    assert_eq!(again.run(&mut ()).unwrap().ran, 0);
+    // A slower CPU under the same file name must not be mixed in.
+    fs::write(&model, CLOSED.replace("mean = 0.01", "mean = 0.02")).unwrap();
+    assert_ne!(fs::read_to_string(&model).unwrap(), CLOSED);
+    let e = Sweep::new(&model, &[], grid(), opts(true))
+        .unwrap()
+        .run(&mut ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("model file's text"), "{e}");
+    // Nor is the old sweep silently replaced by a fresh one...
+    let before = files(&out);
+    let e = Sweep::new(&model, &[], grid(), opts(false))
+        .unwrap()
+        .run(&mut ())
+        .unwrap_err();
+    assert!(matches!(e, SweepError::OutputInUse { .. }), "{e}");
+    assert!(e.to_string().contains("--force"), "{e}");
+    assert_eq!(files(&out), before, "the old sweep is untouched");
+    // ...unless asked to.
+    let ran = Sweep::new(&model, &[], grid(), forced)
+        .unwrap()
+        .run(&mut ())
+        .unwrap()
+        .ran;
+    assert_eq!(ran, 2);
+    // Rerunning the same sweep without --resume replaces it as before.
+    let ran = Sweep::new(&model, &[], grid(), opts(false))
+        .unwrap()
+        .run(&mut ())
+        .unwrap()
+        .ran;
+    assert_eq!(ran, 2);
+    fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A point with a precision target runs exactly the replications of `qsim

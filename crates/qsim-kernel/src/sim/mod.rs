@@ -60,8 +60,6 @@ use std::cmp::Reverse;
 use vclock::VClock;
 use waiting::Waiting;
 
-pub(crate) use stats::station_kind_name;
-
 struct ClassRt {
     rng: SimRng,
     open: Option<Sampler>,

@@ -6,7 +6,6 @@ use super::job::Job;
 use super::regions::RegionStats;
 use super::{Kind, Simulation, StopPlan};
 use crate::hist::Histogram;
-use crate::network::StationKind;
 use crate::results::*;
 
 /// Additive statistics of one class.
@@ -175,23 +174,6 @@ impl Mser {
     }
 }
 
-fn kind_name(k: &StationKind) -> &'static str {
-    match k {
-        StationKind::Delay => "delay",
-        StationKind::Queue { .. } => "queue",
-        StationKind::Latch(_) => "latch",
-        StationKind::Batch(_) => "batch",
-        StationKind::Link(_) => "link",
-        StationKind::Fork(_) => "fork",
-        StationKind::Join(_) => "join",
-    }
-}
-
-/// The name of a station kind as used in results (`delay`, `queue`, ...).
-pub(crate) fn station_kind_name(k: &StationKind) -> &'static str {
-    kind_name(k)
-}
-
 impl Simulation {
     /// Records the departure of job `j` from station stats `st`.
     #[inline(always)]
@@ -259,7 +241,7 @@ impl Simulation {
             ReplicationClass {
                 completions: s.completions,
                 throughput_per_s: per_s(n),
-                mean_response_s: ratio(s.sum_resp, n),
+                response_time_s: ratio(s.sum_resp, n),
                 percentiles_s: s.hist.quantiles(qs),
                 sla_violation: ratio(s.sla_over as f64, n),
             }

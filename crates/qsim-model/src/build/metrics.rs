@@ -5,43 +5,6 @@ use crate::ctx::{Ctx, child};
 use crate::tree::{Node, Origin};
 use crate::{DerivedMetric, Expr, did_you_mean};
 
-/// The variable names a derived metric may use.
-pub(crate) fn metric_names(stations: &[&str], classes: &[&str]) -> Vec<String> {
-    let mut v: Vec<String> = [
-        "throughput",
-        "response_time",
-        "p50",
-        "p90",
-        "p95",
-        "p99",
-        "p999",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for s in stations {
-        for m in [
-            "throughput",
-            "utilization",
-            "mean_jobs",
-            "response_time",
-            "wait_time",
-            "mean_batch_size",
-            "batches_per_s",
-            "mean_spinning",
-            "mean_sleeping",
-        ] {
-            v.push(format!("stations.{s}.{m}"));
-        }
-    }
-    for c in classes {
-        for m in ["throughput", "response_time"] {
-            v.push(format!("classes.{c}.{m}"));
-        }
-    }
-    v
-}
-
 pub(super) fn metrics(
     ctx: &mut Ctx<'_>,
     names: &Names<'_>,
@@ -53,8 +16,9 @@ pub(super) fn metrics(
     let entries = ctx.table(m, "metrics", "a table of name = \"expression\"")?;
     let stations = names.station_list();
     let classes: Vec<&str> = names.classes.iter().map(|c| c.name.as_str()).collect();
-    let known = metric_names(&stations, &classes);
-    let known_ref: Vec<&str> = known.iter().map(String::as_str).collect();
+    let known = crate::expr::variable_names(&stations, &classes, true);
+    let canonical = crate::expr::variable_names(&stations, &classes, false);
+    let known_ref: Vec<&str> = canonical.iter().map(String::as_str).collect();
     let mut out = Vec::new();
     let mut ok = true;
     for e in entries {
@@ -62,7 +26,7 @@ pub(super) fn metrics(
         let Some(text) = ctx.str(
             &e.node,
             &p,
-            "an expression such as \"0.45 * 60 * throughput\"",
+            "an expression such as \"0.45 * 60 * throughput_per_s\"",
         ) else {
             ok = false;
             continue;
@@ -77,7 +41,8 @@ pub(super) fn metrics(
                             &e.node.origin,
                             &p,
                             format!(
-                                "unknown variable {v}; expected throughput, response_time, p50, p90, p95, p99, p999, stations.NAME.{{throughput,utilization,mean_jobs,response_time,wait_time,mean_batch_size,batches_per_s,mean_spinning,mean_sleeping}} or classes.NAME.{{throughput,response_time}}"
+                                "unknown variable {v}; expected {}",
+                                crate::expr::variables_help()
                             ),
                             hint,
                         );

@@ -18,8 +18,6 @@ mod speed;
 mod stations;
 mod workload;
 
-pub(crate) use metrics::metric_names;
-
 use crate::ctx::{Ctx, child};
 use crate::tree::{Node, Origin, V};
 use crate::{DerivedMetric, did_you_mean};

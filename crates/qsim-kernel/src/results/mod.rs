@@ -1,11 +1,18 @@
 //! Results: per replication raw figures, and the summary across replications
 //! with 95% confidence intervals. Plain structs that serialize at the edge.
 
-use serde::Serialize;
+use crate::network::StationKind;
+use serde::ser::{SerializeMap, SerializeStruct};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// A mean across replications with the half-width of its 95% confidence
 /// interval (Student t with R−1 degrees of freedom; 0 with one replication).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Default)]
+///
+/// Serialized as `{"mean": x, "ci95": h}`; a value that is not finite (no
+/// interval with one replication of a percentile, a failed derived metric) is
+/// written as `null` and read back as NaN, so JSON stays valid and says
+/// "unknown" instead of printing a number.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct Estimate {
     /// Mean across replications.
     pub mean: f64,
@@ -13,8 +20,107 @@ pub struct Estimate {
     pub ci95: f64,
 }
 
+impl Estimate {
+    /// An estimate that could not be computed (both parts NaN).
+    pub const UNKNOWN: Estimate = Estimate {
+        mean: f64::NAN,
+        ci95: f64::NAN,
+    };
+}
+
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+impl Serialize for Estimate {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Estimate", 2)?;
+        st.serialize_field("mean", &finite(self.mean))?;
+        st.serialize_field("ci95", &finite(self.ci95))?;
+        st.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Estimate {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Estimate, D::Error> {
+        #[derive(Deserialize)]
+        struct Repr {
+            mean: Option<f64>,
+            ci95: Option<f64>,
+        }
+        let r = Repr::deserialize(d)?;
+        Ok(Estimate {
+            mean: r.mean.unwrap_or(f64::NAN),
+            ci95: r.ci95.unwrap_or(f64::NAN),
+        })
+    }
+}
+
+/// A station's kind without its parameters, as results report it
+/// (serialized lowercase: `"queue"`, `"latch"`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KindTag {
+    /// Infinite servers, no queueing.
+    #[default]
+    Delay,
+    /// Servers with a discipline.
+    Queue,
+    /// Mutual exclusion.
+    Latch,
+    /// Group service (group commit).
+    Batch,
+    /// A serial channel with a round-trip time.
+    Link,
+    /// Splits a job into sub-jobs.
+    Fork,
+    /// Waits for a job's sub-jobs.
+    Join,
+}
+
+impl KindTag {
+    /// The kind's name, as in TOML `kind = "..."` and in JSON and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            KindTag::Delay => "delay",
+            KindTag::Queue => "queue",
+            KindTag::Latch => "latch",
+            KindTag::Batch => "batch",
+            KindTag::Link => "link",
+            KindTag::Fork => "fork",
+            KindTag::Join => "join",
+        }
+    }
+
+    /// Whether a station of this kind can limit throughput: delays never
+    /// queue, forks and joins only route.
+    pub fn can_saturate(self) -> bool {
+        !matches!(self, KindTag::Delay | KindTag::Fork | KindTag::Join)
+    }
+}
+
+impl std::fmt::Display for KindTag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl From<&StationKind> for KindTag {
+    fn from(k: &StationKind) -> KindTag {
+        match k {
+            StationKind::Delay => KindTag::Delay,
+            StationKind::Queue { .. } => KindTag::Queue,
+            StationKind::Latch(_) => KindTag::Latch,
+            StationKind::Batch(_) => KindTag::Batch,
+            StationKind::Link(_) => KindTag::Link,
+            StationKind::Fork(_) => KindTag::Fork,
+            StationKind::Join(_) => KindTag::Join,
+        }
+    }
+}
+
 /// Response-time mean and percentiles, in seconds.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct ResponseEstimate {
     /// Mean response time.
     pub mean: f64,
@@ -33,7 +139,7 @@ pub struct ResponseEstimate {
 }
 
 /// Whole-network figures.
-#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct SystemResults {
     /// Completed interactions per second.
     pub throughput_per_s: Estimate,
@@ -44,12 +150,12 @@ pub struct SystemResults {
 }
 
 /// Figures of one station.
-#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct StationResults {
     /// Station name.
     pub name: String,
-    /// Station kind (`delay`, `queue`, `latch`, ...).
-    pub kind: String,
+    /// Station kind.
+    pub kind: KindTag,
     /// Departures per second.
     pub throughput_per_s: Estimate,
     /// Busy fraction: mean busy servers / servers (0 for a delay station).
@@ -74,7 +180,7 @@ pub struct StationResults {
 }
 
 /// Figures of one job class.
-#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct ClassResults {
     /// Class name.
     pub name: String,
@@ -85,7 +191,7 @@ pub struct ClassResults {
 }
 
 /// Figures of one region (throttle).
-#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct RegionResults {
     /// Region name.
     pub name: String,
@@ -98,15 +204,24 @@ pub struct RegionResults {
 }
 
 /// Summary of a run across replications.
+///
+/// Serialized with every metric under its name in [`METRICS`]: `system` is an
+/// object of metrics; `stations`, `classes` and `regions` are objects keyed
+/// by name (in spec order), each holding its metrics (and a station's
+/// `kind`). A metric that does not apply (batch figures of a queue, P(R >
+/// SLA) without an SLA) is absent.
 #[derive(Clone, Debug, PartialEq, Serialize, Default)]
 pub struct RunResults {
     /// Whole network.
     pub system: SystemResults,
     /// One entry per station, in spec order.
+    #[serde(serialize_with = "by_name")]
     pub stations: Vec<StationResults>,
     /// One entry per class, in spec order.
+    #[serde(serialize_with = "by_name")]
     pub classes: Vec<ClassResults>,
     /// One entry per region, in spec order.
+    #[serde(serialize_with = "by_name")]
     pub regions: Vec<RegionResults>,
     /// Replications that were run.
     pub replications: u32,
@@ -151,7 +266,7 @@ pub struct ReplicationClass {
     /// Completions per second.
     pub throughput_per_s: f64,
     /// Mean response time, seconds.
-    pub mean_response_s: f64,
+    pub response_time_s: f64,
     /// p50, p90, p95, p99, p99.9 of the response time, seconds.
     pub percentiles_s: [f64; 5],
     /// Fraction of responses over the SLA (0 without one).
@@ -191,6 +306,106 @@ pub struct ReplicationRegion {
     pub mean_waiting: f64,
     /// Time-average number inside.
     pub mean_inside: f64,
+}
+
+mod metrics;
+pub use metrics::*;
+
+/// Writes the metrics of `scope` that apply to one item.
+fn put_metrics<M: SerializeMap>(
+    m: &mut M,
+    scope: MetricScope,
+    read: impl Fn(&Metric) -> Option<Estimate>,
+) -> Result<(), M::Error> {
+    for metric in metrics(scope) {
+        if let Some(e) = read(metric) {
+            m.serialize_entry(metric.name, &e)?;
+        }
+    }
+    Ok(())
+}
+
+impl Serialize for SystemResults {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        put_metrics(&mut m, MetricScope::System, |metric| match metric.read {
+            Read::Flow { summary, .. } => {
+                Some(summary(&self.throughput_per_s, &self.response_time_s))
+            }
+            Read::Sla => self.sla_violation,
+            _ => None,
+        })?;
+        m.end()
+    }
+}
+
+impl Serialize for ClassResults {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        put_metrics(&mut m, MetricScope::Class, |metric| match metric.read {
+            Read::Flow { summary, .. } => {
+                Some(summary(&self.throughput_per_s, &self.response_time_s))
+            }
+            _ => None,
+        })?;
+        m.end()
+    }
+}
+
+impl Serialize for StationResults {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("kind", &self.kind)?;
+        put_metrics(&mut m, MetricScope::Station, |metric| match metric.read {
+            Read::Station { summary, .. } => summary(self),
+            _ => None,
+        })?;
+        m.end()
+    }
+}
+
+impl Serialize for RegionResults {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        put_metrics(&mut m, MetricScope::Region, |metric| match metric.read {
+            Read::Region { summary, .. } => Some(summary(self)),
+            _ => None,
+        })?;
+        m.end()
+    }
+}
+
+/// Something listed by name in results.
+pub trait Named {
+    /// Its name.
+    fn name(&self) -> &str;
+}
+
+impl Named for StationResults {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Named for ClassResults {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Named for RegionResults {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Serializes a list as an object keyed by each item's name, in list order.
+fn by_name<T: Named + Serialize, S: Serializer>(items: &[T], s: S) -> Result<S::Ok, S::Error> {
+    let mut m = s.serialize_map(Some(items.len()))?;
+    for item in items {
+        m.serialize_entry(item.name(), item)?;
+    }
+    m.end()
 }
 
 /// The two-sided 97.5% quantile of Student's t with `df` degrees of freedom.
