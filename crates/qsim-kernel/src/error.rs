@@ -31,6 +31,9 @@ pub enum RunError {
         /// The configured limit.
         limit: u64,
     },
+    /// The run was cancelled through its [`crate::Control`] (e.g. Ctrl-C).
+    #[error("the run was cancelled")]
+    Cancelled,
     /// The run configuration is invalid.
     #[error("invalid run configuration: {0}")]
     Config(String),

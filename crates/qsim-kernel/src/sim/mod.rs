@@ -42,6 +42,7 @@ mod stats;
 mod vclock;
 mod waiting;
 
+use crate::control::Control;
 use crate::error::RunError;
 use crate::fel::Fel;
 use crate::network::*;
@@ -56,10 +57,18 @@ use regions::RegionRt;
 use routing::Route;
 use stats::{ClassStats, Mser, StStats};
 use std::cmp::Reverse;
+use std::sync::Arc;
 use vclock::VClock;
 use waiting::Waiting;
 
 pub(crate) use stats::station_kind_name;
+
+/// Bytes of one job slot, for the memory estimate (`crate::budget`).
+pub(crate) const JOB_BYTES: usize = std::mem::size_of::<Job>();
+
+/// Events between two looks at the [`Control`]: progress is published and
+/// cancellation noticed at this granularity.
+const CHECK_EVERY: u64 = 1 << 16;
 
 struct ClassRt {
     rng: SimRng,
@@ -164,6 +173,10 @@ pub struct Simulation {
     error: Option<RunError>,
     index: u32,
     names: Vec<String>,
+    /// Progress and cancellation shared with the caller, if any.
+    control: Option<Arc<Control>>,
+    /// Completions (warm-up included) already published to `control`.
+    published: u64,
 }
 
 impl Simulation {
@@ -209,9 +222,10 @@ impl Simulation {
             }
             self.fel.settle();
             if self.events >= self.event_cap {
-                return self.fail();
+                self.checkpoint()?;
             }
         }
+        self.publish();
         Ok(())
     }
 
@@ -229,7 +243,7 @@ impl Simulation {
         self.flush();
         self.fel.settle();
         if self.events >= self.event_cap {
-            self.fail()?;
+            self.checkpoint()?;
         }
         Ok(!self.finished)
     }
@@ -250,6 +264,45 @@ impl Simulation {
             self.step()?;
         }
         Ok(false)
+    }
+
+    /// Shares progress and cancellation with `control`: the event loop
+    /// then stops every [`CHECK_EVERY`] events to publish the completed
+    /// jobs and look at the cancel flag. The check reuses the event-limit
+    /// compare, so a run without a control pays nothing.
+    pub fn set_control(&mut self, control: Arc<Control>) {
+        self.control = Some(control);
+        if self.error.is_none() {
+            self.event_cap = self.event_cap.min(self.events + CHECK_EVERY);
+        }
+    }
+
+    /// Reached `event_cap`: an error, the event limit, or a control check.
+    #[cold]
+    #[inline(never)]
+    fn checkpoint(&mut self) -> Result<(), RunError> {
+        if self.error.is_some() || self.events > self.max_events || self.control.is_none() {
+            return self.fail();
+        }
+        self.publish();
+        if self.control.as_ref().is_some_and(|c| c.cancelled()) {
+            self.finished = true;
+            return Err(RunError::Cancelled);
+        }
+        self.event_cap = self
+            .max_events
+            .saturating_add(1)
+            .min(self.events + CHECK_EVERY);
+        Ok(())
+    }
+
+    /// Adds the completions since the last call to the control's count.
+    fn publish(&mut self) {
+        if let Some(c) = &self.control {
+            let done = self.warm_count + self.completions;
+            c.add_jobs(done.saturating_sub(self.published));
+            self.published = done;
+        }
     }
 
     fn fail(&mut self) -> Result<(), RunError> {
