@@ -40,7 +40,12 @@ impl ModelArgs {
     /// Loads the model with its overrides; errors are usage errors (exit 2).
     pub fn load(&self) -> Result<Model> {
         let overrides = parse_overrides(&self.set)?;
-        Ok(qsim_model::load_file(&self.model, &overrides)?)
+        let model = qsim_model::load_file(&self.model, &overrides)?;
+        // A warning does not stop the model; it is said where it is found.
+        for w in &model.warnings {
+            eprintln!("{w}");
+        }
+        Ok(model)
     }
 }
 
@@ -139,9 +144,17 @@ impl GuardArgs {
         what: &str,
     ) -> Result<budget::Estimate> {
         self.budget()
-            .check(network, config)
+            .check(network, config, &class_visits(network))
             .map_err(|e| UsageError(format!("{what}: {e}")).into())
     }
+}
+
+/// Each class's visits per interaction, for the budget's event count.
+pub fn class_visits(network: &Network) -> Vec<Option<Vec<f64>>> {
+    let spec = network.spec();
+    (0..spec.classes.len())
+        .map(|c| qsim_theory::visits::visit_ratios(spec, c).map(|v| v.parent))
+        .collect()
 }
 
 /// Parses `SIZE`: a number of bytes with an optional K, M, G or T suffix
@@ -319,7 +332,11 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode> {
     );
     println!(
         "{}",
-        estimate_line(&budget::estimate(&model.network, &model.run))
+        estimate_line(&budget::estimate(
+            &model.network,
+            &model.run,
+            &class_visits(&model.network)
+        ))
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -335,7 +352,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         .map_err(|e| interrupted(e, &config))
         .with_context(|| format!("simulating {model_name}"))?;
     let derived = derived_metrics(&model, &results)?;
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = model.warnings.iter().map(|w| w.to_string()).collect();
     let mut checks = Vec::new();
     if !args.no_bistability_check
         && let Some((other, station)) = qsim_kernel::bistable::other_end(&model.network)

@@ -8,4 +8,5 @@ mod exact;
 mod grammar;
 mod report;
 mod scenarios;
+mod solve;
 mod support;

@@ -139,8 +139,13 @@ pub enum BudgetError {
 
 impl Budget {
     /// Estimates the run and refuses it when it exceeds a limit.
-    pub fn check(&self, network: &Network, config: &RunConfig) -> Result<Estimate, BudgetError> {
-        let e = estimate(network, config);
+    pub fn check(
+        &self,
+        network: &Network,
+        config: &RunConfig,
+        visits: &[Option<Vec<f64>>],
+    ) -> Result<Estimate, BudgetError> {
+        let e = estimate(network, config, visits);
         if e.bytes > self.max_memory_bytes {
             return Err(BudgetError::Memory {
                 key: e.memory_key.clone(),
@@ -187,7 +192,12 @@ fn class_key(network: &Network, c: usize) -> String {
 
 /// Estimates the memory and events of a run of `network` under `config`
 /// from the spec alone (no allocation beyond a few small vectors).
-pub fn estimate(network: &Network, config: &RunConfig) -> Estimate {
+///
+/// `visits[c]` holds class `c`'s mean visits per interaction to each
+/// station (the job itself, not its fork sub-jobs), e.g. from
+/// `qsim_theory::visit_ratios`; a missing entry counts no visits, which
+/// keeps the event count a lower bound.
+pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>>]) -> Estimate {
     let spec = network.spec();
     let threads = if config.threads == 0 {
         std::thread::available_parallelism().map_or(1, |n| n.get()) as u32
@@ -223,7 +233,7 @@ pub fn estimate(network: &Network, config: &RunConfig) -> Estimate {
                 key = format!("{}.population", class_key(network, c));
             }
         }
-        let visits = network.visit_ratios(c);
+        let visits = visits.get(c).and_then(Option::as_ref);
         // An interaction starts with an event unless it has no think time.
         let mut per_job = match &class.workload {
             Workload::Closed { think: None, .. } => 0.0,
@@ -238,7 +248,7 @@ pub fn estimate(network: &Network, config: &RunConfig) -> Estimate {
             )
         };
         for (s, st) in spec.stations.iter().enumerate() {
-            let v = visits.as_ref().map_or(0.0, |v| v[s]);
+            let v = visits.and_then(|v| v.get(s)).copied().unwrap_or(0.0);
             if own_event(s) {
                 per_job += v;
             }
