@@ -6,6 +6,7 @@ mod cli;
 mod docs;
 mod exact;
 mod grammar;
+mod guards;
 mod report;
 mod scenarios;
 mod solve;
