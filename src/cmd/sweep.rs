@@ -150,6 +150,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         resume: args.resume,
         load_path: args.load_axis.clone(),
         limit_path: args.limit_axis.clone(),
+        control: Some(crate::interrupt_control()),
     };
     let sweep = Sweep::new(&args.model.model, &base, vary, options).map_err(usage)?;
 
@@ -158,6 +159,23 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
     let outcome = sweep.run(&mut bar).map_err(usage)?;
     bar.finish();
     let elapsed = started.elapsed().as_secs_f64();
+    if outcome.interrupted {
+        let total = shard
+            .unwrap_or_else(Shard::all)
+            .points(sweep.grid().len())
+            .count();
+        let mut again: Vec<String> = std::env::args().skip(1).collect();
+        if !again.iter().any(|a| a == "--resume") {
+            again.push("--resume".into());
+        }
+        return Err(super::run::Interrupted(format!(
+            "interrupted: {} of {total} points kept in {}; resume with qsim {}",
+            outcome.records.len(),
+            output.display(),
+            again.join(" ")
+        ))
+        .into());
+    }
 
     let failed: Vec<&PointRecord> = outcome
         .records

@@ -186,3 +186,89 @@ fn single_operating_point_says_the_check_passed() {
         "{table}"
     );
 }
+
+/// Ctrl-C on a sweep (a real SIGINT to the process): exit 130, the points
+/// that had finished are on disk, and `--resume` runs the rest to exactly
+/// the files of an uninterrupted sweep.
+#[test]
+fn interrupted_sweep_keeps_its_points_and_resumes() {
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let (cut, full) = (
+        tmp.join("guards-sigint-cut"),
+        tmp.join("guards-sigint-full"),
+    );
+    for d in [&cut, &full] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    let args = |dir: &PathBuf| -> Vec<String> {
+        [
+            "sweep",
+            "models/cpu_two_disks.toml",
+            "--vary",
+            "workload.population=1..30:1",
+            "--jobs",
+            "100000",
+            "--replications",
+            "2",
+            "--threads",
+            "2",
+            "-o",
+            dir.to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_qsim"))
+        .args(args(&cut))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt as soon as the first point is on disk.
+    let csv = cut.join("points.csv");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::fs::read_to_string(&csv).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(Instant::now() < deadline, "no point written within 60 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let kept = std::fs::read_to_string(&csv).unwrap().lines().count() - 1;
+    assert!((1..30).contains(&kept), "{kept} points kept");
+    assert!(
+        err.contains(&format!(
+            "interrupted: {kept} of 30 points kept in {}",
+            cut.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("; resume with qsim sweep models/cpu_two_disks.toml"),
+        "{err}"
+    );
+    assert!(err.trim_end().ends_with("--resume"), "{err}");
+
+    let mut resume = args(&cut);
+    resume.push("--resume".into());
+    let resume: Vec<&str> = resume.iter().map(String::as_str).collect();
+    let out = qsim(&resume);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let whole: Vec<String> = args(&full);
+    let out = qsim(&whole.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(out.status.success(), "{}", stderr(&out));
+    for name in ["points.csv", "points.jsonl", "summary.json"] {
+        let a = std::fs::read(cut.join(name)).unwrap();
+        let b = std::fs::read(full.join(name)).unwrap();
+        assert!(!a.is_empty() && a == b, "{name} differs after the resume");
+    }
+    for d in [&cut, &full] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}

@@ -147,6 +147,6 @@ pub use error::RunError;
 pub use network::*;
 pub use results::*;
 pub use rounds::ReplicationRounds;
-pub use run::{run, run_replication, run_with, summarize};
+pub use run::{run, run_replication, run_replication_with, run_with, summarize};
 pub use sim::Simulation;
 pub use time::SimTime;

@@ -73,6 +73,17 @@ pub fn run_replication(
     replication(network, config, index, None)
 }
 
+/// [`run_replication`] reporting to `control`, and stopping with
+/// [`RunError::Cancelled`] soon after it is cancelled.
+pub fn run_replication_with(
+    network: &Network,
+    config: &RunConfig,
+    index: u32,
+    control: &Arc<Control>,
+) -> Result<ReplicationResult, RunError> {
+    replication(network, config, index, Some(control))
+}
+
 /// [`run_replication`] reporting to `control` when given.
 pub(crate) fn replication(
     network: &Network,
