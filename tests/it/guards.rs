@@ -218,7 +218,7 @@ fn interrupted_sweep_keeps_its_points_and_resumes() {
         .map(String::from)
         .to_vec()
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_qsim"))
+    let child = Command::new(env!("CARGO_BIN_EXE_qsim"))
         .args(args(&cut))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(std::process::Stdio::null())
