@@ -1,7 +1,7 @@
 //! `qsim sweep`, `qsim plot` and `qsim merge`.
 
 use super::UsageError;
-use super::run::{ModelArgs, RunOptions, parse_overrides};
+use super::run::{GuardArgs, ModelArgs, RunOptions, parse_overrides};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -39,6 +39,8 @@ pub struct SweepArgs {
     pub vary: Vec<String>,
     #[command(flatten)]
     pub run: RunOptions,
+    #[command(flatten)]
+    pub guards: GuardArgs,
     /// Directory for points.csv, points.jsonl, summary.json and the charts
     /// [default: sweep-out/<model stem>]. An earlier sweep there is replaced
     /// unless --resume is given.
@@ -151,6 +153,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         load_path: args.load_axis.clone(),
         limit_path: args.limit_axis.clone(),
         control: Some(crate::interrupt_control()),
+        budget: Some(args.guards.budget()),
     };
     let sweep = Sweep::new(&args.model.model, &base, vary, options).map_err(usage)?;
 
@@ -412,6 +415,10 @@ fn draw_or_warn(saved: &SavedSweep, dir: &Path) -> Vec<PathBuf> {
 /// (throughput at most min(N/(D+Z), 1/Dmax), response at least
 /// max(D, N·Dmax − Z)) in any case. Empty for other sweeps, or when the
 /// model can no longer be loaded from where the sweep ran.
+/// Largest population the exact-MVA reference curve is computed up to
+/// (its cost grows with the population; beyond this it is left out).
+const MAX_REFERENCE_POPULATION: u32 = 1_000_000;
+
 fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
     let m = &saved.manifest;
     let Some(load) = m.axes.load.as_deref() else {
@@ -439,6 +446,9 @@ fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
     let mut loads: Vec<u32> = saved
         .records
         .iter()
+        // Only points that ran: a point refused by the budget (population
+        // 10^9) would make MVA allocate per population up to it.
+        .filter(|r| r.error.is_none())
         .filter_map(|r| r.point.get(load).and_then(|v| v.text().parse::<u32>().ok()))
         .filter(|&n| n > 0)
         .collect();
@@ -447,6 +457,9 @@ fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
     let Some(&max) = loads.last() else {
         return Vec::new();
     };
+    if max > MAX_REFERENCE_POPULATION {
+        return Vec::new();
+    }
     let mut out = Vec::new();
     if qsim_theory::product_form::reasons(network.spec()).is_empty()
         && let Ok(sol) = qsim_theory::closed::mva_single(network.spec(), 0, max)

@@ -252,8 +252,9 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
             if own_event(s) {
                 per_job += v;
             }
+            // Without visit ratios a fork may be visited: count it.
             if let StationKind::Fork(f) = &st.kind
-                && v > 0.0
+                && (v > 0.0 || visits.is_none())
             {
                 let subs = parents * f64::from(f.fan_out);
                 jobs += subs;

@@ -7,7 +7,7 @@ use crate::record::{Columns, PointMetrics, PointRecord};
 use crate::spec::VarySpec;
 use crate::summary::{Axes, SweepSummary};
 use qsim_kernel::{
-    Control, Network, ReplicationResult, ReplicationRounds, RunConfig, RunError, Stop,
+    Budget, Control, Network, ReplicationResult, ReplicationRounds, RunConfig, RunError, Stop,
     run_replication, run_replication_with, summarize,
 };
 use qsim_model::{DerivedMetric, Model, ModelErrors, Override};
@@ -82,6 +82,10 @@ pub struct SweepOptions {
     /// Cancelled (e.g. by Ctrl-C): no new replication starts, running ones
     /// stop at their next check, and every point already finished is kept.
     pub control: Option<Arc<Control>>,
+    /// Limits each point must stay within; a point beyond them fails with
+    /// the budget's message (the key, the estimate and the limit) instead
+    /// of running.
+    pub budget: Option<Budget>,
 }
 
 /// Progress of a running sweep.
@@ -516,6 +520,16 @@ impl<'a> Engine<'a> {
             match catch_unwind(AssertUnwindSafe(|| s.source.load(&ov))) {
                 Ok(Ok(m)) => {
                     let c = s.config(&m, k);
+                    if let Some(b) = &s.options.budget {
+                        // Replications of all points share the pool: the
+                        // threads bound how many run at once.
+                        let at_once = RunConfig {
+                            threads: s.options.threads,
+                            ..c.clone()
+                        };
+                        b.check(&m.network, &at_once, &[])
+                            .map_err(|e| e.to_string())?;
+                    }
                     Ok((m.network, c, m.derived))
                 }
                 Ok(Err(e)) => Err(e.to_string()),

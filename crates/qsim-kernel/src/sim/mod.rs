@@ -159,7 +159,8 @@ pub struct Simulation {
     max_jobs: u64,
     max_events: u64,
     /// `max_events + 1`, or 0 once `error` is set: the event loop stops
-    /// when `events >= event_cap`, one compare for both conditions.
+    /// when `events >= event_cap`, one compare for both conditions (and,
+    /// with a [`Control`], every `CHECK_EVERY` events to look at it).
     event_cap: u64,
     measuring: bool,
     measure_start: f64,
