@@ -1,7 +1,9 @@
 //! The `qsim` command: parse options, load the model, run, report.
 
 use clap::{CommandFactory, Parser, Subcommand};
+use qsim_kernel::Control;
 use std::process::ExitCode;
+use std::sync::{Arc, OnceLock};
 
 mod cmd;
 
@@ -40,6 +42,28 @@ enum Command {
     Schema(cmd::schema::SchemaArgs),
 }
 
+/// The control every run and sweep watches; the first Ctrl-C cancels it.
+static INTERRUPT: OnceLock<Arc<Control>> = OnceLock::new();
+
+/// The process-wide control cancelled by Ctrl-C.
+pub(crate) fn interrupt_control() -> Arc<Control> {
+    Arc::clone(INTERRUPT.get_or_init(|| Arc::new(Control::new())))
+}
+
+/// First Ctrl-C: cancel, so runs stop at their next check and sweeps keep
+/// their finished points; a second one exits at once.
+fn install_interrupt_handler() {
+    let control = interrupt_control();
+    // Without a handler Ctrl-C still ends the process (nothing half-written
+    // is ever renamed into place), so a failure here is not fatal.
+    let _ = ctrlc::set_handler(move || {
+        if control.cancelled() {
+            std::process::exit(130);
+        }
+        control.cancel();
+    });
+}
+
 /// A reader that closes our output early (`qsim ... | head`) is a normal
 /// end, not a crash: `println!` panics on EPIPE, so such a panic exits 0
 /// quietly, whichever command was writing. Errors returned through `?`
@@ -63,6 +87,9 @@ fn end_quietly_on_broken_pipe() {
 fn main() -> ExitCode {
     end_quietly_on_broken_pipe();
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Run(_) | Command::Sweep(_)) {
+        install_interrupt_handler();
+    }
     let result = match &cli.command {
         Command::Run(args) => cmd::run::run(args),
         Command::Check(args) => cmd::run::check(args),
@@ -78,6 +105,15 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
-        Err(err) => cmd::report_error(&err),
+        Err(err) => match err
+            .chain()
+            .find_map(|c| c.downcast_ref::<cmd::run::Interrupted>())
+        {
+            Some(i) => {
+                eprintln!("{i}");
+                ExitCode::from(130)
+            }
+            None => cmd::report_error(&err),
+        },
     }
 }

@@ -21,6 +21,10 @@ pub(crate) fn sweep_charts(saved: &SavedSweep) -> SweepCharts {
     chart
 }
 
+/// Largest population the exact-MVA reference curve is computed up to
+/// (its cost grows with the population; beyond this it is left out).
+const MAX_REFERENCE_POPULATION: u32 = 1_000_000;
+
 /// Analytic lines for a sweep over the population of a single closed class:
 /// exact MVA when the model is product-form, and the asymptotic bounds
 /// (throughput at most min(N/(D+Z), 1/Dmax), response at least
@@ -53,6 +57,9 @@ fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
     let mut loads: Vec<u32> = saved
         .records
         .iter()
+        // Only points that ran: a point refused by the budget (population
+        // 10^9) would make MVA allocate per population up to it.
+        .filter(|r| r.error.is_none())
         .filter_map(|r| r.point.get(load).and_then(|v| v.text().parse::<u32>().ok()))
         .filter(|&n| n > 0)
         .collect();
@@ -61,6 +68,9 @@ fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
     let Some(&max) = loads.last() else {
         return Vec::new();
     };
+    if max > MAX_REFERENCE_POPULATION {
+        return Vec::new();
+    }
     let mut out = Vec::new();
     if qsim_theory::product_form::reasons(network.spec()).is_empty()
         && let Ok(sol) = qsim_theory::closed::mva_single(network.spec(), 0, max)

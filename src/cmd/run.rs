@@ -3,12 +3,16 @@
 use super::UsageError;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use qsim_kernel::{InitialState, Network, RunConfig, RunResults, Stop, estimate};
+use qsim_kernel::budget::{self, human_bytes, human_duration};
+use qsim_kernel::{
+    Budget, InitialState, Network, RunConfig, RunError, RunResults, Stop, Warmup, estimate,
+};
 use qsim_model::{Model, Override};
 use qsim_report::DerivedResult;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 /// Output formats of `qsim run`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -106,6 +110,186 @@ impl RunOptions {
     }
 }
 
+/// Limits that refuse a run before anything is allocated.
+#[derive(Args, Debug, Clone)]
+pub struct GuardArgs {
+    /// Most memory a run may need, e.g. `4G`, `512M`, `1T` (binary units;
+    /// default: half of the memory available now).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
+    /// Run even when the estimate says it needs more than 10^12 events.
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl GuardArgs {
+    /// The limits these options set.
+    pub fn budget(&self) -> Budget {
+        Budget {
+            max_memory_bytes: self.max_memory.unwrap_or_else(default_max_memory),
+            max_events: if self.force {
+                None
+            } else {
+                Budget::default().max_events
+            },
+        }
+    }
+
+    /// Estimates the run and refuses it (usage error, exit 2) when it is
+    /// beyond the limits; `what` says which run, e.g. the model file.
+    pub fn check(
+        &self,
+        network: &Network,
+        config: &RunConfig,
+        what: &str,
+    ) -> Result<budget::Estimate> {
+        self.budget()
+            .check(network, config, &class_visits(network))
+            .map_err(|e| UsageError(format!("{what}: {e}")).into())
+    }
+}
+
+/// Each class's visits per interaction, for the budget's event count.
+pub fn class_visits(network: &Network) -> Vec<Option<Vec<f64>>> {
+    let spec = network.spec();
+    (0..spec.classes.len())
+        .map(|c| qsim_theory::visits::visit_ratios(spec, c).map(|v| v.parent))
+        .collect()
+}
+
+/// Parses `SIZE`: a number of bytes with an optional K, M, G or T suffix
+/// (powers of 1024; `KiB`, `MB`... are read the same way).
+pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("expected a size such as 4G or 512M, found `{text}`"))?;
+    let shift = match unit.trim().to_ascii_uppercase().trim_end_matches('B') {
+        "" => 0,
+        "K" | "KI" => 10,
+        "M" | "MI" => 20,
+        "G" | "GI" => 30,
+        "T" | "TI" => 40,
+        _ => return Err(format!("unknown size unit in `{text}`; use K, M, G or T")),
+    };
+    let bytes = value * (1u64 << shift) as f64;
+    if !(bytes.is_finite() && bytes >= 1.0 && bytes < u64::MAX as f64) {
+        return Err(format!(
+            "expected a size of at least 1 byte, found `{text}`"
+        ));
+    }
+    Ok(bytes as u64)
+}
+
+/// Half of `MemAvailable` in /proc/meminfo (the other half is left to the
+/// system and other programs), or 8 GiB where that file does not exist.
+pub fn default_max_memory() -> u64 {
+    let available_kib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("MemAvailable:"))
+                .and_then(|rest| {
+                    rest.trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                })
+        });
+    match available_kib {
+        Some(kib) => kib.saturating_mul(1024) / 2,
+        None => 8 << 30,
+    }
+}
+
+/// A run stopped by Ctrl-C: the message says what was kept; exit code 130.
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Runs `network` with a progress bar on a terminal (after the first
+/// second) and stops at Ctrl-C with [`RunError::Cancelled`].
+pub fn run_with_progress(network: &Network, config: &RunConfig) -> Result<RunResults, RunError> {
+    let control = crate::interrupt_control();
+    let start_jobs = control.jobs_done();
+    let per_rep = match (config.warmup, config.stop) {
+        (Warmup::Jobs(w), Stop::Jobs(s)) => Some(w.saturating_add(s)),
+        (Warmup::None, Stop::Jobs(s)) => Some(s),
+        _ => None,
+    };
+    let total = per_rep.map(|n| n.saturating_mul(u64::from(config.replications)));
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(|| qsim_kernel::run_with(network, config, &control));
+        let started = Instant::now();
+        let mut bar: Option<indicatif::ProgressBar> = None;
+        while !worker.is_finished() {
+            std::thread::sleep(Duration::from_millis(50));
+            if bar.is_none() && started.elapsed() > Duration::from_secs(1) {
+                bar = Some(progress_bar(total));
+            }
+            if let Some(b) = &bar {
+                let done = control.jobs_done() - start_jobs;
+                b.set_position(total.map_or(done, |t| done.min(t)));
+            }
+        }
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        worker
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    })
+}
+
+fn progress_bar(total: Option<u64>) -> indicatif::ProgressBar {
+    let target = indicatif::ProgressDrawTarget::stderr();
+    match total {
+        Some(t) => {
+            let b = indicatif::ProgressBar::with_draw_target(Some(t), target);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} jobs, {elapsed} elapsed, about {eta} left",
+            ) {
+                b.set_style(style);
+            }
+            b
+        }
+        None => {
+            let b = indicatif::ProgressBar::with_draw_target(None, target);
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{spinner} {pos} jobs, {elapsed} elapsed")
+            {
+                b.set_style(style);
+            }
+            b
+        }
+    }
+}
+
+/// Turns a cancelled run into the message of `qsim run`.
+fn interrupted(err: RunError, config: &RunConfig) -> anyhow::Error {
+    match err {
+        RunError::Cancelled => Interrupted(format!(
+            "interrupted: nothing written ({} of {} replications had finished)",
+            crate::interrupt_control().replications_done(),
+            config.replications
+        ))
+        .into(),
+        e => e.into(),
+    }
+}
+
 /// Arguments of `qsim run`.
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -113,14 +297,17 @@ pub struct RunArgs {
     model: ModelArgs,
     #[command(flatten)]
     options: RunOptions,
+    #[command(flatten)]
+    guards: GuardArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Write the output to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Skip the second run, started with all jobs at the station whose speed
-    /// falls the most, that detects bistable (metastable) models.
+    /// Skip the second run, started from the other end (all jobs at the
+    /// station whose speed falls the most, or all thinking when the model
+    /// starts at a station), that detects bistable (metastable) models.
     #[arg(long)]
     no_bistability_check: bool,
 }
@@ -143,6 +330,14 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode> {
         spec.classes.len(),
         spec.regions.len()
     );
+    println!(
+        "{}",
+        estimate_line(&budget::estimate(
+            &model.network,
+            &model.run,
+            &class_visits(&model.network)
+        ))
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -154,10 +349,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let model = args.model.load()?;
     let mut config = model.run.clone();
     args.options.apply(&mut config)?;
-    let results = qsim_kernel::run(&model.network, &config)
-        .with_context(|| format!("simulating {}", args.model.model.display()))?;
-    let derived = derived_metrics(&model, &results);
     let model_name = args.model.model.display().to_string();
+    args.guards.check(&model.network, &config, &model_name)?;
+    let results = run_with_progress(&model.network, &config)
+        .map_err(|e| interrupted(e, &config))
+        .with_context(|| format!("simulating {model_name}"))?;
+    let derived = derived_metrics(&model, &results);
     let mut warnings: Vec<String> = model.warnings.iter().map(|w| w.to_string()).collect();
     warnings.extend(derived
         .iter()
@@ -169,10 +366,20 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             ))
         })
     );
+    let mut checks = Vec::new();
     if !args.no_bistability_check
-        && let Some(w) = bistability_warning(&model.network, &config, &results)?
+        && let Some((other, station)) = qsim_kernel::bistable::other_end(&model.network)
     {
-        warnings.push(w);
+        args.guards.check(&other, &config, &model_name)?;
+        let second = run_with_progress(&other, &config)
+            .map_err(|e| interrupted(e, &config))
+            .context("bistability check run")?;
+        let verdict = qsim_kernel::bistable::compare(&model.network, station, &results, &second);
+        if verdict.bistable {
+            warnings.push(verdict.describe());
+        } else {
+            checks.push(verdict.describe());
+        }
     }
     let report = qsim_report::Report {
         model: &model_name,
@@ -183,9 +390,19 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         warnings,
     };
     let text = match args.format {
-        Format::Table => qsim_report::to_table(&report),
+        Format::Table => {
+            let mut t = qsim_report::to_table(&report);
+            for c in &checks {
+                t.push_str(&format!("\ncheck: {c}\n"));
+            }
+            t
+        }
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&qsim_report::to_json(&report))?;
+            let mut json = qsim_report::to_json(&report);
+            if let Some(obj) = json.as_object_mut() {
+                obj.insert("checks".into(), serde_json::json!(checks));
+            }
+            let mut s = serde_json::to_string_pretty(&json)?;
             s.push('\n');
             s
         }
@@ -218,69 +435,23 @@ pub fn refuse_overwriting_input(output: &std::path::Path, input: &std::path::Pat
     Ok(())
 }
 
-/// The station whose speed curve falls furthest below its peak, if any
-/// station's speed falls with contention.
-fn collapsing_station(network: &Network) -> Option<usize> {
-    let spec = network.spec();
-    let closed_jobs: u32 = spec
-        .classes
-        .iter()
-        .map(|c| match c.workload {
-            qsim_kernel::Workload::Closed { population, .. } => population,
-            qsim_kernel::Workload::Open { .. } => 0,
-        })
-        .sum();
-    if closed_jobs < 2 {
-        return None;
+/// `qsim check`'s line about the cost of a run.
+fn estimate_line(e: &budget::Estimate) -> String {
+    let mut line = format!(
+        "estimate: {} of memory ({} per replication × {} at once; key {})",
+        human_bytes(e.bytes),
+        human_bytes(e.replication_bytes),
+        e.parallel,
+        e.memory_key
+    );
+    if let (Some(events), Some(s)) = (e.events, e.seconds()) {
+        line.push_str(&format!(
+            ", at least {events:.2e} events (about {} on {} threads)",
+            human_duration(s),
+            e.threads
+        ));
     }
-    let mut best: Option<(usize, f64)> = None;
-    for (i, st) in spec.stations.iter().enumerate() {
-        let Some(speed) = &st.speed else { continue };
-        let n_max = f64::from(closed_jobs);
-        let peak = (1..=closed_jobs.min(100_000))
-            .map(|n| speed.rate(f64::from(n)))
-            .fold(0.0, f64::max);
-        let at_full = speed.rate(n_max);
-        let drop = at_full / peak;
-        if drop < 0.95 && best.is_none_or(|(_, d)| drop < d) {
-            best = Some((i, drop));
-        }
-    }
-    best.map(|(i, _)| i)
-}
-
-/// Runs the model again with every closed job starting at the collapsing
-/// station; when the two throughputs disagree beyond their confidence
-/// intervals the model has two operating points, and the warning says so
-/// with both answers.
-fn bistability_warning(
-    network: &Network,
-    config: &RunConfig,
-    results: &RunResults,
-) -> Result<Option<String>> {
-    if network.spec().initial != InitialState::Thinking {
-        return Ok(None);
-    }
-    let Some(station) = collapsing_station(network) else {
-        return Ok(None);
-    };
-    let mut spec = network.spec().clone();
-    spec.initial = InitialState::AtStation(station);
-    let Ok(other) = Network::new(spec) else {
-        return Ok(None);
-    };
-    let second = qsim_kernel::run(&other, config).context("bistability check run")?;
-    let a = results.system.throughput_per_s;
-    let b = second.system.throughput_per_s;
-    let name = &network.spec().stations[station].name;
-    if (a.mean - b.mean).abs() > a.ci95 + b.ci95 {
-        Ok(Some(format!(
-            "the model is bistable: starting with all jobs thinking gives {:.4} ± {:.4} /s, starting with all jobs at {name} gives {:.4} ± {:.4} /s; the network stays in the state it starts in (metastable collapse), so neither figure alone is the answer (set simulation.initial to choose, or --no-bistability-check to skip this check)",
-            a.mean, a.ci95, b.mean, b.ci95
-        )))
-    } else {
-        Ok(None)
-    }
+    line
 }
 
 /// Describes where closed jobs start.

@@ -1,7 +1,7 @@
 //! `qsim sweep`, `qsim plot` and `qsim merge`.
 
 use super::UsageError;
-use super::run::{ModelArgs, RunOptions, parse_overrides};
+use super::run::{GuardArgs, ModelArgs, RunOptions, parse_overrides};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -38,6 +38,8 @@ pub struct SweepArgs {
     pub vary: Vec<String>,
     #[command(flatten)]
     pub run: RunOptions,
+    #[command(flatten)]
+    pub guards: GuardArgs,
     /// Directory for points.csv, points.jsonl, summary.json and the charts
     /// [default: sweep-out/<model stem>]. An earlier run of the same sweep
     /// there is replaced unless --resume is given; a different sweep is kept
@@ -155,6 +157,8 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         force: args.force,
         load_path: args.load_axis.clone(),
         limit_path: args.limit_axis.clone(),
+        control: Some(crate::interrupt_control()),
+        budget: Some(args.guards.budget()),
     };
     let sweep = Sweep::new(&args.model.model, &base, vary, options).map_err(usage)?;
 
@@ -163,6 +167,23 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
     let outcome = sweep.run(&mut bar).map_err(usage)?;
     bar.finish();
     let elapsed = started.elapsed().as_secs_f64();
+    if outcome.interrupted {
+        let total = shard
+            .unwrap_or_else(Shard::all)
+            .points(sweep.grid().len())
+            .count();
+        let mut again: Vec<String> = std::env::args().skip(1).collect();
+        if !again.iter().any(|a| a == "--resume") {
+            again.push("--resume".into());
+        }
+        return Err(super::run::Interrupted(format!(
+            "interrupted: {} of {total} points kept in {}; resume with qsim {}",
+            outcome.records.len(),
+            output.display(),
+            again.join(" ")
+        ))
+        .into());
+    }
 
     let failed: Vec<&PointRecord> = outcome
         .records

@@ -6,6 +6,7 @@ mod cli;
 mod docs;
 mod exact;
 mod grammar;
+mod guards;
 mod names;
 mod report;
 mod scenarios;

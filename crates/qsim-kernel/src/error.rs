@@ -43,6 +43,9 @@ pub enum RunError {
         /// Time of the first event beyond the limit, seconds.
         time_s: f64,
     },
+    /// The run was cancelled through its [`crate::Control`] (e.g. Ctrl-C).
+    #[error("the run was cancelled")]
+    Cancelled,
     /// The run configuration is invalid.
     #[error("invalid run configuration: {0}")]
     Config(String),

@@ -122,7 +122,10 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod bistable;
+pub mod budget;
 pub mod config;
+mod control;
 pub mod dist;
 mod error;
 mod fel;
@@ -135,12 +138,15 @@ mod run;
 mod sim;
 pub mod time;
 
+pub use bistable::Bistability;
+pub use budget::{Budget, BudgetError};
 pub use config::{Precision, RunConfig, Stop, Warmup};
+pub use control::Control;
 pub use dist::{Dist, DistError, Family};
 pub use error::RunError;
 pub use network::*;
 pub use results::*;
 pub use rounds::ReplicationRounds;
-pub use run::{run, run_replication, summarize};
+pub use run::{run, run_replication, run_replication_with, run_with, summarize};
 pub use sim::Simulation;
 pub use time::SimTime;

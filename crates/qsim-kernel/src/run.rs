@@ -1,12 +1,14 @@
 //! Running replications and summarizing them.
 
 use crate::config::{RunConfig, Stop, Warmup, check_config};
+use crate::control::Control;
 use crate::error::RunError;
 use crate::network::Network;
 use crate::results::*;
 use crate::rounds::ReplicationRounds;
 use crate::sim::{Simulation, StopPlan, WarmPlan};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// Runs all replications of `network` (in parallel, results independent of
 /// the thread count) and summarizes them.
@@ -18,6 +20,24 @@ use rayon::prelude::*;
 /// throughput and mean response time reach the target relative half-width
 /// or `max_replications` have run.
 pub fn run(network: &Network, config: &RunConfig) -> Result<RunResults, RunError> {
+    run_inner(network, config, None)
+}
+
+/// [`run`] with a [`Control`]: progress is published to it and the run
+/// stops with [`RunError::Cancelled`] soon after [`Control::cancel`].
+pub fn run_with(
+    network: &Network,
+    config: &RunConfig,
+    control: &Arc<Control>,
+) -> Result<RunResults, RunError> {
+    run_inner(network, config, Some(control))
+}
+
+fn run_inner(
+    network: &Network,
+    config: &RunConfig,
+    control: Option<&Arc<Control>>,
+) -> Result<RunResults, RunError> {
     check_config(config)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(config.threads)
@@ -27,7 +47,7 @@ pub fn run(network: &Network, config: &RunConfig) -> Result<RunResults, RunError
         pool.install(|| {
             round
                 .into_par_iter()
-                .map(|i| run_replication(network, config, i))
+                .map(|i| replication(network, config, i, control))
                 .collect::<Result<Vec<ReplicationResult>, RunError>>()
         })
     })?;
@@ -50,8 +70,45 @@ pub fn run_replication(
     config: &RunConfig,
     index: u32,
 ) -> Result<ReplicationResult, RunError> {
+    replication(network, config, index, None)
+}
+
+/// [`run_replication`] reporting to `control`, and stopping with
+/// [`RunError::Cancelled`] soon after it is cancelled.
+pub fn run_replication_with(
+    network: &Network,
+    config: &RunConfig,
+    index: u32,
+    control: &Arc<Control>,
+) -> Result<ReplicationResult, RunError> {
+    replication(network, config, index, Some(control))
+}
+
+/// [`run_replication`] reporting to `control` when given.
+pub(crate) fn replication(
+    network: &Network,
+    config: &RunConfig,
+    index: u32,
+    control: Option<&Arc<Control>>,
+) -> Result<ReplicationResult, RunError> {
+    let r = replication_inner(network, config, index, control)?;
+    if let Some(c) = control {
+        c.replication_finished();
+    }
+    Ok(r)
+}
+
+fn replication_inner(
+    network: &Network,
+    config: &RunConfig,
+    index: u32,
+    control: Option<&Arc<Control>>,
+) -> Result<ReplicationResult, RunError> {
     check_config(config)?;
     let mut sim = Simulation::new(network, config, index)?;
+    if let Some(c) = control {
+        sim.set_control(Arc::clone(c));
+    }
     sim.run()?;
     if config.warmup != Warmup::Mser5 {
         return Ok(sim.result());
@@ -65,6 +122,9 @@ pub fn run_replication(
         Stop::Time(_) => StopPlan::AbsTime(sim.time().seconds()),
     };
     let mut replay = Simulation::with_plan(network, config, index, WarmPlan::Jobs(d), stop, false);
+    if let Some(c) = control {
+        replay.set_control(Arc::clone(c));
+    }
     replay.run()?;
     Ok(replay.result())
 }

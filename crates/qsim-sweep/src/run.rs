@@ -7,13 +7,14 @@ use crate::record::{Columns, PointMetrics, PointRecord};
 use crate::spec::VarySpec;
 use crate::summary::{Axes, SweepSummary};
 use qsim_kernel::{
-    Network, ReplicationResult, ReplicationRounds, RunConfig, Stop, run_replication, summarize,
+    Budget, Control, Network, ReplicationResult, ReplicationRounds, RunConfig, RunError, Stop,
+    run_replication, run_replication_with, summarize,
 };
 use qsim_model::{DerivedMetric, Model, ModelErrors, Override};
 use std::collections::{BTreeMap, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, Mutex, OnceLock, mpsc};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, mpsc};
 
 /// Where the models of a sweep come from: one load per point, with the
 /// base overrides followed by the point's.
@@ -91,6 +92,13 @@ pub struct SweepOptions {
     pub load_path: Option<String>,
     /// The throttle-limit axis, if not inferred.
     pub limit_path: Option<String>,
+    /// Cancelled (e.g. by Ctrl-C): no new replication starts, running ones
+    /// stop at their next check, and every point already finished is kept.
+    pub control: Option<Arc<Control>>,
+    /// Limits each point must stay within; a point beyond them fails with
+    /// the budget's message (the key, the estimate and the limit) instead
+    /// of running.
+    pub budget: Option<Budget>,
 }
 
 /// Progress of a running sweep.
@@ -130,6 +138,10 @@ pub struct SweepOutcome {
     pub manifest: Manifest,
     /// Points run now (not resumed).
     pub ran: usize,
+    /// True when the sweep was cancelled through
+    /// [`SweepOptions::control`]: `records` holds the finished points only
+    /// and there is no summary; `--resume` runs the rest.
+    pub interrupted: bool,
 }
 
 /// A sweep ready to run: a model, base overrides, a grid and options,
@@ -371,9 +383,37 @@ impl Sweep {
                 }
             }
             worker.join().expect("sweep workers do not panic");
+            // Cancelled: points that finished after one that did not are
+            // still waiting for their turn; keep them too.
+            for rec in std::mem::take(&mut pending).into_values() {
+                if write_error.is_none()
+                    && let Some(o) = out.as_mut()
+                    && let Err(e) = o.append(&rec)
+                {
+                    write_error = Some(e);
+                }
+                progress.done += 1;
+                observer.point_done(&rec, progress);
+                records.push(rec);
+            }
         });
         if let Some(e) = write_error {
             return Err(e);
+        }
+        let interrupted = self.options.control.as_ref().is_some_and(|c| c.cancelled())
+            && records.len() < progress.total;
+        if interrupted {
+            records.sort_by_key(|r| r.index);
+            if let Some(o) = out {
+                o.finish(&records, None)?;
+            }
+            return Ok(SweepOutcome {
+                ran: records.len() - progress.resumed,
+                records,
+                summary: None,
+                manifest: self.manifest.clone(),
+                interrupted,
+            });
         }
         records.sort_by_key(|r| r.index);
         let summary = (shard.count() == 1)
@@ -386,6 +426,7 @@ impl Sweep {
             records,
             summary,
             manifest: self.manifest.clone(),
+            interrupted: false,
         })
     }
 
@@ -465,6 +506,14 @@ impl<'a> Engine<'a> {
         }
     }
 
+    fn cancelled(&self) -> bool {
+        self.sweep
+            .options
+            .control
+            .as_ref()
+            .is_some_and(|c| c.cancelled())
+    }
+
     fn abort(&self) {
         let mut q = self.queue.lock().expect("queue lock");
         q.aborted = true;
@@ -486,6 +535,16 @@ impl<'a> Engine<'a> {
             match catch_unwind(AssertUnwindSafe(|| s.source.load(&ov))) {
                 Ok(Ok(m)) => {
                     let c = s.config(&m, k);
+                    if let Some(b) = &s.options.budget {
+                        // Replications of all points share the pool: the
+                        // threads bound how many run at once.
+                        let at_once = RunConfig {
+                            threads: s.options.threads,
+                            ..c.clone()
+                        };
+                        b.check(&m.network, &at_once, &[])
+                            .map_err(|e| e.to_string())?;
+                    }
                     Ok((m.network, c, m.derived))
                 }
                 Ok(Err(e)) => Err(e.to_string()),
@@ -500,6 +559,10 @@ impl<'a> Engine<'a> {
     /// A worker: takes tasks until every point is finished.
     fn work(&self, tx: &mpsc::Sender<(usize, PointRecord)>) {
         loop {
+            if self.cancelled() {
+                self.abort();
+                return;
+            }
             let (slot, rep) = {
                 let mut q = self.queue.lock().expect("queue lock");
                 loop {
@@ -522,7 +585,18 @@ impl<'a> Engine<'a> {
                 Some(match self.load(slot) {
                     Err(e) => Err(e.clone()),
                     Ok((net, cfg, _)) => {
-                        match catch_unwind(AssertUnwindSafe(|| run_replication(net, cfg, rep))) {
+                        let control = self.sweep.options.control.as_ref();
+                        let run = || match control {
+                            Some(c) => run_replication_with(net, cfg, rep, c),
+                            None => run_replication(net, cfg, rep),
+                        };
+                        match catch_unwind(AssertUnwindSafe(run)) {
+                            // Not a result: the point stays unfinished
+                            // (not written), for `--resume` to run.
+                            Ok(Err(RunError::Cancelled)) => {
+                                self.abort();
+                                return;
+                            }
                             Ok(Ok(r)) => Ok(r),
                             Ok(Err(e)) => Err(e.to_string()),
                             Err(p) => Err(format!(

@@ -110,6 +110,8 @@ impl Simulation {
             error: None,
             index,
             names: spec.stations.iter().map(|s| s.name.clone()).collect(),
+            control: None,
+            published: 0,
         };
         sim.init(spec);
         sim

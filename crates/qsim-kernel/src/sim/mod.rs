@@ -42,6 +42,7 @@ mod stats;
 mod vclock;
 mod waiting;
 
+use crate::control::Control;
 use crate::dist::MAX_CLOCK_S;
 use crate::error::RunError;
 use crate::fel::Fel;
@@ -57,8 +58,16 @@ use regions::RegionRt;
 use routing::Route;
 use stats::{ClassStats, Mser, StStats};
 use std::cmp::Reverse;
+use std::sync::Arc;
 use vclock::VClock;
 use waiting::Waiting;
+
+/// Bytes of one job slot, for the memory estimate (`crate::budget`).
+pub(crate) const JOB_BYTES: usize = std::mem::size_of::<Job>();
+
+/// Events between two looks at the [`Control`]: progress is published and
+/// cancellation noticed at this granularity.
+const CHECK_EVERY: u64 = 1 << 16;
 
 struct ClassRt {
     rng: SimRng,
@@ -149,7 +158,8 @@ pub struct Simulation {
     max_jobs: u64,
     max_events: u64,
     /// `max_events + 1`, or 0 once `error` is set: the event loop stops
-    /// when `events >= event_cap`, one compare for both conditions.
+    /// when `events >= event_cap`, one compare for both conditions (and,
+    /// with a [`Control`], every `CHECK_EVERY` events to look at it).
     event_cap: u64,
     measuring: bool,
     measure_start: f64,
@@ -163,6 +173,10 @@ pub struct Simulation {
     error: Option<RunError>,
     index: u32,
     names: Vec<String>,
+    /// Progress and cancellation shared with the caller, if any.
+    control: Option<Arc<Control>>,
+    /// Completions (warm-up included) already published to `control`.
+    published: u64,
 }
 
 impl Simulation {
@@ -211,9 +225,10 @@ impl Simulation {
             }
             self.fel.settle();
             if self.events >= self.event_cap {
-                return self.fail();
+                self.checkpoint()?;
             }
         }
+        self.publish();
         Ok(())
     }
 
@@ -234,7 +249,7 @@ impl Simulation {
         self.flush();
         self.fel.settle();
         if self.events >= self.event_cap {
-            self.fail()?;
+            self.checkpoint()?;
         }
         Ok(!self.finished)
     }
@@ -266,6 +281,45 @@ impl Simulation {
             replication: self.index,
             time_s,
         })
+    }
+
+    /// Shares progress and cancellation with `control`: the event loop
+    /// then stops every [`CHECK_EVERY`] events to publish the completed
+    /// jobs and look at the cancel flag. The check reuses the event-limit
+    /// compare, so a run without a control pays nothing.
+    pub fn set_control(&mut self, control: Arc<Control>) {
+        self.control = Some(control);
+        if self.error.is_none() {
+            self.event_cap = self.event_cap.min(self.events + CHECK_EVERY);
+        }
+    }
+
+    /// Reached `event_cap`: an error, the event limit, or a control check.
+    #[cold]
+    #[inline(never)]
+    fn checkpoint(&mut self) -> Result<(), RunError> {
+        if self.error.is_some() || self.events > self.max_events || self.control.is_none() {
+            return self.fail();
+        }
+        self.publish();
+        if self.control.as_ref().is_some_and(|c| c.cancelled()) {
+            self.finished = true;
+            return Err(RunError::Cancelled);
+        }
+        self.event_cap = self
+            .max_events
+            .saturating_add(1)
+            .min(self.events + CHECK_EVERY);
+        Ok(())
+    }
+
+    /// Adds the completions since the last call to the control's count.
+    fn publish(&mut self) {
+        if let Some(c) = &self.control {
+            let done = self.warm_count + self.completions;
+            c.add_jobs(done.saturating_sub(self.published));
+            self.published = done;
+        }
     }
 
     fn fail(&mut self) -> Result<(), RunError> {

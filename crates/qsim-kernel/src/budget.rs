@@ -1,0 +1,350 @@
+//! What a run will cost before it starts: memory and events.
+//!
+//! A model can be valid and still impossible to run: a population of 10^9
+//! needs a job slab of tens of gigabytes, a fork with `fan_out = 4294967295`
+//! splits one job into four billion sub-jobs, a warm-up of 4294967295 jobs
+//! takes days. [`estimate`] reads only the spec and the run configuration
+//! (nothing is allocated), and [`Budget::check`] refuses a run beyond its
+//! limits with the key that causes it, so the run is refused in
+//! microseconds instead of being killed by the OS hours later.
+//!
+//! The figures are rough but one-sided where it matters: the event count is
+//! a lower bound (one event per think or arrival and per station visit), so
+//! a run refused for exceeding `max_events` would certainly have hit that
+//! limit.
+
+use crate::config::{Precision, RunConfig, Stop, Warmup};
+use crate::network::{Network, StationKind, Workload};
+use thiserror::Error;
+
+/// Bytes per job slot: the slab entry, its free-list slot, its pending
+/// event (the event list may hold twice its size while growing) and its
+/// place in a waiting queue (which doubles when full).
+const JOB_BYTES: u64 = crate::sim::JOB_BYTES as u64 + 4 + 2 * 24 + 2 * 4;
+/// A response-time histogram (per class and one for the system) with the
+/// other per-class accumulators.
+const CLASS_BYTES: u64 = 56 * 1024;
+/// Per-station state besides its jobs: accumulators, samplers, queues.
+const STATION_BYTES: u64 = 2 * 1024;
+/// Events per second one thread simulates, for duration estimates only.
+pub const EVENTS_PER_S_PER_THREAD: f64 = 1e7;
+
+/// What a run is estimated to need.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// Bytes one replication needs at most (jobs present at once, fork
+    /// sub-jobs, per-station and per-class state).
+    pub replication_bytes: u64,
+    /// Replications that run at once (threads, at most the replications).
+    pub parallel: u32,
+    /// `replication_bytes × parallel`.
+    pub bytes: u64,
+    /// The model key that contributes most memory, e.g.
+    /// `workload.population` or `stations.fork.fan_out`.
+    pub memory_key: String,
+    /// A lower bound on the events of one replication, when the stop rule
+    /// and warm-up count jobs (`None` for runs measured in simulated time).
+    pub replication_events: Option<f64>,
+    /// `replication_events × replications` (the most replications a
+    /// precision target allows).
+    pub events: Option<f64>,
+    /// The key that makes the run long: `simulation.warmup`,
+    /// `simulation.stop` or `simulation.replications`.
+    pub events_key: String,
+    /// Threads the run uses, for the duration estimate.
+    pub threads: u32,
+}
+
+impl Estimate {
+    /// Rough wall-clock seconds for `events` at
+    /// [`EVENTS_PER_S_PER_THREAD`] on each thread.
+    pub fn seconds(&self) -> Option<f64> {
+        self.events
+            .map(|e| e / (EVENTS_PER_S_PER_THREAD * f64::from(self.threads.max(1))))
+    }
+}
+
+/// Limits a run must stay within.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Budget {
+    /// Most bytes the run may need (all replications running at once).
+    pub max_memory_bytes: u64,
+    /// Most events of the whole run; `None` to allow any (`--force`).
+    pub max_events: Option<f64>,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            max_memory_bytes: 8 << 30,
+            max_events: Some(1e12),
+        }
+    }
+}
+
+/// Why a run was refused before it started.
+#[derive(Debug, Clone, PartialEq, Error)]
+#[non_exhaustive]
+pub enum BudgetError {
+    /// The run would need more memory than allowed.
+    #[error(
+        "{key}: the run would need about {} ({} per replication × {parallel} at once), more than the limit of {}; lower {key}, run fewer replications at once (--threads) or raise --max-memory",
+        human_bytes(*bytes),
+        human_bytes(*replication_bytes),
+        human_bytes(*limit)
+    )]
+    Memory {
+        /// The key contributing most.
+        key: String,
+        /// Estimated bytes.
+        bytes: u64,
+        /// Estimated bytes per replication.
+        replication_bytes: u64,
+        /// Replications at once.
+        parallel: u32,
+        /// The limit.
+        limit: u64,
+    },
+    /// One replication would certainly reach the per-replication event
+    /// limit (`RunConfig::max_events`) before its stopping rule.
+    #[error(
+        "{key}: one replication needs at least {events:.3e} events, more than the limit of {limit:.3e} events per replication; it could never finish (lower {key})"
+    )]
+    ReplicationEvents {
+        /// The key that makes the run long.
+        key: String,
+        /// Lower bound on the events of one replication.
+        events: f64,
+        /// The per-replication limit.
+        limit: f64,
+    },
+    /// The whole run would take longer than the budget allows.
+    #[error(
+        "{key}: the run needs at least {events:.3e} events (limit {limit:.0e}), about {} on {threads} threads; lower {key}, or pass --force to run it anyway",
+        human_duration(*seconds)
+    )]
+    Events {
+        /// The key that makes the run long.
+        key: String,
+        /// Lower bound on the events of the run.
+        events: f64,
+        /// The limit.
+        limit: f64,
+        /// Estimated wall-clock seconds.
+        seconds: f64,
+        /// Threads assumed.
+        threads: u32,
+    },
+}
+
+impl Budget {
+    /// Estimates the run and refuses it when it exceeds a limit.
+    pub fn check(
+        &self,
+        network: &Network,
+        config: &RunConfig,
+        visits: &[Option<Vec<f64>>],
+    ) -> Result<Estimate, BudgetError> {
+        let e = estimate(network, config, visits);
+        if e.bytes > self.max_memory_bytes {
+            return Err(BudgetError::Memory {
+                key: e.memory_key.clone(),
+                bytes: e.bytes,
+                replication_bytes: e.replication_bytes,
+                parallel: e.parallel,
+                limit: self.max_memory_bytes,
+            });
+        }
+        if let Some(ev) = e.replication_events
+            && ev > config.max_events as f64
+        {
+            return Err(BudgetError::ReplicationEvents {
+                key: e.events_key.clone(),
+                events: ev,
+                limit: config.max_events as f64,
+            });
+        }
+        if let (Some(ev), Some(limit)) = (e.events, self.max_events)
+            && ev > limit
+        {
+            return Err(BudgetError::Events {
+                key: e.events_key.clone(),
+                events: ev,
+                limit,
+                seconds: e.seconds().unwrap_or(0.0),
+                threads: e.threads,
+            });
+        }
+        Ok(e)
+    }
+}
+
+/// The key path of class `c`'s workload: a single class named `default` is
+/// the model's `[workload]` table, others are `classes.NAME`.
+fn class_key(network: &Network, c: usize) -> String {
+    let spec = network.spec();
+    if spec.classes.len() == 1 && spec.classes[c].name == "default" {
+        "workload".into()
+    } else {
+        format!("classes.{}", spec.classes[c].name)
+    }
+}
+
+/// Estimates the memory and events of a run of `network` under `config`
+/// from the spec alone (no allocation beyond a few small vectors).
+///
+/// `visits[c]` holds class `c`'s mean visits per interaction to each
+/// station (the job itself, not its fork sub-jobs), e.g. from
+/// `qsim_theory::visit_ratios`; a missing entry counts no visits, which
+/// keeps the event count a lower bound.
+pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>>]) -> Estimate {
+    let spec = network.spec();
+    let threads = if config.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get()) as u32
+    } else {
+        config.threads.min(u32::MAX as usize) as u32
+    };
+    let replications = match config.precision {
+        Some(Precision {
+            max_replications, ..
+        }) => max_replications.max(config.replications),
+        None => config.replications,
+    };
+    let parallel = threads.min(replications).max(1);
+
+    // Jobs present at once: every closed job, and for each fork a class
+    // visits, every parent that may be split at once times the fan-out.
+    let mut jobs = 0.0f64;
+    let mut key = String::new();
+    let mut biggest = -1.0f64;
+    let mut events_per_job = Vec::with_capacity(spec.classes.len());
+    for (c, class) in spec.classes.iter().enumerate() {
+        let parents = match class.workload {
+            Workload::Closed { population, .. } => f64::from(population),
+            // Open jobs are bounded by `max_jobs_present` only when the
+            // model is unstable, which the run detects; count one parent.
+            Workload::Open { .. } => 1.0,
+        };
+        if let Workload::Closed { population, .. } = class.workload {
+            let own = f64::from(population);
+            jobs += own;
+            if own > biggest {
+                biggest = own;
+                key = format!("{}.population", class_key(network, c));
+            }
+        }
+        let visits = visits.get(c).and_then(Option::as_ref);
+        // An interaction starts with an event unless it has no think time.
+        let mut per_job = match &class.workload {
+            Workload::Closed { think: None, .. } => 0.0,
+            _ => 1.0,
+        };
+        // One event per visit where every job's service ends with its own
+        // event (batches and links serve groups, forks and joins are instant).
+        let own_event = |s: usize| {
+            matches!(
+                spec.stations[s].kind,
+                StationKind::Delay | StationKind::Queue { .. } | StationKind::Latch(_)
+            )
+        };
+        for (s, st) in spec.stations.iter().enumerate() {
+            let v = visits.and_then(|v| v.get(s)).copied().unwrap_or(0.0);
+            if own_event(s) {
+                per_job += v;
+            }
+            // Without visit ratios a fork may be visited: count it.
+            if let StationKind::Fork(f) = &st.kind
+                && (v > 0.0 || visits.is_none())
+            {
+                let subs = parents * f64::from(f.fan_out);
+                jobs += subs;
+                if f.targets.iter().all(|&(t, _)| own_event(t)) {
+                    per_job += v * f64::from(f.fan_out);
+                }
+                if subs > biggest {
+                    biggest = subs;
+                    key = format!("stations.{}.fan_out", st.name);
+                }
+            }
+        }
+        events_per_job.push(per_job);
+    }
+    if key.is_empty() {
+        key = "stations".into();
+    }
+    let fixed =
+        (spec.classes.len() as u64 + 1) * CLASS_BYTES + spec.stations.len() as u64 * STATION_BYTES;
+    let replication_bytes = (jobs * JOB_BYTES as f64).min(u64::MAX as f64 / 2.0) as u64 + fixed;
+    let bytes = replication_bytes.saturating_mul(u64::from(parallel));
+
+    // Events: only job-counted phases give a job count. A replication
+    // completes its jobs across the classes, so the cheapest class per job
+    // gives the lower bound.
+    let cheapest = events_per_job.iter().copied().fold(f64::INFINITY, f64::min);
+    let warm = match config.warmup {
+        Warmup::Jobs(n) => Some(n as f64),
+        Warmup::None => Some(0.0),
+        Warmup::Time(_) | Warmup::Mser5 => None,
+    };
+    let stop = match config.stop {
+        Stop::Jobs(n) => Some(n as f64),
+        Stop::Time(_) => None,
+    };
+    let (replication_events, events_key) = match (warm, stop) {
+        (Some(w), Some(s)) if cheapest.is_finite() => {
+            let k = if w > s {
+                "simulation.warmup"
+            } else {
+                "simulation.stop"
+            };
+            (Some((w + s) * cheapest), k)
+        }
+        (None, Some(s)) if cheapest.is_finite() => (Some(s * cheapest), "simulation.stop"),
+        _ => (None, "simulation.stop"),
+    };
+    let events = replication_events.map(|e| e * f64::from(replications));
+    let events_key = match (replication_events, events) {
+        (Some(r), Some(_)) if r < 1e12 && replications > 1000 => "simulation.replications",
+        _ => events_key,
+    };
+    Estimate {
+        replication_bytes,
+        parallel,
+        bytes,
+        memory_key: key,
+        replication_events,
+        events,
+        events_key: events_key.into(),
+        threads,
+    }
+}
+
+/// `bytes` in KiB, MiB, GiB or TiB with three significant figures.
+pub fn human_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = b;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.3} {}", units[u])
+    }
+}
+
+/// Seconds as seconds, minutes, hours or days.
+pub fn human_duration(seconds: f64) -> String {
+    if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 7200.0 {
+        format!("{:.0} minutes", seconds / 60.0)
+    } else if seconds < 172_800.0 {
+        format!("{:.1} hours", seconds / 3600.0)
+    } else {
+        format!("{:.1} days", seconds / 86400.0)
+    }
+}
