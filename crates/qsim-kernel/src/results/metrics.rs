@@ -1,0 +1,665 @@
+//! The one table of metric names (`METRICS`): every output spells a metric
+//! from here, and summaries serialize through it.
+
+use super::*;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+/// What a metric describes: the whole network, one station, one class or one
+/// region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// The whole network.
+    System,
+    /// One station.
+    Station,
+    /// One job class.
+    Class,
+    /// One region (throttle).
+    Region,
+}
+
+impl Scope {
+    /// Every scope, in report order.
+    pub const ALL: [Scope; 4] = [Scope::System, Scope::Station, Scope::Class, Scope::Region];
+
+    /// The word that names the scope in JSON objects, CSV `scope` columns,
+    /// sweep columns and derived-metric variables: `system`, `stations`,
+    /// `classes`, `regions` (the TOML tables of the same name).
+    pub fn key(self) -> &'static str {
+        match self {
+            Scope::System => "system",
+            Scope::Station => "stations",
+            Scope::Class => "classes",
+            Scope::Region => "regions",
+        }
+    }
+}
+
+/// The unit of a metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// Per second (names end in `_per_s`).
+    PerSecond,
+    /// Seconds (names end in `_s`).
+    Seconds,
+    /// A fraction between 0 and 1.
+    Fraction,
+    /// A number of jobs (or threads).
+    Jobs,
+}
+
+impl Unit {
+    /// The unit as written in docs: `1/s`, `s`, `fraction`, `jobs`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Unit::PerSecond => "1/s",
+            Unit::Seconds => "s",
+            Unit::Fraction => "fraction",
+            Unit::Jobs => "jobs",
+        }
+    }
+}
+
+/// How a metric is read from results. Each reader gets the part of the
+/// results its scope names.
+#[derive(Clone, Copy)]
+enum Read {
+    /// A system or class figure, from the throughput and response estimates.
+    Flow {
+        summary: fn(&Estimate, &ResponseEstimate) -> Estimate,
+        replication: fn(&ReplicationClass) -> f64,
+    },
+    /// P(R > SLA), system only, present when an SLA is set.
+    Sla,
+    /// A station figure; `None` when it does not apply to the station.
+    Station {
+        summary: fn(&StationResults) -> Option<Estimate>,
+        replication: fn(&ReplicationStation) -> f64,
+    },
+    /// A region figure.
+    Region {
+        summary: fn(&RegionResults) -> Estimate,
+        replication: fn(&ReplicationRegion) -> f64,
+    },
+}
+
+/// One metric qsim reports: its scope, its one name, its unit, the label of
+/// tables and charts, and how to read it.
+///
+/// The same name is the JSON key, the run CSV `metric`, the sweep column
+/// (`stations.NAME.` + name for a station metric) and the derived-metric
+/// variable (`stations.NAME.` + name).
+#[derive(Clone, Copy)]
+pub struct Metric {
+    /// What the metric describes.
+    pub scope: Scope,
+    /// Its name, units included (`throughput_per_s`, `response_time_p99_s`).
+    pub name: &'static str,
+    /// Its unit.
+    pub unit: Unit,
+    /// Short label for tables and charts.
+    pub label: &'static str,
+    /// One sentence on what it measures.
+    pub doc: &'static str,
+    /// Whether sweeps write it as a column of `points.csv` (every metric of
+    /// the point's scopes goes to `points.jsonl`).
+    pub sweep_column: bool,
+    /// Older derived-metric spellings still accepted (see CHANGELOG.md).
+    pub aliases: &'static [&'static str],
+    read: Read,
+}
+
+impl std::fmt::Debug for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.scope.key(), self.name)
+    }
+}
+
+impl PartialEq for Metric {
+    fn eq(&self, other: &Metric) -> bool {
+        self.scope == other.scope && self.name == other.name
+    }
+}
+
+/// Metric names that other code refers to (the table below uses them too).
+pub mod names {
+    /// Completions (departures for a station) per second.
+    pub const THROUGHPUT_PER_S: &str = "throughput_per_s";
+    /// Mean response time, seconds.
+    pub const RESPONSE_TIME_S: &str = "response_time_s";
+    /// Median response time, seconds.
+    pub const RESPONSE_TIME_P50_S: &str = "response_time_p50_s";
+    /// 90th-percentile response time, seconds.
+    pub const RESPONSE_TIME_P90_S: &str = "response_time_p90_s";
+    /// 95th-percentile response time, seconds.
+    pub const RESPONSE_TIME_P95_S: &str = "response_time_p95_s";
+    /// 99th-percentile response time, seconds.
+    pub const RESPONSE_TIME_P99_S: &str = "response_time_p99_s";
+    /// 99.9th-percentile response time, seconds.
+    pub const RESPONSE_TIME_P999_S: &str = "response_time_p999_s";
+    /// Fraction of interactions slower than the SLA.
+    pub const SLA_VIOLATION: &str = "sla_violation";
+    /// Busy fraction of a station.
+    pub const UTILIZATION: &str = "utilization";
+    /// Mean jobs present at a station.
+    pub const MEAN_JOBS: &str = "mean_jobs";
+    /// Mean wait before service (station) or for admission (region), seconds.
+    pub const WAIT_TIME_S: &str = "wait_time_s";
+    /// Mean jobs per batch.
+    pub const MEAN_BATCH_SIZE: &str = "mean_batch_size";
+    /// Batches started per second.
+    pub const BATCHES_PER_S: &str = "batches_per_s";
+    /// Mean threads spinning on a latch.
+    pub const MEAN_SPINNING: &str = "mean_spinning";
+    /// Mean threads asleep on a latch.
+    pub const MEAN_SLEEPING: &str = "mean_sleeping";
+    /// Mean jobs waiting for admission to a region.
+    pub const MEAN_WAITING: &str = "mean_waiting";
+    /// Mean jobs inside a region.
+    pub const MEAN_INSIDE: &str = "mean_inside";
+}
+
+use names::*;
+
+// One table row per call: the arguments are the row's columns.
+#[allow(clippy::too_many_arguments)]
+const fn flow(
+    scope: Scope,
+    name: &'static str,
+    unit: Unit,
+    label: &'static str,
+    doc: &'static str,
+    aliases: &'static [&'static str],
+    summary: fn(&Estimate, &ResponseEstimate) -> Estimate,
+    replication: fn(&ReplicationClass) -> f64,
+) -> Metric {
+    Metric {
+        scope,
+        name,
+        unit,
+        label,
+        doc,
+        sweep_column: matches!(scope, Scope::System),
+        aliases,
+        read: Read::Flow {
+            summary,
+            replication,
+        },
+    }
+}
+
+macro_rules! flow_metrics {
+    // $a: accept the old mean names; $p: accept the old percentile names.
+    ($scope:expr, $a:expr, $p:expr) => {
+        [
+            flow(
+                $scope,
+                THROUGHPUT_PER_S,
+                Unit::PerSecond,
+                "throughput",
+                "completed interactions per second",
+                if $a { &["throughput"] } else { &[] },
+                |x, _| *x,
+                |r| r.throughput_per_s,
+            ),
+            flow(
+                $scope,
+                RESPONSE_TIME_S,
+                Unit::Seconds,
+                "response time",
+                "mean time from the start of an interaction (leaving think, or arriving) to its end",
+                if $a { &["response_time"] } else { &[] },
+                |_, r| Estimate {
+                    mean: r.mean,
+                    ci95: r.ci95,
+                },
+                |r| r.response_time_s,
+            ),
+            flow(
+                $scope,
+                RESPONSE_TIME_P50_S,
+                Unit::Seconds,
+                "p50",
+                "median response time",
+                if $p { &["p50"] } else { &[] },
+                |_, r| r.p50,
+                |r| r.percentiles_s[0],
+            ),
+            flow(
+                $scope,
+                RESPONSE_TIME_P90_S,
+                Unit::Seconds,
+                "p90",
+                "90th percentile of the response time",
+                if $p { &["p90"] } else { &[] },
+                |_, r| r.p90,
+                |r| r.percentiles_s[1],
+            ),
+            flow(
+                $scope,
+                RESPONSE_TIME_P95_S,
+                Unit::Seconds,
+                "p95",
+                "95th percentile of the response time",
+                if $p { &["p95"] } else { &[] },
+                |_, r| r.p95,
+                |r| r.percentiles_s[2],
+            ),
+            flow(
+                $scope,
+                RESPONSE_TIME_P99_S,
+                Unit::Seconds,
+                "p99",
+                "99th percentile of the response time",
+                if $p { &["p99"] } else { &[] },
+                |_, r| r.p99,
+                |r| r.percentiles_s[3],
+            ),
+            flow(
+                $scope,
+                RESPONSE_TIME_P999_S,
+                Unit::Seconds,
+                "p99.9",
+                "99.9th percentile of the response time",
+                if $p { &["p999"] } else { &[] },
+                |_, r| r.p999,
+                |r| r.percentiles_s[4],
+            ),
+        ]
+    };
+}
+
+const SYSTEM_FLOW: [Metric; 7] = flow_metrics!(Scope::System, true, true);
+const CLASS_FLOW: [Metric; 7] = flow_metrics!(Scope::Class, true, false);
+
+const SLA: Metric = Metric {
+    scope: Scope::System,
+    name: SLA_VIOLATION,
+    unit: Unit::Fraction,
+    label: "P(R > SLA)",
+    doc: "fraction of interactions slower than `simulation.sla_s` (present when it is set)",
+    sweep_column: true,
+    aliases: &[],
+    read: Read::Sla,
+};
+
+// One table row per call: the arguments are the row's columns.
+#[allow(clippy::too_many_arguments)]
+const fn station(
+    name: &'static str,
+    unit: Unit,
+    label: &'static str,
+    doc: &'static str,
+    sweep_column: bool,
+    aliases: &'static [&'static str],
+    summary: fn(&StationResults) -> Option<Estimate>,
+    replication: fn(&ReplicationStation) -> f64,
+) -> Metric {
+    Metric {
+        scope: Scope::Station,
+        name,
+        unit,
+        label,
+        doc,
+        sweep_column,
+        aliases,
+        read: Read::Station {
+            summary,
+            replication,
+        },
+    }
+}
+
+const STATION: [Metric; 9] = [
+    station(
+        THROUGHPUT_PER_S,
+        Unit::PerSecond,
+        "throughput /s",
+        "departures per second",
+        true,
+        &["throughput"],
+        |s| Some(s.throughput_per_s),
+        |s| s.throughput_per_s,
+    ),
+    station(
+        UTILIZATION,
+        Unit::Fraction,
+        "utilization",
+        "busy fraction: mean busy servers / servers (0 for a delay station)",
+        true,
+        &[],
+        |s| Some(s.utilization),
+        |s| s.utilization,
+    ),
+    station(
+        MEAN_JOBS,
+        Unit::Jobs,
+        "mean jobs",
+        "time-average number present, queued and in service",
+        true,
+        &[],
+        |s| Some(s.mean_jobs),
+        |s| s.mean_jobs,
+    ),
+    station(
+        RESPONSE_TIME_S,
+        Unit::Seconds,
+        "response",
+        "mean time from arrival at the station to departure",
+        true,
+        &["response_time"],
+        |s| Some(s.response_time_s),
+        |s| s.response_time_s,
+    ),
+    station(
+        WAIT_TIME_S,
+        Unit::Seconds,
+        "wait",
+        "mean time from arrival at the station to the start of service",
+        false,
+        &["wait_time"],
+        |s| Some(s.wait_time_s),
+        |s| s.wait_time_s,
+    ),
+    station(
+        MEAN_BATCH_SIZE,
+        Unit::Jobs,
+        "batch",
+        "mean jobs per batch (batch and link stations)",
+        false,
+        &[],
+        |s| s.mean_batch_size,
+        |s| s.mean_batch_size,
+    ),
+    station(
+        BATCHES_PER_S,
+        Unit::PerSecond,
+        "batches /s",
+        "batches started per second (batch and link stations)",
+        false,
+        &[],
+        |s| s.batches_per_s,
+        |s| s.batches_per_s,
+    ),
+    station(
+        MEAN_SPINNING,
+        Unit::Jobs,
+        "spinning",
+        "time-average threads spinning on the latch (latches with `spin`)",
+        false,
+        &[],
+        |s| s.mean_spinning,
+        |s| s.mean_spinning,
+    ),
+    station(
+        MEAN_SLEEPING,
+        Unit::Jobs,
+        "sleeping",
+        "time-average threads asleep or being switched back in (latches with `spin`)",
+        false,
+        &[],
+        |s| s.mean_sleeping,
+        |s| s.mean_sleeping,
+    ),
+];
+
+const fn region(
+    name: &'static str,
+    unit: Unit,
+    label: &'static str,
+    doc: &'static str,
+    sweep_column: bool,
+    summary: fn(&RegionResults) -> Estimate,
+    replication: fn(&ReplicationRegion) -> f64,
+) -> Metric {
+    Metric {
+        scope: Scope::Region,
+        name,
+        unit,
+        label,
+        doc,
+        sweep_column,
+        aliases: &[],
+        read: Read::Region {
+            summary,
+            replication,
+        },
+    }
+}
+
+const REGION: [Metric; 3] = [
+    region(
+        WAIT_TIME_S,
+        Unit::Seconds,
+        "admission wait",
+        "mean time waiting outside for admission",
+        true,
+        |g| g.wait_time_s,
+        |g| g.wait_time_s,
+    ),
+    region(
+        MEAN_WAITING,
+        Unit::Jobs,
+        "mean waiting",
+        "time-average number waiting for admission",
+        true,
+        |g| g.mean_waiting,
+        |g| g.mean_waiting,
+    ),
+    region(
+        MEAN_INSIDE,
+        Unit::Jobs,
+        "mean inside",
+        "time-average number inside the region",
+        false,
+        |g| g.mean_inside,
+        |g| g.mean_inside,
+    ),
+];
+
+/// Every metric, by scope and then in report order.
+pub static METRICS: [Metric; 27] = [
+    SYSTEM_FLOW[0],
+    SYSTEM_FLOW[1],
+    SYSTEM_FLOW[2],
+    SYSTEM_FLOW[3],
+    SYSTEM_FLOW[4],
+    SYSTEM_FLOW[5],
+    SYSTEM_FLOW[6],
+    SLA,
+    STATION[0],
+    STATION[1],
+    STATION[2],
+    STATION[3],
+    STATION[4],
+    STATION[5],
+    STATION[6],
+    STATION[7],
+    STATION[8],
+    CLASS_FLOW[0],
+    CLASS_FLOW[1],
+    CLASS_FLOW[2],
+    CLASS_FLOW[3],
+    CLASS_FLOW[4],
+    CLASS_FLOW[5],
+    CLASS_FLOW[6],
+    REGION[0],
+    REGION[1],
+    REGION[2],
+];
+
+/// The metrics of one scope, in report order.
+pub fn metrics(scope: Scope) -> impl Iterator<Item = &'static Metric> {
+    METRICS.iter().filter(move |m| m.scope == scope)
+}
+
+/// The metric of `scope` called `name`, or one of its older spellings.
+pub fn metric(scope: Scope, name: &str) -> Option<&'static Metric> {
+    metrics(scope).find(|m| m.name == name || m.aliases.contains(&name))
+}
+
+impl Metric {
+    /// Whether it is a response-time percentile (`response_time_p99_s`).
+    pub fn is_percentile(&self) -> bool {
+        matches!(
+            self.name,
+            RESPONSE_TIME_P50_S
+                | RESPONSE_TIME_P90_S
+                | RESPONSE_TIME_P95_S
+                | RESPONSE_TIME_P99_S
+                | RESPONSE_TIME_P999_S
+        )
+    }
+
+    /// The metric of `scope` called `name` (canonical names only); panics on
+    /// a name the table does not hold, so it is for names taken from
+    /// [`names`].
+    pub fn get(scope: Scope, name: &str) -> &'static Metric {
+        metrics(scope)
+            .find(|m| m.name == name)
+            .unwrap_or_else(|| panic!("no {} metric {name}", scope.key()))
+    }
+
+    /// Its key path for one item: `throughput_per_s` for a system metric,
+    /// `stations.cpu.utilization` for a station metric of `cpu`.
+    pub fn path(&self, item: &str) -> String {
+        match self.scope {
+            Scope::System => self.name.to_string(),
+            s => format!("{}.{item}.{}", s.key(), self.name),
+        }
+    }
+
+    /// The metric's estimate in a run summary, for item `index` of its scope
+    /// (ignored for system metrics); `None` when it does not apply.
+    pub fn summary(&self, r: &RunResults, index: usize) -> Option<Estimate> {
+        match (self.read, self.scope) {
+            (Read::Flow { summary, .. }, Scope::System) => Some(summary(
+                &r.system.throughput_per_s,
+                &r.system.response_time_s,
+            )),
+            (Read::Flow { summary, .. }, _) => r
+                .classes
+                .get(index)
+                .map(|c| summary(&c.throughput_per_s, &c.response_time_s)),
+            (Read::Sla, _) => r.system.sla_violation,
+            (Read::Station { summary, .. }, _) => r.stations.get(index).and_then(summary),
+            (Read::Region { summary, .. }, _) => r.regions.get(index).map(summary),
+        }
+    }
+
+    /// The metric's value in one replication, for item `index` of its scope;
+    /// `None` when the item does not exist. Metrics that do not apply to an
+    /// item read 0.
+    pub fn replication(&self, rep: &ReplicationResult, index: usize) -> Option<f64> {
+        match (self.read, self.scope) {
+            (Read::Flow { replication, .. }, Scope::System) => Some(replication(&rep.system)),
+            (Read::Flow { replication, .. }, _) => rep.classes.get(index).map(replication),
+            (Read::Sla, _) => Some(rep.system.sla_violation),
+            (Read::Station { replication, .. }, _) => rep.stations.get(index).map(replication),
+            (Read::Region { replication, .. }, _) => rep.regions.get(index).map(replication),
+        }
+    }
+}
+
+/// Writes the metrics of `scope` that apply to one item.
+fn put_metrics<M: SerializeMap>(
+    m: &mut M,
+    scope: Scope,
+    read: impl Fn(&Metric) -> Option<Estimate>,
+) -> Result<(), M::Error> {
+    for metric in metrics(scope) {
+        if let Some(e) = read(metric) {
+            m.serialize_entry(metric.name, &e)?;
+        }
+    }
+    Ok(())
+}
+
+impl Serialize for SystemResults {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        put_metrics(&mut m, Scope::System, |metric| match metric.read {
+            Read::Flow { summary, .. } => {
+                Some(summary(&self.throughput_per_s, &self.response_time_s))
+            }
+            Read::Sla => self.sla_violation,
+            _ => None,
+        })?;
+        m.end()
+    }
+}
+
+impl Serialize for ClassResults {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        put_metrics(&mut m, Scope::Class, |metric| match metric.read {
+            Read::Flow { summary, .. } => {
+                Some(summary(&self.throughput_per_s, &self.response_time_s))
+            }
+            _ => None,
+        })?;
+        m.end()
+    }
+}
+
+impl Serialize for StationResults {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("kind", &self.kind)?;
+        put_metrics(&mut m, Scope::Station, |metric| match metric.read {
+            Read::Station { summary, .. } => summary(self),
+            _ => None,
+        })?;
+        m.end()
+    }
+}
+
+impl Serialize for RegionResults {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        put_metrics(&mut m, Scope::Region, |metric| match metric.read {
+            Read::Region { summary, .. } => Some(summary(self)),
+            _ => None,
+        })?;
+        m.end()
+    }
+}
+
+/// Something listed by name in results.
+pub trait Named {
+    /// Its name.
+    fn name(&self) -> &str;
+}
+
+impl Named for StationResults {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Named for ClassResults {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Named for RegionResults {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Serializes a list as an object keyed by each item's name, in list order.
+pub(super) fn by_name<T: Named + Serialize, S: Serializer>(
+    items: &[T],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let mut m = s.serialize_map(Some(items.len()))?;
+    for item in items {
+        m.serialize_entry(item.name(), item)?;
+    }
+    m.end()
+}
