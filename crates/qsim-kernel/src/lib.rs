@@ -135,7 +135,7 @@ mod run;
 mod sim;
 pub mod time;
 
-pub use config::{Precision, RunConfig, Stop, Warmup};
+pub use config::{DEFAULT_WARMUP, Precision, RunConfig, Stop, Warmup};
 pub use dist::{Dist, DistError, Family};
 pub use error::RunError;
 pub use network::*;

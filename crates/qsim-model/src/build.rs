@@ -1435,9 +1435,7 @@ fn simulation(
             None => ok = false,
         }
     }
-    let mut stop_given = false;
     if let Some(n) = s.get("stop") {
-        stop_given = true;
         match jobs_or_time(ctx, n, &p("stop"), false) {
             Some(JobsOrTime::Jobs(j)) => run.stop = Stop::Jobs(j),
             Some(JobsOrTime::Time(t)) => run.stop = Stop::Time(t),
@@ -1460,13 +1458,9 @@ fn simulation(
                 },
             }
         }
-        None if stop_given => {
-            run.warmup = match run.stop {
-                Stop::Jobs(j) => Warmup::Jobs(j / 10),
-                Stop::Time(t) => Warmup::Time(t / 10.0),
-            }
-        }
-        None => {}
+        // No warm-up given: 10% of whatever stop the run ends up with
+        // (`--jobs`/`--time` may replace the file's), resolved at run start.
+        None => run.warmup = qsim_kernel::DEFAULT_WARMUP,
     }
     if let Some(n) = s.get("precision") {
         let pp = p("precision");

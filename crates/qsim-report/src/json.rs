@@ -85,11 +85,12 @@ pub fn to_json(report: &Report) -> Value {
         Stop::Jobs(n) => json!({ "jobs": n }),
         Stop::Time(t) => json!({ "time_s": t }),
     };
-    let warmup = match c.warmup {
+    let warmup = match c.effective_warmup() {
         Warmup::None => json!("none"),
         Warmup::Jobs(n) => json!({ "jobs": n }),
         Warmup::Time(t) => json!({ "time_s": t }),
         Warmup::Mser5 => json!("mser5"),
+        Warmup::Fraction(f) => json!({ "fraction": f }),
     };
     json!({
         "model": report.model,

@@ -132,11 +132,12 @@ pub fn to_table(report: &Report) -> String {
         Stop::Jobs(n) => format!("{n} jobs"),
         Stop::Time(t) => format!("{} simulated", dur(t)),
     };
-    let warmup = match c.warmup {
+    let warmup = match c.effective_warmup() {
         Warmup::None => "no warm-up".to_string(),
         Warmup::Jobs(n) => format!("warm-up {n} jobs"),
         Warmup::Time(t) => format!("warm-up {}", dur(t)),
         Warmup::Mser5 => format!("warm-up MSER-5 (mean {})", dur(r.warmup_time_s)),
+        Warmup::Fraction(f) => format!("warm-up {}% of the stop", f * 100.0),
     };
     let _ = writeln!(out, "model {}", report.model);
     let _ = writeln!(

@@ -25,8 +25,8 @@ impl Simulation {
     /// closed job placed per the network's initial state.
     pub fn new(network: &Network, config: &RunConfig, index: u32) -> Result<Simulation, RunError> {
         check_config(config)?;
-        let warm = match config.warmup {
-            Warmup::None | Warmup::Mser5 => WarmPlan::None,
+        let warm = match config.effective_warmup() {
+            Warmup::None | Warmup::Mser5 | Warmup::Fraction(_) => WarmPlan::None,
             Warmup::Jobs(n) => WarmPlan::Jobs(n),
             Warmup::Time(t) => WarmPlan::Time(t),
         };
