@@ -35,7 +35,12 @@ impl ModelArgs {
     /// Loads the model with its overrides; errors are usage errors (exit 2).
     pub fn load(&self) -> Result<Model> {
         let overrides = parse_overrides(&self.set)?;
-        Ok(qsim_model::load_file(&self.model, &overrides)?)
+        let model = qsim_model::load_file(&self.model, &overrides)?;
+        // A warning does not stop the model; it is said where it is found.
+        for w in &model.warnings {
+            eprintln!("{w}");
+        }
+        Ok(model)
     }
 }
 
@@ -149,7 +154,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         .with_context(|| format!("simulating {}", args.model.model.display()))?;
     let derived = derived_metrics(&model, &results)?;
     let model_name = args.model.model.display().to_string();
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = model.warnings.iter().map(|w| w.to_string()).collect();
     if !args.no_bistability_check
         && let Some(w) = bistability_warning(&model.network, &config, &results)?
     {

@@ -456,3 +456,34 @@ fn fit_reports_coefficients_and_rejects_bad_csv() {
         assert!(!err.contains("panicked"), "{name}: {err}");
     }
 }
+
+#[test]
+fn model_warnings_are_printed_located_and_kept_in_json() {
+    // One replication and a station no class visits: the model runs, and
+    // both warnings are said on stderr (check and run) and in the JSON.
+    let text = "[simulation]\nreplications = 1\n\n[workload]\ntype = \"closed\"\npopulation = 2\nroute = [\"cpu\"]\n\n[stations.cpu]\nkind = \"queue\"\nservice = { dist = \"exponential\", mean = 0.01 }\n\n[stations.idle]\nkind = \"delay\"\nservice = { dist = \"exponential\", mean = 1.0 }\n";
+    let path = model_file("warned.toml", text);
+    let p = path.to_str().unwrap();
+    let wanted = [
+        "warned.toml:2:16: warning: simulation.replications: one replication gives no confidence interval",
+        "warned.toml:13:11: warning: stations.idle: station idle is never visited by any class",
+    ];
+    let out = qsim(&["check", p]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for w in wanted {
+        assert!(stderr(&out).contains(w), "no `{w}` in:\n{}", stderr(&out));
+    }
+    let out = qsim(&["run", p, "--format", "json", "--jobs", "2000"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    for w in wanted {
+        assert!(stderr(&out).contains(w), "no `{w}` in:\n{}", stderr(&out));
+        assert!(json.iter().any(|j| j.contains(w)), "no `{w}` in {json:?}");
+    }
+}

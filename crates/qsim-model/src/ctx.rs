@@ -283,6 +283,41 @@ impl<'a> Ctx<'a> {
             .map(|v| v as u32)
     }
 
+    /// A count kept in a `u32` (servers, jobs, a batch size): a whole
+    /// number that is not negative. Whether it may be 0 is a range rule of
+    /// the kernel's validation, reported there.
+    pub fn count(&mut self, node: &Node, path: &str, what: &str) -> Option<u32> {
+        let too_big = |v: &str| format!("expected {what} of at most {}, found {v}", u32::MAX);
+        let v = match node.v {
+            V::Int(i) => i,
+            V::Float(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 => f as i64,
+            V::Float(f) if f.is_finite() && f >= 9.0e15 => {
+                self.error(&node.origin, path, too_big(&num(f)));
+                return None;
+            }
+            _ => {
+                return self
+                    .int(node, path, 0, i64::from(u32::MAX), what)
+                    .map(|v| v as u32);
+            }
+        };
+        if v < 0 {
+            self.error(
+                &node.origin,
+                path,
+                format!("expected {what}, found {v}: a count cannot be negative"),
+            );
+            return None;
+        }
+        match u32::try_from(v) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                self.error(&node.origin, path, too_big(&v.to_string()));
+                None
+            }
+        }
+    }
+
     pub fn str<'n>(&mut self, node: &'n Node, path: &str, what: &str) -> Option<&'n str> {
         match &node.v {
             V::Str(s) => Some(s),

@@ -245,17 +245,7 @@ fn empirical(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> Option<
             let p = child(path, "file");
             let name = ctx.str(f, &p, "a file name")?;
             let full = base.join(name);
-            let text = match std::fs::read_to_string(&full) {
-                Ok(t) => t,
-                Err(e) => {
-                    ctx.error(
-                        &f.origin,
-                        &p,
-                        format!("cannot read the samples file {}: {e}", full.display()),
-                    );
-                    return None;
-                }
-            };
+            let text = read_samples_file(ctx, f, &p, &full)?;
             let mut out = Vec::new();
             for (i, line) in text.lines().enumerate() {
                 let field = line.split(',').next().unwrap_or("").trim();
@@ -263,6 +253,18 @@ fn empirical(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> Option<
                     continue;
                 }
                 match field.parse::<f64>() {
+                    Ok(_) if out.len() == MAX_SAMPLES => {
+                        ctx.error(
+                            &f.origin,
+                            &p,
+                            format!(
+                                "{} has more than {MAX_SAMPLES} samples (the limit; found one more on line {}); expected a sample of at most {MAX_SAMPLES} values",
+                                full.display(),
+                                i + 1
+                            ),
+                        );
+                        return None;
+                    }
                     Ok(v) if v.is_finite() && v >= 0.0 => out.push(v),
                     Ok(v) => {
                         ctx.error(
@@ -308,6 +310,64 @@ fn empirical(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> Option<
         Ok(d) => Some(d),
         Err(e) => {
             ctx.error(&node.origin, path, format!("{e}"));
+            None
+        }
+    }
+}
+
+/// Most bytes read from an `empirical` samples file: a file of ten
+/// million samples fits; an endless device (`/dev/zero`) or a huge file is
+/// refused instead of filling memory.
+const MAX_SAMPLES_FILE_BYTES: u64 = 64 << 20;
+/// Most samples an `empirical` distribution keeps (8 bytes each).
+const MAX_SAMPLES: usize = 10_000_000;
+
+/// The text of a samples file, read with a bound; a located error names the
+/// file, how much was read and the limit.
+fn read_samples_file(ctx: &mut Ctx<'_>, f: &Node, p: &str, full: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let read = std::fs::File::open(full).and_then(|file| {
+        file.take(MAX_SAMPLES_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+    });
+    if let Err(e) = read {
+        ctx.error(
+            &f.origin,
+            p,
+            format!("cannot read the samples file {}: {e}", full.display()),
+        );
+        return None;
+    }
+    if bytes.len() as u64 > MAX_SAMPLES_FILE_BYTES {
+        ctx.error_hint(
+            &f.origin,
+            p,
+            format!(
+                "the samples file {} is too large: read {} bytes and it goes on; expected at most {} bytes ({} MiB)",
+                full.display(),
+                bytes.len(),
+                MAX_SAMPLES_FILE_BYTES,
+                MAX_SAMPLES_FILE_BYTES >> 20
+            ),
+            Some(format!(
+                "use a random subset of at most {MAX_SAMPLES} samples, one number per line"
+            )),
+        );
+        return None;
+    }
+    match String::from_utf8(bytes) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            ctx.error(
+                &f.origin,
+                p,
+                format!(
+                    "the samples file {} is not text (invalid UTF-8 at byte {}); expected one number per line",
+                    full.display(),
+                    e.utf8_error().valid_up_to()
+                ),
+            );
             None
         }
     }

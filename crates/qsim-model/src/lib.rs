@@ -57,7 +57,7 @@ pub use error::{ModelError, ModelErrors, Severity};
 pub use expr::{EvalError, Expr, ExprError};
 
 use ctx::Ctx;
-use qsim_kernel::{Network, RunConfig, Workload};
+use qsim_kernel::{Field, Network, NetworkError, RunConfig, Scope, Target, Workload};
 use std::path::Path;
 use tree::{Node, Origin};
 
@@ -180,31 +180,34 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
             });
         }
     }
-    let built = build::build(&mut ctx, &root, base);
+    let mut built = build::build(&mut ctx, &root, base);
     let mut network = None;
-    let mut run = RunConfig::default();
-    let mut derived = Vec::new();
-    if let Some(b) = built
-        && !ctx.has_errors()
-    {
-        match Network::new(b.spec) {
+    let reader_ok = !ctx.has_errors();
+    // The kernel's range rules, located at the keys that hold the values:
+    // on the whole network when every part could be built, else on the
+    // parts that could, so every problem is reported at once.
+    let kernel_errors = match built.spec() {
+        Some(spec) => match Network::new(spec) {
             Ok(n) => {
-                stability_errors(&mut ctx, &n, &b.arrival_at, &b.class_paths);
-                unvisited_warnings(&mut ctx, &n, &root);
-                network = Some(n);
-            }
-            // Anything the kernel catches that the reader did not.
-            Err(errs) => {
-                for e in errs {
-                    let path = kernel_path(&e.path, &b.class_paths);
-                    let origin = locate(&root, &path);
-                    ctx.error(&origin, &path, e.message);
+                if reader_ok {
+                    stability_errors(&mut ctx, &n, &built.arrival_at, &built.class_paths);
+                    unvisited_warnings(&mut ctx, &n, &root);
                 }
+                network = Some(n);
+                Vec::new()
             }
-        }
-        run = b.run;
-        derived = b.derived;
+            Err(errs) => errs,
+        },
+        None => qsim_kernel::check_parts(&built.stations, &built.classes, &built.regions),
+    };
+    for e in kernel_errors.iter().chain(&built.piece_errors) {
+        let (origin, path) = locate(&root, &built.class_paths, e);
+        ctx.error(&origin, &path, e.message.clone());
     }
+    let (run, derived) = match (built.run, built.derived) {
+        (Some(run), Some(derived)) => (run, derived),
+        _ => (RunConfig::default(), Vec::new()),
+    };
     let mut problems = std::mem::take(&mut ctx.problems);
     // Overrides first, then in file order.
     problems.sort_by_key(|p| (p.line != 0, p.line, p.column));
@@ -381,10 +384,10 @@ fn unvisited_warnings(ctx: &mut Ctx<'_>, network: &Network, root: &Node) {
     let spec = network.spec();
     let mut used = vec![false; spec.stations.len()];
     for ci in 0..spec.classes.len() {
-        if let Some(v) = stability::visits(spec, ci) {
-            for (s, x) in v.iter().enumerate() {
-                used[s] |= *x > 0.0;
-            }
+        // Reachability, not visit ratios: linear in the routes, where
+        // solving the traffic equations is cubic in the stations.
+        for (u, r) in used.iter_mut().zip(spec.stations_reached(ci)) {
+            *u |= r;
         }
     }
     for st in &spec.stations {
@@ -394,13 +397,14 @@ fn unvisited_warnings(ctx: &mut Ctx<'_>, network: &Network, root: &Node) {
             used[s] = true;
         }
     }
+    // The spec's stations are the entries of [stations] in file order.
+    let entries = root.get("stations").and_then(|t| t.table()).unwrap_or(&[]);
     for (s, st) in spec.stations.iter().enumerate() {
         if !used[s] {
             let path = ctx::child("stations", &st.name);
-            let origin = root
-                .get("stations")
-                .and_then(|t| t.table())
-                .and_then(|t| t.iter().find(|e| e.key == st.name))
+            let origin = entries
+                .get(s)
+                .filter(|e| e.key == st.name)
                 .map_or(Origin::File(0..0), |e| e.key_origin.clone());
             ctx.warn(
                 &origin,
@@ -411,35 +415,70 @@ fn unvisited_warnings(ctx: &mut Ctx<'_>, network: &Network, root: &Node) {
     }
 }
 
-/// Maps a kernel error path to the key path of the file.
-fn kernel_path(path: &str, class_paths: &[String]) -> String {
-    let mut p = path.to_string();
-    if class_paths.len() == 1
-        && class_paths[0] == "workload"
-        && let Some(rest) = p.strip_prefix("classes.default")
-    {
-        p = format!("workload{rest}");
-    }
-    p.replace(".routing.entry", ".routing.source")
-}
-
-/// The origin of the deepest node on `path` that exists.
-fn locate(root: &Node, path: &str) -> Origin {
-    let Ok(segs) = tree::split_path(path) else {
-        return root.origin.clone();
+/// Where a kernel error points in the file: its typed location walked down
+/// the tree (scope, then each field), as far as the keys exist; the origin
+/// of the deepest node found and the key path of the whole location.
+fn locate(root: &Node, class_paths: &[String], e: &NetworkError) -> (Origin, String) {
+    let entry = |section: &str, i: usize| {
+        let t = root.get(section).and_then(Node::table)?;
+        t.get(i).map(|e| (&e.node, ctx::child(section, &e.key)))
     };
-    let mut node = root;
-    for seg in segs {
-        let Some(n) = node.get(&seg.key) else { break };
-        node = n;
-        for ix in seg.indices {
-            match &node.v {
-                tree::V::Array(items) if ix < items.len() => node = &items[ix],
-                _ => break,
-            }
+    let scope = match e.scope {
+        Scope::Network => Some((root, String::new())),
+        Scope::Station(s) => entry("stations", s),
+        Scope::Class(c) if class_paths.get(c).is_some_and(|p| p == "workload") => {
+            root.get("workload").map(|n| (n, "workload".to_string()))
         }
+        Scope::Class(c) => entry("classes", c),
+        Scope::Region(r) => entry("regions", r),
+        Scope::Initial => root
+            .get("simulation")
+            .and_then(|s| s.get("initial"))
+            .map(|n| (n, "simulation.initial".to_string())),
+    };
+    let Some((mut node, mut path)) = scope else {
+        return (root.origin.clone(), String::new());
+    };
+    let station = |s: usize| {
+        root.get("stations")
+            .and_then(Node::table)
+            .and_then(|t| t.get(s))
+            .map_or(format!("#{s}"), |e| e.key.clone())
+    };
+    let mut found = true;
+    for f in &e.field {
+        let key = match *f {
+            Field::Index(i) => {
+                let next = match &node.v {
+                    tree::V::Array(items) => items.get(i).map(|n| (n, format!("{path}[{i}]"))),
+                    tree::V::Table(t) => t.get(i).map(|e| (&e.node, ctx::child(&path, &e.key))),
+                    _ => None,
+                };
+                match next {
+                    Some((n, p)) if found => (node, path) = (n, p),
+                    _ => {
+                        found = false;
+                        path = format!("{path}[{i}]");
+                    }
+                }
+                continue;
+            }
+            // A link's service may be spelled `rtt`.
+            Field::Key("service") if node.get("service").is_none() && node.get("rtt").is_some() => {
+                "rtt".to_string()
+            }
+            Field::Key(k) => k.to_string(),
+            Field::From(None) => "source".into(),
+            Field::To(Target::Exit) => "sink".into(),
+            Field::From(Some(s)) | Field::To(Target::Station(s)) => station(s),
+        };
+        match node.get(&key) {
+            Some(n) if found => node = n,
+            _ => found = false,
+        }
+        path = ctx::child(&path, &key);
     }
-    node.origin.clone()
+    (node.origin.clone(), path)
 }
 
 /// The first comment block of a file, without the `#` marks.

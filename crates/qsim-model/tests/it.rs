@@ -330,6 +330,23 @@ fn empirical_samples_from_a_file() {
 }
 
 #[test]
+fn endless_samples_file_is_refused_with_the_size_read() {
+    // /dev/zero never ends: the reader stops at its limit and says so,
+    // at the key that names the file.
+    let text = MM1.replace(
+        r#"{ dist = "exponential", mean = 1.0 }"#,
+        r#"{ dist = "empirical", file = "/dev/zero" }"#,
+    );
+    check(
+        &text,
+        &[],
+        &[
+            "m.toml:9:40: stations.server.service.file: the samples file /dev/zero is too large: read 67108865 bytes and it goes on; expected at most 67108864 bytes (64 MiB)",
+        ],
+    );
+}
+
+#[test]
 fn syntax_error_is_one_located_error() {
     let e = load_str("m.toml", "[workload]\ntype = \n", &[]).unwrap_err();
     assert_eq!(e.errors.len(), 1);
@@ -392,9 +409,7 @@ fn bad_values_are_located() {
     check(
         &MM1.replace("kind = \"queue\"", "kind = \"queue\"\nservers = 0"),
         &[],
-        &[
-            "m.toml:9:11: stations.server.servers: expected a number of servers between 1 and 4294967295, found 0",
-        ],
+        &["m.toml:9:11: stations.server.servers: expected a number of servers >= 1, found 0"],
     );
     check(
         &MM1.replace("mean = 1.0 }", "mean = -1.0 }"),
@@ -540,9 +555,9 @@ limit = 0
         &[],
         &[
             "m.toml:12:10: stations.gather.quorum: expected a quorum between 1 and the fan-out 2 of fork `fan`, found 3",
-            "m.toml:15:13: stations.db1.max_batch: expected a batch size between 1 and 4294967295, found 0",
+            "m.toml:15:13: stations.db1.max_batch: expected a batch size >= 1, found 0",
             "m.toml:21:20: regions.throttle.stations[1]: no station named `db3`; expected one of: fan, gather, db1, db2",
-            "m.toml:22:9: regions.throttle.limit: expected a limit (or \"none\") between 1 and 4294967295, found 0",
+            "m.toml:22:9: regions.throttle.limit: expected a limit >= 1 (or \"none\"), found 0",
         ],
     );
     // A fork must be followed by its join in a route.
@@ -615,7 +630,7 @@ y = "thruput * 2"
     let want = [
         "m.toml:3:16: simulation.replications: expected a number of replications between 1 and 4294967295, found 0",
         "m.toml:4:17: simulation.stop.jobs: expected a number of jobs >= 1, found -5",
-        "m.toml:7:14: workload.population: expected a number of jobs between 1 and 4294967295, found 0",
+        "m.toml:7:14: workload.population: expected a number of jobs >= 1, found 0",
         "m.toml:8:9: workload.think: exponential mean must be a positive finite number, found 0",
         "m.toml:9:17: workload.route[1]: no station named `nope`; expected one of: cpu",
         "m.toml:11:8: stations.cpu.kind: expected one of delay, queue, latch, batch, link, fork, join, found \"qeueu\"",
@@ -738,7 +753,7 @@ fn overrides_set_create_and_fail() {
         CLOSED,
         &["workload.population=-3"],
         &[
-            "m.toml:3:14: workload.population: expected a number of jobs between 1 and 4294967295, found -3 (set by --set workload.population=-3)",
+            "m.toml:3:14: workload.population: expected a number of jobs, found -3: a count cannot be negative (set by --set workload.population=-3)",
         ],
     );
     check(
@@ -1047,4 +1062,132 @@ fn never_panics_on_mangled_input() {
         let o = Override::parse(ov).unwrap();
         let _ = load_str("m.toml", &full, &[o]);
     }
+}
+
+/// A closed chain of `n` queues through a routing table: s0 -> s1 -> ... -> sink.
+fn chain_model(n: usize) -> String {
+    let mut t = String::from(
+        "[workload]\ntype = \"closed\"\npopulation = 10\n[workload.routing]\nsource = { s0 = 1.0 }\n",
+    );
+    for i in 0..n - 1 {
+        t.push_str(&format!("s{i} = {{ s{} = 1.0 }}\n", i + 1));
+    }
+    t.push_str(&format!("s{} = {{ sink = 1.0 }}\n", n - 1));
+    for i in 0..n {
+        t.push_str(&format!(
+            "[stations.s{i}]\nkind = \"queue\"\nservice = {{ dist = \"exponential\", mean = 0.001 }}\n"
+        ));
+    }
+    t
+}
+
+#[test]
+fn loading_is_linear_in_the_stations() {
+    // Timing ratios, not absolute times: doubling the model must not
+    // quadruple the time (a quadratic step would give a ratio near 4, a
+    // linear loader near 2). The best of two runs damps a busy machine.
+    let time = |n: usize| {
+        let text = chain_model(n);
+        (0..2)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                let m = load_str("chain.toml", &text, &[]).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(m.network.spec().stations.len(), n);
+                t.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let (t20, t40) = (time(20_000), time(40_000));
+    assert!(
+        t40 < 3.0 * t20,
+        "loading 40k stations took {t40:.3}s, 20k took {t20:.3}s: not linear"
+    );
+}
+
+/// A model with one value breaking each of the kernel's range rules, in
+/// every station kind, its mechanisms, speed curves and routing.
+const RANGES: &str = r#"[workload]
+type = "closed"
+population = 4
+[workload.routing]
+source = { cpu = 1.5 }
+cpu = { l = 1.0 }
+l = { fan = 1.0 }
+gather = { sink = 1.0 }
+db = { gather = 1.0 }
+
+[stations.cpu]
+kind = "queue"
+servers = 2
+service = { dist = "exponential", mean = 0.001 }
+
+[stations.l]
+kind = "latch"
+service = { dist = "exponential", mean = 0.001 }
+numa = { nodes = 0, cores_per_node = 4, local_handoff_s = -1e-6, remote_handoff_s = 1e-6 }
+spin = { spin_wait_delay = 6, pause_cycles = 140, clock_ghz = 0, context_switch_s = 5e-6, cpu = "cpu" }
+speed = { usl = { sigma = -0.1, kappa = 0, lambda = 1000 } }
+
+[stations.fan]
+kind = "fork"
+fan_out = 0
+to = { db = -2 }
+join = "gather"
+
+[stations.gather]
+kind = "join"
+quorum = 0
+
+[stations.db]
+kind = "link"
+rtt = { dist = "exponential", mean = 0.001 }
+pipeline = 0
+speed = { table = [{ n = 0.5, rate = 10 }] }
+"#;
+
+#[test]
+fn kernel_range_errors_are_located_at_their_keys() {
+    // The reader only checks types; each rule is the kernel's, and its
+    // typed location comes back as the file position of the value and the
+    // key path, with the message saying what was found and expected.
+    check(
+        RANGES,
+        &[],
+        &[
+            "m.toml:5:18: workload.routing.source.cpu: expected a probability between 0 and 1, found 1.5",
+            "m.toml:19:18: stations.l.numa.nodes: expected a number of nodes >= 1, found 0",
+            "m.toml:19:59: stations.l.numa.local_handoff_s: expected a time in seconds >= 0, found -0.000001",
+            "m.toml:20:63: stations.l.spin.clock_ghz: expected a positive clock rate, found 0",
+            "m.toml:20:97: stations.l.spin.cpu: station cpu is not a PS queue; spinning waiters share a cpu's capacity with its jobs, so spin.cpu must name a queue with discipline = \"ps\"",
+            "m.toml:21:27: stations.l.speed.usl.sigma: expected a coefficient >= 0, found -0.1",
+            "m.toml:25:11: stations.fan.fan_out: expected a number of sub-jobs >= 1, found 0",
+            "m.toml:26:13: stations.fan.to.db: expected a positive weight, found -2",
+            "m.toml:31:10: stations.gather.quorum: expected a quorum >= 1, found 0",
+            "m.toml:36:12: stations.db.pipeline: expected a pipeline depth >= 1, found 0",
+            "m.toml:37:26: stations.db.speed.table[0].n: expected a number of jobs >= 1, found 0.5",
+        ],
+    );
+    // A wrong branch is the reason; the row's sum is not reported as well.
+    let got = errors(RANGES, &[]);
+    assert!(!got.contains("must sum to 1"), "{got}");
+    assert_eq!(
+        got.lines().filter(|l| l.starts_with("m.toml:")).count(),
+        11,
+        "{got}"
+    );
+}
+
+#[test]
+fn kernel_range_errors_from_overrides_name_the_override() {
+    // Set by --set over a value of the file: the file position of the old
+    // value, and the override that put the bad one there; a key the
+    // override creates is located at the override itself.
+    check(
+        CLOSED,
+        &["stations.cpu.servers=0", "workload.routing.cpu.sink=1.5"],
+        &[
+            "m.toml:8:44: workload.routing.cpu.sink: expected a probability between 0 and 1, found 1.5 (set by --set workload.routing.cpu.sink=1.5)",
+            "--set stations.cpu.servers=0: stations.cpu.servers: expected a number of servers >= 1, found 0",
+        ],
+    );
 }

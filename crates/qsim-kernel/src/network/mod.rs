@@ -1,0 +1,529 @@
+//! The description of a queueing network, and its validation.
+//!
+//! A [`NetworkSpec`] is plain data with public fields, built in code or by
+//! `qsim-model` from TOML. [`Network::new`] checks it and returns a
+//! [`Network`], the only thing the simulator accepts. Stations, classes and
+//! regions are referred to by their index in the spec's vectors.
+//!
+//! Every range rule of a network (servers >= 1, probabilities in [0, 1],
+//! positive rates...) lives here, next to the data it constrains: one file
+//! per station kind (`queue`, `latch`, `batch`, `link`, `fork`), `speed` and
+//! `routing`. A rule that fails gives a [`NetworkError`] whose location is
+//! typed ([`Scope`] and [`Field`]s), so a reader can point at the key that
+//! holds the value. [`check_parts`] checks the parts of a network that could
+//! be built when others could not, so every problem is reported at once.
+
+mod batch;
+mod fork;
+mod latch;
+mod link;
+mod queue;
+mod routing;
+mod speed;
+
+pub use batch::BatchSpec;
+pub use fork::{ForkSpec, JoinSpec, Spread};
+pub use latch::{LatchSpec, NumaSpec, SpinSpec, Wake};
+pub use link::LinkSpec;
+pub use queue::Discipline;
+pub use routing::{Routing, Target};
+pub use speed::Speed;
+
+use crate::dist::Dist;
+use thiserror::Error;
+
+/// Index of a station in [`NetworkSpec::stations`].
+pub type StationId = usize;
+/// Index of a job class in [`NetworkSpec::classes`].
+pub type ClassId = usize;
+/// Index of a region in [`NetworkSpec::regions`].
+pub type RegionId = usize;
+
+/// Most stations a network may have: the simulator packs a station's index
+/// into 24 bits of an event (the `a` operand of `sim::ev`), so ids must be
+/// below 2^24. Simulation code should assert against this constant.
+pub const MAX_STATIONS: usize = 1 << 24;
+/// Most job classes a network may have: a class index shares the same
+/// 24-bit event operand as a station index (arrival events).
+pub const MAX_CLASSES: usize = 1 << 24;
+/// Most regions a network may have (region ids are kept in `u32`s).
+pub const MAX_REGIONS: usize = u32::MAX as usize;
+
+/// A whole network as plain data; see [`Network::new`] for the rules it must obey.
+#[derive(Clone, Debug, Default)]
+pub struct NetworkSpec {
+    /// Service centers.
+    pub stations: Vec<StationSpec>,
+    /// Job classes, each with its workload and routing.
+    pub classes: Vec<ClassSpec>,
+    /// Admission-controlled regions (throttles).
+    pub regions: Vec<RegionSpec>,
+    /// Where closed-workload jobs are when a replication starts.
+    pub initial: InitialState,
+}
+
+/// Where the jobs of closed workloads start a replication.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum InitialState {
+    /// Every job starts thinking (default).
+    #[default]
+    Thinking,
+    /// Every job starts queued at this station (used to detect bistability).
+    AtStation(StationId),
+}
+
+/// One service center.
+#[derive(Clone, Debug)]
+pub struct StationSpec {
+    /// Unique name, used in reports.
+    pub name: String,
+    /// What kind of center it is.
+    pub kind: StationKind,
+    /// Service time per class at nominal speed, indexed by [`ClassId`]; must
+    /// have one entry per class. `None` means the class never visits (it is
+    /// an error to route it here). For a `batch` station it is the service of
+    /// one batch before the per-job cost; for a `link` the round-trip time;
+    /// `fork` and `join` take no service (all `None`).
+    pub service: Vec<Option<Dist>>,
+    /// Contention-dependent speed; `None` means the nominal speed always.
+    pub speed: Option<Speed>,
+}
+
+/// The kind of a station and its kind-specific parameters.
+#[derive(Clone, Debug)]
+pub enum StationKind {
+    /// Infinite servers: every job is served at once, no queueing.
+    Delay,
+    /// `servers` identical servers sharing one queue.
+    Queue {
+        /// Number of servers, at least 1.
+        servers: u32,
+        /// Queueing discipline.
+        discipline: Discipline,
+    },
+    /// Mutual exclusion: one holder at a time, FIFO hand-off, optional mechanisms.
+    Latch(LatchSpec),
+    /// Group commit: up to `max_batch` jobs served together.
+    Batch(BatchSpec),
+    /// A serial channel with a round-trip time (the station's service).
+    Link(LinkSpec),
+    /// Splits each arriving job into sub-jobs.
+    Fork(ForkSpec),
+    /// Collects the sub-jobs of a fork and releases the parent.
+    Join(JoinSpec),
+}
+
+/// A class of jobs: its workload and its route.
+#[derive(Clone, Debug)]
+pub struct ClassSpec {
+    /// Unique name.
+    pub name: String,
+    /// Closed or open.
+    pub workload: Workload,
+    /// How jobs move between stations.
+    pub routing: Routing,
+    /// Priority at `priority` queues (higher is served first).
+    pub priority: i32,
+}
+
+/// Where jobs come from.
+#[derive(Clone, Debug)]
+pub enum Workload {
+    /// A fixed population cycling between thinking and the network.
+    Closed {
+        /// Number of jobs, at least 1.
+        population: u32,
+        /// Think time between interactions; `None` is zero think time.
+        think: Option<Dist>,
+    },
+    /// Arrivals from outside.
+    Open {
+        /// Time between arrivals.
+        interarrival: Dist,
+    },
+}
+
+/// A throttle: at most `limit` jobs inside a set of stations.
+#[derive(Clone, Debug)]
+pub struct RegionSpec {
+    /// Unique name.
+    pub name: String,
+    /// Member stations.
+    pub stations: Vec<StationId>,
+    /// Most jobs inside at once; `None` is unlimited (the region only measures).
+    pub limit: Option<u32>,
+}
+
+/// The part of a network a [`NetworkError`] is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The network as a whole (its lists of stations, classes, regions).
+    Network,
+    /// A station, by index.
+    Station(StationId),
+    /// A job class, by index.
+    Class(ClassId),
+    /// A region, by index.
+    Region(RegionId),
+    /// The initial state.
+    Initial,
+}
+
+/// One step of the path from a [`Scope`] to the value a rule is about. Keys
+/// are the parameter names of the model format (`servers`, `spin`,
+/// `clock_ghz`, `to` for a fork's targets), which the spec's fields share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Field {
+    /// A parameter by name.
+    Key(&'static str),
+    /// The i-th element of a list (a speed point, a fork target, a route step).
+    Index(usize),
+    /// A routing row: the branches taken on leaving this station, or by a
+    /// new interaction (`None`, the model format's `source`).
+    From(Option<StationId>),
+    /// A branch of a routing row, by where it leads.
+    To(Target),
+}
+
+/// Why a [`NetworkSpec`] was rejected: where ([`scope`](Self::scope) and
+/// [`field`](Self::field), typed) and what (found and expected).
+#[derive(Debug, Clone, PartialEq, Error)]
+#[error("{path}: {message}")]
+pub struct NetworkError {
+    /// The part of the network.
+    pub scope: Scope,
+    /// The path from the scope to the value, e.g. `[Key("spin"), Key("cpu")]`.
+    pub field: Vec<Field>,
+    /// The location spelled with the spec's names, e.g.
+    /// `stations.cpu.servers`, for display only: to find the value, read
+    /// `scope` and `field`.
+    pub path: String,
+    /// What is wrong, with what was found and what was expected.
+    pub message: String,
+}
+
+/// A validated network, ready to simulate.
+#[derive(Clone, Debug)]
+pub struct Network {
+    spec: NetworkSpec,
+}
+
+impl Network {
+    /// Checks `spec` and wraps it; returns every problem found.
+    pub fn new(spec: NetworkSpec) -> Result<Network, Vec<NetworkError>> {
+        let errors = validate(&spec);
+        if errors.is_empty() {
+            Ok(Network { spec })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The checked description.
+    pub fn spec(&self) -> &NetworkSpec {
+        &self.spec
+    }
+
+    /// Looks up a station by name.
+    pub fn station_id(&self, name: &str) -> Option<StationId> {
+        self.spec.stations.iter().position(|s| s.name == name)
+    }
+}
+
+/// The parts of a network, some of which may be missing (a reader could
+/// not build them); indices are those the whole spec would have.
+pub(crate) struct View<'a> {
+    pub stations: Vec<Option<&'a StationSpec>>,
+    pub classes: Vec<Option<&'a ClassSpec>>,
+    pub regions: Vec<Option<&'a RegionSpec>>,
+}
+
+/// Collects the errors of one validation, at a current scope.
+pub(crate) struct Check<'a> {
+    pub view: &'a View<'a>,
+    pub scope: Scope,
+    pub out: Vec<NetworkError>,
+}
+
+impl<'a> Check<'a> {
+    /// Station `s`: `Err` if there is no such index, `Ok(None)` if the
+    /// station exists but could not be built.
+    pub fn station(&self, s: StationId) -> Result<Option<&'a StationSpec>, ()> {
+        self.view.stations.get(s).copied().ok_or(())
+    }
+
+    pub fn station_name(&self, s: StationId) -> String {
+        match self.view.stations.get(s).copied().flatten() {
+            Some(st) => st.name.clone(),
+            None => format!("#{s}"),
+        }
+    }
+
+    pub fn error(&mut self, field: &[Field], message: impl Into<String>) {
+        let mut path = match self.scope {
+            Scope::Network => String::new(),
+            Scope::Station(s) => format!("stations.{}", self.station_name(s)),
+            Scope::Class(c) => match self.view.classes.get(c).copied().flatten() {
+                Some(class) => format!("classes.{}", class.name),
+                None => format!("classes.#{c}"),
+            },
+            Scope::Region(r) => match self.view.regions.get(r).copied().flatten() {
+                Some(region) => format!("regions.{}", region.name),
+                None => format!("regions.#{r}"),
+            },
+            Scope::Initial => "initial".into(),
+        };
+        for f in field {
+            let part = match *f {
+                Field::Key(k) => k.to_string(),
+                Field::Index(i) => {
+                    path.push_str(&format!("[{i}]"));
+                    continue;
+                }
+                Field::From(None) => "source".into(),
+                Field::From(Some(s)) | Field::To(Target::Station(s)) => self.station_name(s),
+                Field::To(Target::Exit) => "sink".into(),
+            };
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(&part);
+        }
+        self.out.push(NetworkError {
+            scope: self.scope,
+            field: field.to_vec(),
+            path,
+            message: message.into(),
+        });
+    }
+
+    /// A time in seconds must be finite and >= 0.
+    pub fn time(&mut self, field: &[Field], v: f64) {
+        if let Some(m) = batch::time_message(v) {
+            self.error(field, m);
+        }
+    }
+}
+
+/// A number as it reads best in a message: `-5`, `0.0004`, `1.5`.
+pub(crate) fn fmt_num(x: f64) -> String {
+    if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
+    }
+}
+
+fn validate(spec: &NetworkSpec) -> Vec<NetworkError> {
+    let view = View {
+        stations: spec.stations.iter().map(Some).collect(),
+        classes: spec.classes.iter().map(Some).collect(),
+        regions: spec.regions.iter().map(Some).collect(),
+    };
+    let mut c = Check {
+        view: &view,
+        scope: Scope::Network,
+        out: Vec::new(),
+    };
+    if spec.classes.is_empty() {
+        c.error(
+            &[Field::Key("classes")],
+            "a network needs at least one job class, found none",
+        );
+    }
+    let mut names = std::collections::HashSet::new();
+    for (s, st) in spec.stations.iter().enumerate() {
+        if !names.insert(st.name.as_str()) {
+            c.scope = Scope::Station(s);
+            c.error(&[], "duplicate station name");
+        }
+    }
+    check_view(&mut c, Some(&spec.initial));
+    c.out
+}
+
+/// Checks the parts of a network that could be built, by the index each has
+/// in the whole network (`None` for a part that could not be built): every
+/// rule that the present parts alone decide. A reader calls it when some
+/// parts are missing, so their errors come with the reader's own; when all
+/// are present, [`Network::new`] checks the same rules and the whole.
+pub fn check_parts(
+    stations: &[Option<StationSpec>],
+    classes: &[Option<ClassSpec>],
+    regions: &[Option<RegionSpec>],
+) -> Vec<NetworkError> {
+    let view = View {
+        stations: stations.iter().map(Option::as_ref).collect(),
+        classes: classes.iter().map(Option::as_ref).collect(),
+        regions: regions.iter().map(Option::as_ref).collect(),
+    };
+    let mut c = Check {
+        view: &view,
+        scope: Scope::Network,
+        out: Vec::new(),
+    };
+    check_view(&mut c, None);
+    c.out
+}
+
+fn check_view(c: &mut Check<'_>, initial: Option<&InitialState>) {
+    let view = c.view;
+    let (ns, nc, nr) = (view.stations.len(), view.classes.len(), view.regions.len());
+    c.scope = Scope::Network;
+    for (key, n, max, what) in [
+        ("stations", ns, MAX_STATIONS, "stations"),
+        ("classes", nc, MAX_CLASSES, "classes"),
+        ("regions", nr, MAX_REGIONS, "regions"),
+    ] {
+        if n > max {
+            c.error(
+                &[Field::Key(key)],
+                format!(
+                    "found {n} {what}; the simulator can index at most {max} (its events carry the index in a fixed number of bits)"
+                ),
+            );
+        }
+    }
+    for (s, st) in view.stations.iter().enumerate() {
+        let Some(st) = st else { continue };
+        c.scope = Scope::Station(s);
+        if st.service.len() != nc {
+            c.error(
+                &[Field::Key("service")],
+                format!(
+                    "expected one entry per class ({nc}), found {}",
+                    st.service.len()
+                ),
+            );
+        }
+        if let Some(speed) = &st.speed {
+            speed.check(c);
+        }
+        match &st.kind {
+            StationKind::Delay => {}
+            StationKind::Queue { servers, .. } => queue::check(c, *servers),
+            StationKind::Latch(l) => l.check(c),
+            StationKind::Batch(b) => b.check(c),
+            StationKind::Link(l) => l.check(c),
+            StationKind::Fork(f) => f.check(c, s),
+            StationKind::Join(j) => j.check(c),
+        }
+    }
+    for (ci, class) in view.classes.iter().enumerate() {
+        let Some(class) = class else { continue };
+        c.scope = Scope::Class(ci);
+        workload_rules(c, &class.workload);
+        routing::check(c, ci, class);
+    }
+    for (r, region) in view.regions.iter().enumerate() {
+        let Some(region) = region else { continue };
+        c.scope = Scope::Region(r);
+        let stations = Field::Key("stations");
+        if region.stations.is_empty() {
+            c.error(&[stations], "expected at least one station, found none");
+        }
+        for (i, &s) in region.stations.iter().enumerate() {
+            if s >= ns {
+                c.error(
+                    &[stations, Field::Index(i)],
+                    format!("no station with index {s}"),
+                );
+            }
+        }
+        limit_rules(c, region.limit);
+    }
+    if let Some(InitialState::AtStation(s)) = initial
+        && *s >= ns
+    {
+        c.scope = Scope::Initial;
+        c.error(
+            &[Field::Key("station")],
+            format!("no station with index {s}"),
+        );
+    }
+}
+
+fn workload_rules(c: &mut Check<'_>, w: &Workload) {
+    if let Workload::Closed { population: 0, .. } = w {
+        c.error(
+            &[Field::Key("population")],
+            "expected a number of jobs >= 1, found 0",
+        );
+    }
+}
+
+fn limit_rules(c: &mut Check<'_>, limit: Option<u32>) {
+    if limit == Some(0) {
+        c.error(
+            &[Field::Key("limit")],
+            "expected a limit >= 1 (or \"none\"), found 0",
+        );
+    }
+}
+
+/// Runs `rules` at `scope` with nothing else of the network known.
+fn alone(scope: Scope, rules: impl FnOnce(&mut Check<'_>)) -> Vec<NetworkError> {
+    let view = View {
+        stations: Vec::new(),
+        classes: Vec::new(),
+        regions: Vec::new(),
+    };
+    let mut c = Check {
+        view: &view,
+        scope,
+        out: Vec::new(),
+    };
+    rules(&mut c);
+    c.out
+}
+
+/// The range rules of the workload of class `class` alone, for a reader
+/// that could read the workload but not the rest of the class (whose
+/// [`check_parts`] therefore cannot see it).
+pub fn check_workload(class: ClassId, workload: &Workload) -> Vec<NetworkError> {
+    alone(Scope::Class(class), |c| workload_rules(c, workload))
+}
+
+/// The range rules of the limit of region `region` alone (see
+/// [`check_workload`]).
+pub fn check_region_limit(region: RegionId, limit: Option<u32>) -> Vec<NetworkError> {
+    alone(Scope::Region(region), |c| limit_rules(c, limit))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The errors of `check_view` on `n` stations, none of them built
+    /// (cheap even at the limit: a view is one pointer per station).
+    fn count_errors(n: usize) -> Vec<NetworkError> {
+        let view = View {
+            stations: vec![None; n],
+            classes: Vec::new(),
+            regions: Vec::new(),
+        };
+        let mut c = Check {
+            view: &view,
+            scope: Scope::Network,
+            out: Vec::new(),
+        };
+        check_view(&mut c, None);
+        c.out
+    }
+
+    #[test]
+    fn station_count_is_limited_by_the_event_encoding() {
+        // Station ids travel in 24 bits of an event: 2^24 stations fit, one
+        // more does not, and the error says so at the stations.
+        assert_eq!(MAX_STATIONS, 1 << 24);
+        assert!(count_errors(MAX_STATIONS).is_empty());
+        let e = count_errors(MAX_STATIONS + 1);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(
+            (e[0].scope, e[0].field.as_slice()),
+            (Scope::Network, &[Field::Key("stations")][..])
+        );
+        assert!(e[0].message.contains("found 16777217 stations"), "{}", e[0]);
+        assert!(e[0].message.contains("at most 16777216"), "{}", e[0]);
+    }
+}

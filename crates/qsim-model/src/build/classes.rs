@@ -1,0 +1,67 @@
+//! A job class (`[classes.NAME]`, or `[workload]` for a single class): its
+//! workload, priority and route.
+
+use super::{ClassIn, Names, Table, routing, workload};
+use crate::ctx::Ctx;
+use crate::tree::Origin;
+use qsim_kernel::{ClassSpec, NetworkError, StationSpec};
+use std::path::Path;
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn class(
+    ctx: &mut Ctx<'_>,
+    names: &Names<'_>,
+    stations: &[Option<StationSpec>],
+    covered: &[Vec<bool>],
+    ci: usize,
+    c: &ClassIn<'_>,
+    base: &Path,
+    piece_errors: &mut Vec<NetworkError>,
+) -> (Option<ClassSpec>, Option<(Origin, String)>) {
+    let path = c.path.as_str();
+    let node = c.node;
+    if ctx.table(node, path, "a workload").is_none() {
+        return (None, None);
+    }
+    let t = Table { node, path };
+    let is_single = path == "workload";
+    let mut keys = workload::KEYS.to_vec();
+    if !is_single {
+        keys.push("priority");
+    }
+    ctx.check_keys(
+        node,
+        path,
+        &keys,
+        if is_single { "[workload]" } else { "a class" },
+    );
+    let workload::Read {
+        workload,
+        partial,
+        arrival_at,
+    } = workload::read(ctx, t, base);
+    let priority = if is_single {
+        Some(0)
+    } else {
+        t.opt(ctx, "priority", 0, |ctx, n, p| {
+            ctx.int(n, p, i64::from(i32::MIN), i64::from(i32::MAX), "a priority")
+                .map(|v| v as i32)
+        })
+    };
+    let routing = routing::routing(ctx, names, stations, covered, ci, c);
+    let spec = match (workload, routing, priority) {
+        (Some(workload), Some(routing), Some(priority)) => Some(ClassSpec {
+            name: c.name.clone(),
+            workload,
+            routing,
+            priority,
+        }),
+        (workload, ..) => {
+            if let Some(w) = workload.or(partial) {
+                piece_errors.extend(qsim_kernel::check_workload(ci, &w));
+            }
+            None
+        }
+    };
+    (spec, arrival_at)
+}

@@ -1,0 +1,330 @@
+//! A class's route: a fixed sequence (`route = [...]`) or a routing table
+//! (`[classes.NAME.routing]`, rows `from = { to = probability }`). The
+//! reader resolves names and checks that the class's jobs reach a row at
+//! every station and can leave; probabilities are the kernel's rules.
+
+use super::{ClassIn, Names, fork_info, non_empty_array};
+use crate::ctx::{Ctx, child};
+use crate::tree::{Node, Origin, V};
+use qsim_kernel::{Routing, StationSpec, Target};
+
+pub(super) fn routing(
+    ctx: &mut Ctx<'_>,
+    names: &Names<'_>,
+    stations: &[Option<StationSpec>],
+    covered: &[Vec<bool>],
+    ci: usize,
+    c: &ClassIn<'_>,
+) -> Option<Routing> {
+    let path = c.path.as_str();
+    let node = c.node;
+    let ns = names.stations.len();
+    // Reports a visit to a station that has no service time for the class.
+    let check_service = |ctx: &mut Ctx<'_>, id: usize, origin: &Origin, p: &str| -> bool {
+        let k = names.kind_of(id);
+        if matches!(k, "fork" | "join" | "?") || covered[id][ci] {
+            return true;
+        }
+        let sname = &names.stations[id].0;
+        ctx.error_hint(
+            origin,
+            p,
+            format!(
+                "class {} is routed to station {sname}, which has no service time for it",
+                c.name
+            ),
+            Some(format!(
+                "add service = {{ ... }} or service_by_class.{} to [stations.{sname}]",
+                c.name
+            )),
+        );
+        false
+    };
+    match (node.get("route"), node.get("routing")) {
+        (Some(r), None) => {
+            let p = child(path, "route");
+            let items =
+                non_empty_array(ctx, r, &p, "station names", "station, found an empty route")?;
+            let mut seq = Vec::new();
+            let mut ok = true;
+            for (i, it) in items.iter().enumerate() {
+                let ip = format!("{p}[{i}]");
+                match names.station(ctx, it, &ip, &[]) {
+                    Some(id) => {
+                        ok &= check_service(ctx, id, &it.origin, &ip);
+                        seq.push(id);
+                    }
+                    None => ok = false,
+                }
+            }
+            if !ok {
+                return None;
+            }
+            // A fork must be followed by its join, where the parent waits.
+            for (i, &id) in seq.iter().enumerate() {
+                if let Some(f) = fork_info(stations, id) {
+                    for &(t, _) in &f.targets {
+                        ok &= check_service(ctx, t, &items[i].origin, &format!("{p}[{i}]"));
+                    }
+                    if seq.get(i + 1) != Some(&f.join) {
+                        ctx.error(
+                            &items[i].origin,
+                            &format!("{p}[{i}]"),
+                            format!(
+                                "fork {} must be followed in the route by its join {}, where the job waits for its sub-jobs",
+                                names.stations[id].0, names.stations[f.join].0
+                            ),
+                        );
+                        ok = false;
+                    }
+                }
+            }
+            ok.then_some(Routing::Sequence(seq))
+        }
+        (None, Some(rt)) => {
+            let p = child(path, "routing");
+            let entries = ctx.table(rt, &p, "a routing table: from = { to = probability }")?;
+            let mut entry = None;
+            let mut from: Vec<Vec<(Target, f64)>> = vec![Vec::new(); ns];
+            let mut row_given = vec![false; ns];
+            // Where each station is first routed to, for located service errors.
+            let mut first_ref: Vec<Option<(Origin, String)>> = vec![None; ns];
+            let mut ok = true;
+            for e in entries {
+                let rp = child(&p, &e.key);
+                let from_id = if e.key == "source" {
+                    None
+                } else if e.key == "sink" {
+                    ctx.error(
+                        &e.key_origin,
+                        &rp,
+                        "`sink` is the end of an interaction and has no outgoing routes; expected `source` or a station name",
+                    );
+                    ok = false;
+                    continue;
+                } else {
+                    match names.station_key(ctx, e, &rp, &["source"]) {
+                        Some(id) => Some(id),
+                        None => {
+                            ok = false;
+                            continue;
+                        }
+                    }
+                };
+                if let Some(id) = from_id
+                    && names.kind_of(id) == "fork"
+                {
+                    let join = names.stations[id]
+                        .1
+                        .get("join")
+                        .and_then(|j| match &j.v {
+                            V::Str(s) => Some(s.as_str()),
+                            _ => None,
+                        })
+                        .unwrap_or("(its join)");
+                    ctx.error(
+                        &e.key_origin,
+                        &rp,
+                        format!(
+                            "a fork has no routing row: its sub-jobs go to its `to` stations and the job continues from its join; expected a row for {join} instead"
+                        ),
+                    );
+                    ok = false;
+                    continue;
+                }
+                let Some(branches) = row(ctx, names, &e.node, &rp, &mut first_ref) else {
+                    ok = false;
+                    continue;
+                };
+                match from_id {
+                    None => entry = Some(branches),
+                    Some(id) => {
+                        from[id] = branches;
+                        row_given[id] = true;
+                    }
+                }
+            }
+            if !ok {
+                return None;
+            }
+            let Some(entry) = entry else {
+                ctx.error(
+                    &rt.origin,
+                    &p,
+                    "missing key `source`; expected where a new interaction goes, e.g. source = { cpu = 1.0 }",
+                );
+                return None;
+            };
+            // Walk the stations the class reaches.
+            let mut seen = vec![false; ns];
+            let mut stack: Vec<usize> = entry
+                .iter()
+                .filter(|b| b.1 > 0.0)
+                .filter_map(|b| match b.0 {
+                    Target::Station(s) => Some(s),
+                    Target::Exit => None,
+                })
+                .collect();
+            let mut sub_only = vec![false; ns];
+            while let Some(s) = stack.pop() {
+                if seen[s] {
+                    continue;
+                }
+                seen[s] = true;
+                let (o, rp) = first_ref[s]
+                    .clone()
+                    .unwrap_or((rt.origin.clone(), p.clone()));
+                ok &= check_service(ctx, s, &o, &rp);
+                if let Some(f) = fork_info(stations, s) {
+                    for &(t, _) in &f.targets {
+                        ok &= check_service(ctx, t, &o, &rp);
+                        if !seen[t] {
+                            sub_only[t] = true;
+                        }
+                    }
+                    stack.push(f.join);
+                    continue;
+                }
+                sub_only[s] = false;
+                if !row_given[s] {
+                    ctx.error_hint(
+                        &rt.origin,
+                        &p,
+                        format!(
+                            "class {} reaches station {} but the routing has no row for it; expected where jobs go after {}",
+                            c.name, names.stations[s].0, names.stations[s].0
+                        ),
+                        Some(format!("add {} = {{ sink = 1.0 }} or similar", names.stations[s].0)),
+                    );
+                    ok = false;
+                    continue;
+                }
+                for b in &from[s] {
+                    if let (Target::Station(t), true) = (b.0, b.1 > 0.0) {
+                        stack.push(t);
+                    }
+                }
+            }
+            if !ok {
+                return None;
+            }
+            // Every reached station must be able to reach the sink: a walk
+            // back from the sink over the reversed edges (linear, where
+            // repeated sweeps would be quadratic on a long chain).
+            let mut preds: Vec<Vec<usize>> = vec![Vec::new(); ns];
+            let mut leaves = vec![false; ns];
+            let mut stack = Vec::new();
+            for s in 0..ns {
+                if let Some(f) = fork_info(stations, s) {
+                    preds[f.join].push(s);
+                    continue;
+                }
+                for b in from[s].iter().filter(|b| b.1 > 0.0) {
+                    match b.0 {
+                        Target::Exit if !leaves[s] => {
+                            leaves[s] = true;
+                            stack.push(s);
+                        }
+                        Target::Exit => {}
+                        Target::Station(t) => preds[t].push(s),
+                    }
+                }
+            }
+            while let Some(t) = stack.pop() {
+                for &s in &preds[t] {
+                    if !std::mem::replace(&mut leaves[s], true) {
+                        stack.push(s);
+                    }
+                }
+            }
+            for s in 0..ns {
+                if seen[s] && !leaves[s] && fork_info(stations, s).is_none() {
+                    ctx.error(
+                        &rt.origin,
+                        &p,
+                        format!(
+                            "jobs of class {} that reach station {} can never get to sink; expected a route from {} that ends at sink",
+                            c.name, names.stations[s].0, names.stations[s].0
+                        ),
+                    );
+                    // The routing is still given to the kernel, whose rules
+                    // may say why (a negative probability, say).
+                    break;
+                }
+            }
+            Some(Routing::Probabilistic { entry, from })
+        }
+        (Some(r), Some(_)) => {
+            ctx.error(
+                &r.origin,
+                &child(path, "route"),
+                "found both route and routing; expected one of them (route is a fixed sequence, routing a table of probabilities)",
+            );
+            None
+        }
+        (None, None) => {
+            ctx.error(
+                &node.origin,
+                path,
+                "missing the route; expected route = [\"station\", ...] or a routing table",
+            );
+            None
+        }
+    }
+}
+
+/// One routing row: `{ to = probability, ... }` (that they sum to 1 is
+/// the kernel's rule).
+fn row(
+    ctx: &mut Ctx<'_>,
+    names: &Names<'_>,
+    node: &Node,
+    path: &str,
+    first_ref: &mut [Option<(Origin, String)>],
+) -> Option<Vec<(Target, f64)>> {
+    let entries = ctx.table(node, path, "a table of destination = probability")?;
+    let mut out = Vec::new();
+    let mut ok = true;
+    for e in entries {
+        let bp = child(path, &e.key);
+        let target = if e.key == "sink" {
+            Some(Target::Exit)
+        } else if e.key == "source" {
+            ctx.error(
+                &e.key_origin,
+                &bp,
+                "`source` is where interactions start and cannot be routed to; expected a station name or sink",
+            );
+            None
+        } else {
+            names
+                .station_key(ctx, e, &bp, &["sink"])
+                .map(Target::Station)
+        };
+        // Whether it is a probability is the kernel's rule.
+        let p = ctx.f64(&e.node, &bp);
+        match (target, p) {
+            (Some(t), Some(p)) => {
+                if let Target::Station(s) = t
+                    && first_ref[s].is_none()
+                {
+                    first_ref[s] = Some((e.key_origin.clone(), bp.clone()));
+                }
+                out.push((t, p));
+            }
+            _ => ok = false,
+        }
+    }
+    if !ok {
+        return None;
+    }
+    if out.is_empty() {
+        ctx.error(
+            &node.origin,
+            path,
+            "expected at least one destination, found none",
+        );
+        return None;
+    }
+    Some(out)
+}

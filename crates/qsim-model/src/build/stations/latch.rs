@@ -1,0 +1,98 @@
+//! A `latch` station's own keys: `numa`, `spin`, `wake`.
+
+use crate::build::{Names, Table};
+use crate::ctx::Ctx;
+use crate::tree::Node;
+use qsim_kernel::{LatchSpec, NumaSpec, SpinSpec, Wake};
+
+pub(super) const KEYS: &[&str] = &["numa", "spin", "wake"];
+const NUMA_KEYS: &[&str] = &[
+    "nodes",
+    "cores_per_node",
+    "local_handoff_s",
+    "remote_handoff_s",
+    "migration_s",
+];
+const SPIN_KEYS: &[&str] = &[
+    "spin_wait_delay",
+    "pause_cycles",
+    "pauses_per_unit",
+    "clock_ghz",
+    "spin_rounds",
+    "context_switch_s",
+    "cpu",
+];
+
+pub(super) fn read(ctx: &mut Ctx<'_>, names: &Names<'_>, t: Table<'_, '_>) -> Option<LatchSpec> {
+    let numa = t.opt(ctx, "numa", None, |ctx, n, p| numa(ctx, n, p).map(Some));
+    let spin = t.opt(ctx, "spin", None, |ctx, n, p| {
+        spin(ctx, names, n, p).map(Some)
+    });
+    let wake = t.opt(ctx, "wake", Wake::One, |ctx, n, p| {
+        ctx.choice(n, p, &["one", "all"]).map(|w| match w {
+            "all" => Wake::All,
+            _ => Wake::One,
+        })
+    });
+    Some(LatchSpec {
+        numa: numa?,
+        spin: spin?,
+        wake: wake?,
+    })
+}
+
+fn numa(ctx: &mut Ctx<'_>, node: &Node, path: &str) -> Option<NumaSpec> {
+    ctx.table(node, path, "the NUMA parameters")?;
+    ctx.check_keys(node, path, NUMA_KEYS, "numa");
+    let t = Table { node, path };
+    let nodes = t.req(
+        ctx,
+        "nodes",
+        "the number of NUMA nodes (>= 1)",
+        |ctx, n, p| ctx.count(n, p, "a number of nodes"),
+    );
+    let cores = t.req(
+        ctx,
+        "cores_per_node",
+        "the cores per node (>= 1)",
+        |ctx, n, p| ctx.count(n, p, "a number of cores"),
+    );
+    let time = "a time in seconds (>= 0)";
+    let local = t.req(ctx, "local_handoff_s", time, |ctx, n, p| ctx.f64(n, p));
+    let remote = t.req(ctx, "remote_handoff_s", time, |ctx, n, p| ctx.f64(n, p));
+    let migration = t.opt(ctx, "migration_s", 0.0, |ctx, n, p| ctx.f64(n, p));
+    Some(NumaSpec {
+        nodes: nodes?,
+        cores_per_node: cores?,
+        local_handoff_s: local?,
+        remote_handoff_s: remote?,
+        migration_s: migration?,
+    })
+}
+
+fn spin(ctx: &mut Ctx<'_>, names: &Names<'_>, node: &Node, path: &str) -> Option<SpinSpec> {
+    ctx.table(node, path, "the spin-wait parameters")?;
+    ctx.check_keys(node, path, SPIN_KEYS, "spin");
+    let t = Table { node, path };
+    let number = |ctx: &mut Ctx<'_>, n: &Node, p: &str| ctx.f64(n, p);
+    let delay = t.req(ctx, "spin_wait_delay", "a delay in units (>= 0)", number);
+    let cycles = t.req(ctx, "pause_cycles", "a number of cycles (>= 0)", number);
+    let per_unit = t.opt(ctx, "pauses_per_unit", 50.0, number);
+    let cs = t.req(ctx, "context_switch_s", "a time in seconds (>= 0)", number);
+    let ghz = t.req(ctx, "clock_ghz", "the clock rate in GHz (> 0)", number);
+    let rounds = t.opt(ctx, "spin_rounds", 30, |ctx, n, p| {
+        ctx.count(n, p, "a number of polls")
+    });
+    let cpu = t.opt(ctx, "cpu", None, |ctx, n, p| {
+        names.station(ctx, n, p, &[]).map(Some)
+    });
+    Some(SpinSpec {
+        spin_wait_delay: delay?,
+        pause_cycles: cycles?,
+        pauses_per_unit: per_unit?,
+        clock_ghz: ghz?,
+        spin_rounds: rounds?,
+        context_switch_s: cs?,
+        cpu: cpu?,
+    })
+}

@@ -1,0 +1,177 @@
+//! `[stations.NAME]`: what every station has (kind, service, speed), then
+//! the kind's own keys, read in the kind's file.
+
+mod batch;
+mod fork;
+mod latch;
+mod link;
+mod queue;
+
+use super::{Names, Table, speed::speed};
+use crate::ctx::{Ctx, child};
+use crate::did_you_mean;
+use crate::dists::dist;
+use crate::tree::Node;
+use qsim_kernel::{StationKind, StationSpec};
+use std::path::Path;
+
+pub(crate) const KINDS: &[&str] = &["delay", "queue", "latch", "batch", "link", "fork", "join"];
+
+/// Keys of every station that takes a service time.
+const SERVED: &[&str] = &["kind", "service", "service_by_class", "speed"];
+
+/// The keys a station of this kind accepts, in the order messages list them.
+pub(crate) fn station_keys(kind: &str) -> Vec<&'static str> {
+    let (common, own): (&[&str], &[&str]) = match kind {
+        "delay" => (SERVED, &[]),
+        "queue" => (SERVED, queue::KEYS),
+        "latch" => (SERVED, latch::KEYS),
+        "batch" => (SERVED, batch::KEYS),
+        // `rtt` is the link's name for its service.
+        "link" => (
+            &["kind", "service", "rtt", "service_by_class", "speed"],
+            link::KEYS,
+        ),
+        "fork" => (&["kind"], fork::FORK_KEYS),
+        "join" => (&["kind"], fork::JOIN_KEYS),
+        _ => {
+            let mut all = vec!["kind", "service", "rtt", "service_by_class", "speed"];
+            for own in [
+                queue::KEYS,
+                latch::KEYS,
+                batch::KEYS,
+                link::KEYS,
+                fork::FORK_KEYS,
+                fork::JOIN_KEYS,
+            ] {
+                all.extend(own.iter().filter(|k| !all.contains(k)).collect::<Vec<_>>());
+            }
+            return all;
+        }
+    };
+    common.iter().chain(own).copied().collect()
+}
+
+pub(super) fn station(
+    ctx: &mut Ctx<'_>,
+    names: &Names<'_>,
+    class_names: &[&str],
+    name: &str,
+    node: &Node,
+    base: &Path,
+) -> (Option<StationSpec>, Vec<bool>) {
+    let path = child("stations", name);
+    let t = Table { node, path: &path };
+    let nc = class_names.len();
+    let mut covered = vec![false; nc];
+    if ctx.table(node, &path, "a station").is_none() {
+        return (None, covered);
+    }
+    let kind = t.req(
+        ctx,
+        "kind",
+        &format!("the station kind, one of: {}", KINDS.join(", ")),
+        |ctx, k, p| ctx.choice(k, p, KINDS),
+    );
+    let kind_name = kind.unwrap_or("?");
+    ctx.check_keys(
+        node,
+        &path,
+        &station_keys(kind_name),
+        &if kind.is_some() {
+            format!("a {kind_name} station")
+        } else {
+            "a station".to_string()
+        },
+    );
+    let mut ok = kind.is_some();
+
+    // Service times.
+    let takes_service = !matches!(kind_name, "fork" | "join");
+    let mut service: Vec<Option<qsim_kernel::Dist>> = vec![None; nc];
+    if takes_service {
+        let svc_key = match (t.get("service"), t.get("rtt")) {
+            (Some(_), Some(r)) => {
+                ctx.error(
+                    &r.origin,
+                    &child(&path, "rtt"),
+                    "rtt is another name for service; expected only one of them",
+                );
+                ok = false;
+                None
+            }
+            (Some(s), None) => Some(("service", s)),
+            (None, Some(r)) => Some(("rtt", r)),
+            (None, None) => None,
+        };
+        if let Some((key, s)) = svc_key {
+            match dist(ctx, s, &child(&path, key), base) {
+                Some(d) => service.iter_mut().for_each(|x| *x = Some(d.clone())),
+                None => ok = false,
+            }
+            covered.iter_mut().for_each(|c| *c = true);
+        }
+        if let Some(by) = t.get("service_by_class") {
+            let p = child(&path, "service_by_class");
+            if let Some(entries) = ctx.table(by, &p, "a table of class = distribution") {
+                for e in entries {
+                    let Some(ci) = class_names.iter().position(|c| *c == e.key) else {
+                        let hint = did_you_mean(&e.key, class_names)
+                            .map(|s| format!("did you mean `{s}`?"));
+                        ctx.error_hint(
+                            &e.key_origin,
+                            &child(&p, &e.key),
+                            format!(
+                                "no class named `{}`; expected one of: {}",
+                                e.key,
+                                class_names.join(", ")
+                            ),
+                            hint,
+                        );
+                        ok = false;
+                        continue;
+                    };
+                    covered[ci] = true;
+                    match dist(ctx, &e.node, &child(&p, &e.key), base) {
+                        Some(d) => service[ci] = Some(d),
+                        None => ok = false,
+                    }
+                }
+            } else {
+                ok = false;
+            }
+        }
+    }
+
+    let speed = match t.get("speed") {
+        Some(s) if takes_service => {
+            let sp = speed(ctx, s, &child(&path, "speed"));
+            if sp.is_none() {
+                ok = false;
+            }
+            sp
+        }
+        _ => None,
+    };
+
+    let kind = match kind_name {
+        "delay" => Some(StationKind::Delay),
+        "queue" => queue::read(ctx, t),
+        "latch" => latch::read(ctx, names, t).map(StationKind::Latch),
+        "batch" => batch::read(ctx, t).map(StationKind::Batch),
+        "link" => link::read(ctx, t).map(StationKind::Link),
+        "fork" => fork::read_fork(ctx, names, t).map(StationKind::Fork),
+        "join" => fork::read_join(ctx, t).map(StationKind::Join),
+        _ => None,
+    };
+    if !ok {
+        return (None, covered);
+    }
+    let spec = kind.map(|kind| StationSpec {
+        name: name.to_string(),
+        kind,
+        service,
+        speed,
+    });
+    (spec, covered)
+}
