@@ -133,6 +133,7 @@ pub mod rng;
 mod rounds;
 mod run;
 mod sim;
+pub mod steady;
 pub mod time;
 
 pub use config::{DEFAULT_WARMUP, Precision, RunConfig, Stop, Warmup};
@@ -143,4 +144,5 @@ pub use results::*;
 pub use rounds::ReplicationRounds;
 pub use run::{run, run_replication, summarize};
 pub use sim::Simulation;
+pub use steady::{BATCHES, RunWarning};
 pub use time::SimTime;

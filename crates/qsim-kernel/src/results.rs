@@ -1,10 +1,12 @@
 //! Results: per replication raw figures, and the summary across replications
 //! with 95% confidence intervals. Plain structs that serialize at the edge.
 
+use crate::steady::RunWarning;
 use serde::Serialize;
 
 /// A mean across replications with the half-width of its 95% confidence
-/// interval (Student t with R−1 degrees of freedom; 0 with one replication).
+/// interval (Student t with R−1 degrees of freedom; with one replication,
+/// from batch means, or NaN: unknown, never a zero-width interval).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Default)]
 pub struct Estimate {
     /// Mean across replications.
@@ -120,6 +122,10 @@ pub struct RunResults {
     /// metrics and for sweeps that combine replications themselves).
     #[serde(skip)]
     pub replication_results: Vec<ReplicationResult>,
+    /// Why some figures cannot be taken at face value (not in steady
+    /// state, no interval, precision not reached), each with a remedy.
+    #[serde(skip)]
+    pub warnings: Vec<RunWarning>,
 }
 
 /// Raw figures of one replication (after warm-up).
@@ -141,6 +147,15 @@ pub struct ReplicationResult {
     pub stations: Vec<ReplicationStation>,
     /// Per region, in spec order.
     pub regions: Vec<ReplicationRegion>,
+    /// Cumulative figures of the measured part at the end of each of its
+    /// [`crate::BATCHES`] equal parts (by completions for a jobs stop, by
+    /// time for a timed stop), the last being the whole; their own
+    /// checkpoints are empty and percentiles 0. Batch b's figures are the
+    /// difference of checkpoints b−1 and b; they give batch-means
+    /// intervals and steady-state checks within one replication. Fewer
+    /// than [`crate::BATCHES`] when read mid-run.
+    #[serde(skip)]
+    pub checkpoints: Vec<ReplicationResult>,
 }
 
 /// One replication's figures for the system or one class.
@@ -222,7 +237,11 @@ pub fn estimate(xs: impl IntoIterator<Item = f64>) -> Estimate {
     }
     let mean = xs.iter().sum::<f64>() / n as f64;
     if n == 1 {
-        return Estimate { mean, ci95: 0.0 };
+        // One observation says nothing about its spread.
+        return Estimate {
+            mean,
+            ci95: f64::NAN,
+        };
     }
     let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
     Estimate {

@@ -1,0 +1,255 @@
+//! Can the figures be trusted? Batch means within a replication (an
+//! interval from one replication), steady-state checks on the batch series
+//! and across replications, and the typed warnings a run carries.
+
+use crate::results::{Estimate, ReplicationResult, t975};
+use std::fmt;
+
+/// Equal parts of each replication's measured window whose cumulative
+/// figures are recorded (see [`ReplicationResult::checkpoints`]).
+pub const BATCHES: usize = 32;
+
+/// Batch means whose lag-1 autocorrelation is at least this are merged
+/// pairwise (at most twice) before they give an interval.
+const MAX_LAG1: f64 = 0.3;
+
+/// A drift between the two halves of the measured window smaller than this
+/// (relative to the mean) is not reported, however significant: long runs
+/// make tiny, harmless drifts significant.
+const MIN_DRIFT: f64 = 0.02;
+
+/// Why a figure of a run cannot be taken at face value; the message says
+/// what to do about it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum RunWarning {
+    /// A system figure differs between the first and the second half of
+    /// the measured window by more than its noise allows: the run measured
+    /// a transient, not the steady state.
+    NotSteady {
+        /// The figure (`throughput_per_s` or `response_time_s`).
+        metric: &'static str,
+        /// Its mean over the first half of the measured window.
+        first_half: f64,
+        /// Its mean over the second half.
+        second_half: f64,
+    },
+    /// One replication: the batch means of these figures stay correlated
+    /// after merging, so they are shown without an interval.
+    BatchesCorrelated {
+        /// The figures, e.g. `system.throughput_per_s`.
+        metrics: Vec<String>,
+    },
+    /// The precision target was not reached before `max_replications`.
+    PrecisionNotReached {
+        /// The target relative half-width.
+        target: f64,
+        /// The worst relative half-width reached (throughput or response).
+        reached: f64,
+        /// Replications run.
+        replications: u32,
+    },
+}
+
+impl fmt::Display for RunWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunWarning::NotSteady {
+                metric,
+                first_half,
+                second_half,
+            } => {
+                let change = 100.0 * (second_half - first_half) / first_half.abs();
+                write!(
+                    f,
+                    "not in steady state: system {metric} went from {} in the first half of the measured window to {} in the second ({change:+.1}%), so the figures describe a transient, not the long-run behaviour; run longer (--jobs or --time) or discard more with an explicit warmup",
+                    sig(*first_half),
+                    sig(*second_half)
+                )
+            }
+            RunWarning::BatchesCorrelated { metrics } => write!(
+                f,
+                "one replication: the batch means of {} are correlated, so no confidence interval is given for them (n/a); run longer or use --replications 2 or more",
+                metrics.join(", ")
+            ),
+            RunWarning::PrecisionNotReached {
+                target,
+                reached,
+                replications,
+            } => write!(
+                f,
+                "precision target not reached: the relative 95% half-width is {reached:.4} after {replications} replications (the maximum), the target is {target}; raise max_replications or lengthen each replication"
+            ),
+        }
+    }
+}
+
+/// Four significant digits, for messages.
+fn sig(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let d = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    format!("{x:.d$}")
+}
+
+/// A figure of a replication and the weight that makes it additive: the
+/// figure times its weight is a sum that grows over the run (time for rates
+/// and time averages, completions or departures for response times).
+pub(crate) struct Figure<'a> {
+    pub value: &'a dyn Fn(&ReplicationResult) -> f64,
+    pub weight: &'a dyn Fn(&ReplicationResult) -> f64,
+}
+
+impl Figure<'_> {
+    /// The figure over the part between cumulative checkpoints `a` (None:
+    /// the start) and `b`; None when that part has no weight.
+    fn between(&self, a: Option<&ReplicationResult>, b: &ReplicationResult) -> Option<f64> {
+        let (va, wa) = a.map_or((0.0, 0.0), |a| ((self.value)(a), (self.weight)(a)));
+        let (vb, wb) = ((self.value)(b), (self.weight)(b));
+        let w = wb - wa;
+        (w > 0.0 && w.is_finite()).then(|| (vb * wb - va * wa) / w)
+    }
+
+    /// The batch series of `r` in batches of `k` checkpoints each.
+    fn batches(&self, r: &ReplicationResult, k: usize) -> Option<Vec<f64>> {
+        let cps = &r.checkpoints;
+        if cps.len() != BATCHES {
+            return None;
+        }
+        (0..BATCHES / k)
+            .map(|j| {
+                let a = (j > 0).then(|| &cps[j * k - 1]);
+                self.between(a, &cps[(j + 1) * k - 1])
+            })
+            .collect()
+    }
+
+    /// The figure over the first and the second half of the window.
+    fn halves(&self, r: &ReplicationResult) -> Option<(f64, f64)> {
+        let cps = &r.checkpoints;
+        if cps.len() != BATCHES {
+            return None;
+        }
+        let mid = &cps[BATCHES / 2 - 1];
+        Some((
+            self.between(None, mid)?,
+            self.between(Some(mid), &cps[BATCHES - 1])?,
+        ))
+    }
+}
+
+fn mean_var(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    let v = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+    (m, v)
+}
+
+fn lag1(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    let den: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
+    if den == 0.0 {
+        return 0.0;
+    }
+    xs.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum::<f64>() / den
+}
+
+/// The batch series of `r` with the fewest merges (1, 2 or 4 checkpoints
+/// per batch) whose lag-1 autocorrelation is below [`MAX_LAG1`].
+fn uncorrelated_batches(fig: &Figure<'_>, r: &ReplicationResult) -> Option<Vec<f64>> {
+    [1, 2, 4]
+        .into_iter()
+        .filter_map(|k| fig.batches(r, k))
+        .find(|xs| lag1(xs) < MAX_LAG1)
+}
+
+/// The estimate of a figure from one replication: its value with a Student
+/// t interval over uncorrelated batch means, or no interval (NaN) and
+/// `false` when the batches stay correlated or there are none.
+pub(crate) fn batch_estimate(fig: &Figure<'_>, r: &ReplicationResult) -> (Estimate, bool) {
+    let mean = (fig.value)(r);
+    match uncorrelated_batches(fig, r) {
+        Some(xs) => {
+            let (_, var) = mean_var(&xs);
+            let n = xs.len();
+            let ci95 = t975(n as u32 - 1) * (var / n as f64).sqrt();
+            (Estimate { mean, ci95 }, true)
+        }
+        None => (
+            Estimate {
+                mean,
+                ci95: f64::NAN,
+            },
+            false,
+        ),
+    }
+}
+
+/// Whether `fig` drifts between the halves of the measured windows: with
+/// several replications, the paired difference (second half − first half)
+/// across them; with one, the two halves' uncorrelated batch means. A
+/// drift is reported when its 95% interval excludes 0 and it exceeds
+/// [`MIN_DRIFT`] of the mean. Returns the two halves' means when it does.
+pub(crate) fn drift(fig: &Figure<'_>, reps: &[ReplicationResult]) -> Option<(f64, f64)> {
+    let (diff, half_width, first, second) = if reps.len() >= 2 {
+        let halves: Vec<(f64, f64)> = reps.iter().map(|r| fig.halves(r)).collect::<Option<_>>()?;
+        let d: Vec<f64> = halves.iter().map(|(a, b)| b - a).collect();
+        let (m, v) = mean_var(&d);
+        let n = d.len();
+        let first = halves.iter().map(|h| h.0).sum::<f64>() / n as f64;
+        let second = halves.iter().map(|h| h.1).sum::<f64>() / n as f64;
+        (m, t975(n as u32 - 1) * (v / n as f64).sqrt(), first, second)
+    } else {
+        let r = reps.first()?;
+        let (first, second) = fig.halves(r)?;
+        // Batches that stay correlated make any test overconfident: take
+        // the most merged series then, 4 batches per half.
+        let xs = uncorrelated_batches(fig, r).or_else(|| fig.batches(r, 4))?;
+        let h = xs.len() / 2;
+        let (m1, v1) = mean_var(&xs[..h]);
+        let (m2, v2) = mean_var(&xs[h..]);
+        let se = (v1 / h as f64 + v2 / (xs.len() - h) as f64).sqrt();
+        (m2 - m1, t975(xs.len() as u32 - 2) * se, first, second)
+    };
+    let scale = (first.abs() + second.abs()) / 2.0;
+    (diff.abs() > half_width && diff.abs() > MIN_DRIFT * scale).then_some((first, second))
+}
+
+/// MSER on a batch series, over truncations that keep at least 8 batches:
+/// the truncation point (in batches) minimizing the standard error of the
+/// kept mean.
+fn mser(xs: &[f64]) -> usize {
+    let m = xs.len();
+    let mut best = (f64::INFINITY, 0);
+    for d in 0..=m.saturating_sub(8) {
+        let tail = &xs[d..];
+        let k = tail.len() as f64;
+        let mean = tail.iter().sum::<f64>() / k;
+        let ss: f64 = tail.iter().map(|x| (x - mean) * (x - mean)).sum();
+        let stat = ss / (k * k);
+        if stat < best.0 {
+            best = (stat, d);
+        }
+    }
+    best.1
+}
+
+/// Whether MSER on `r`'s batch series would discard more than half of the
+/// measured window, with the discarded part's mean off the kept part's by
+/// more than [`MIN_DRIFT`] and beyond the batch noise. Returns (discarded
+/// mean, kept mean) when it does.
+pub(crate) fn late_truncation(fig: &Figure<'_>, r: &ReplicationResult) -> Option<(f64, f64)> {
+    let xs = fig.batches(r, 1)?;
+    let d = mser(&xs);
+    if d < xs.len() / 2 {
+        return None;
+    }
+    let (m1, v1) = mean_var(&xs[..d]);
+    let (m2, v2) = mean_var(&xs[d..]);
+    let se = (v1 / d as f64 + v2 / (xs.len() - d) as f64).sqrt();
+    let diff = (m2 - m1).abs();
+    let scale = (m1.abs() + m2.abs()) / 2.0;
+    (diff > 3.0 * se && diff > MIN_DRIFT * scale).then_some((m1, m2))
+}
