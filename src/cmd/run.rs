@@ -155,6 +155,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let derived = derived_metrics(&model, &results)?;
     let model_name = args.model.model.display().to_string();
     let mut warnings: Vec<String> = model.warnings.iter().map(|w| w.to_string()).collect();
+    // Figures that cannot be taken at face value: said on stderr as well
+    // as next to the figures, since the output may go to a file.
+    for w in &results.warnings {
+        eprintln!("warning: {w}");
+        warnings.push(w.to_string());
+    }
     if !args.no_bistability_check
         && let Some(w) = bistability_warning(&model.network, &config, &results)?
     {

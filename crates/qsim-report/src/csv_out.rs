@@ -10,7 +10,12 @@ fn row(out: &mut String, scope: &str, name: &str, metric: &str, e: &Estimate) {
         "{scope},{},{metric},{},{}",
         quote(name),
         e.mean,
-        e.ci95
+        // Unknown interval: an empty field, never a zero width.
+        if e.ci95.is_nan() {
+            String::new()
+        } else {
+            e.ci95.to_string()
+        }
     );
 }
 
@@ -107,6 +112,10 @@ pub fn to_csv(report: &Report) -> String {
     }
     for (name, e) in &report.derived {
         row(&mut out, "derived", name, "value", e);
+    }
+    // Comment lines, so the figures above stay one table for CSV readers.
+    for w in &report.warnings {
+        let _ = writeln!(out, "# warning: {w}");
     }
     out
 }
