@@ -9,3 +9,4 @@ mod grammar;
 mod report;
 mod scenarios;
 mod support;
+mod trust;

@@ -214,42 +214,7 @@ pub(crate) fn drift(fig: &Figure<'_>, reps: &[ReplicationResult]) -> Option<(f64
         (m2 - m1, t975(xs.len() as u32 - 2) * se, first, second)
     };
     let scale = (first.abs() + second.abs()) / 2.0;
-    (diff.abs() > half_width && diff.abs() > MIN_DRIFT * scale).then_some((first, second))
-}
-
-/// MSER on a batch series, over truncations that keep at least 8 batches:
-/// the truncation point (in batches) minimizing the standard error of the
-/// kept mean.
-fn mser(xs: &[f64]) -> usize {
-    let m = xs.len();
-    let mut best = (f64::INFINITY, 0);
-    for d in 0..=m.saturating_sub(8) {
-        let tail = &xs[d..];
-        let k = tail.len() as f64;
-        let mean = tail.iter().sum::<f64>() / k;
-        let ss: f64 = tail.iter().map(|x| (x - mean) * (x - mean)).sum();
-        let stat = ss / (k * k);
-        if stat < best.0 {
-            best = (stat, d);
-        }
-    }
-    best.1
-}
-
-/// Whether MSER on `r`'s batch series would discard more than half of the
-/// measured window, with the discarded part's mean off the kept part's by
-/// more than [`MIN_DRIFT`] and beyond the batch noise. Returns (discarded
-/// mean, kept mean) when it does.
-pub(crate) fn late_truncation(fig: &Figure<'_>, r: &ReplicationResult) -> Option<(f64, f64)> {
-    let xs = fig.batches(r, 1)?;
-    let d = mser(&xs);
-    if d < xs.len() / 2 {
-        return None;
-    }
-    let (m1, v1) = mean_var(&xs[..d]);
-    let (m2, v2) = mean_var(&xs[d..]);
-    let se = (v1 / d as f64 + v2 / (xs.len() - d) as f64).sqrt();
-    let diff = (m2 - m1).abs();
-    let scale = (m1.abs() + m2.abs()) / 2.0;
-    (diff > 3.0 * se && diff > MIN_DRIFT * scale).then_some((m1, m2))
+    // Twice the 95% half-width: the checks run on two figures of every
+    // run, and a false alarm costs trust too (about a 0.5% level).
+    (diff.abs() > 2.0 * half_width && diff.abs() > MIN_DRIFT * scale).then_some((first, second))
 }
