@@ -16,6 +16,7 @@
 //! | [`kernel`] | `qsim-kernel` | [`NetworkSpec`](kernel::NetworkSpec) checked into a [`Network`](kernel::Network), [`RunConfig`](kernel::RunConfig), [`run`](kernel::run), and the plain [`RunResults`](kernel::RunResults) |
 //! | [`model`] | `qsim-model` | the TOML model format: [`load_file`](model::load_file), [`load_str`](model::load_str), `--set` overrides, located errors |
 //! | [`analytic`] | `qsim-analytic` | exact and approximate answers: M/M/c, Pollaczek–Khinchine, MVA, bounds, the USL fit |
+//! | [`theory`] | `qsim-theory` | those answers applied to a network: visit ratios, product-form test, MVA mapping, bounds, bistability |
 //! | [`sweep`] | `qsim-sweep` | grids of overrides run in parallel, sharding, merging, knee analysis |
 //! | [`report`] | `qsim-report` | tables, JSON, CSV and charts of results |
 //!
@@ -112,3 +113,4 @@ pub use qsim_kernel as kernel;
 pub use qsim_model as model;
 pub use qsim_report as report;
 pub use qsim_sweep as sweep;
+pub use qsim_theory as theory;

@@ -40,7 +40,28 @@ enum Command {
     Schema(cmd::schema::SchemaArgs),
 }
 
+/// A reader that closes our output early (`qsim ... | head`) is a normal
+/// end, not a crash: `println!` panics on EPIPE, so such a panic exits 0
+/// quietly, whichever command was writing. Errors returned through `?`
+/// are handled the same way by `cmd::report_error`.
+fn end_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    end_quietly_on_broken_pipe();
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Run(args) => cmd::run::run(args),

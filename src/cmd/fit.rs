@@ -51,29 +51,39 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
     let points = usl::parse_measurements(&text, Some(&args.x), Some(&args.y))
         .map_err(|e| UsageError(format!("{file}: {e}")))?;
     let fit = usl::fit(&points).map_err(|e| UsageError(format!("{file}: {e}")))?;
+    if let Some(path) = [&args.output, &args.plot]
+        .into_iter()
+        .flatten()
+        .find(|p| same_file(p, &args.file))
+    {
+        return Err(UsageError(format!(
+            "{} is the input file; choose another name for the output",
+            path.display()
+        ))
+        .into());
+    }
+    let mut chart_warning = None;
     if let Some(path) = &args.plot {
         let measured: Vec<(f64, f64)> = points
             .iter()
             .map(|p| (p.concurrency, p.throughput_per_s))
             .collect();
         let m = fit.model;
-        qsim_report::fit_chart::usl_fit_chart(
+        // A chart that cannot be drawn is a warning: the fit is still printed.
+        chart_warning = qsim_report::fit_chart::usl_fit_chart(
             path,
             &measured,
             &|n| m.throughput(n),
             &args.x,
             &args.y,
         )
-        .with_context(|| format!("drawing {}", path.display()))?;
-    }
-    if let Some(path) = &args.output
-        && same_file(path, &args.file)
-    {
-        return Err(UsageError(format!(
-            "--output {} is the input file; choose another name",
-            path.display()
-        ))
-        .into());
+        .err()
+        .map(|e| {
+            format!(
+                "warning: chart {} not drawn: {e}; the fit below is complete",
+                path.display()
+            )
+        });
     }
     let mut out = String::new();
     match args.format {
@@ -179,6 +189,9 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
             std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?
         }
         None => std::io::stdout().lock().write_all(out.as_bytes())?,
+    }
+    if let Some(w) = chart_warning {
+        eprintln!("{w}");
     }
     Ok(ExitCode::SUCCESS)
 }

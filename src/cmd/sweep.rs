@@ -430,8 +430,8 @@ fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
         return Vec::new();
     };
     let mut out = Vec::new();
-    if super::solve::not_product_form(network).is_empty()
-        && let Ok((sol, _)) = super::solve::closed_single(network, max)
+    if qsim_theory::product_form::reasons(network.spec()).is_empty()
+        && let Ok(sol) = qsim_theory::closed::mva_single(network.spec(), 0, max)
     {
         let pts: Vec<_> = loads
             .iter()
@@ -452,7 +452,12 @@ fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
     // Bounds are straight lines between their corners, so every load from 1
     // to the largest makes them exact on the chart.
     let bounds: Vec<_> = (1..=max)
-        .filter_map(|n| super::solve::closed_bounds(network, n).map(|(a, _)| (n, a)))
+        .filter_map(|n| {
+            qsim_theory::bounds::closed_bounds(network.spec(), 0, n)
+                .ok()
+                .flatten()
+                .map(|a| (n, a))
+        })
         .collect();
     if !bounds.is_empty() {
         out.push(charts::Reference {

@@ -99,3 +99,34 @@ fn sweep_keeps_its_results_when_a_chart_cannot_be_written() {
         }
     }
 }
+
+#[test]
+fn fit_prints_its_coefficients_when_the_chart_cannot_be_written() {
+    let dir = fresh_dir("fit-chart-blocked");
+    // A directory where the chart file must go: writing it fails.
+    let chart = dir.join("fit.svg");
+    std::fs::create_dir_all(&chart).unwrap();
+    let out = qsim(&[
+        "fit",
+        "examples/data/measurements.csv",
+        "--x",
+        "threads",
+        "--y",
+        "tps",
+        "--format",
+        "json",
+        "--plot",
+        chart.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
+    assert!(
+        stderr.contains("warning: chart") && stderr.contains("fit.svg"),
+        "{stderr}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the fit is printed");
+    assert!(
+        v["sigma"].as_f64().is_some() && v["lambda"].as_f64().unwrap() > 0.0,
+        "{v}"
+    );
+}

@@ -8,5 +8,6 @@ mod exact;
 mod grammar;
 mod report;
 mod scenarios;
+mod solve;
 mod support;
 mod trust;

@@ -84,6 +84,11 @@ pub fn erlang_b(servers: u32, offered_load: f64) -> Result<f64> {
     for k in 1..=servers {
         let ab = offered_load * b;
         b = ab / (f64::from(k) + ab);
+        // Once B underflows to 0 every later step gives 0 exactly: stop, so
+        // a huge `servers` with a modest load costs O(load), not O(servers).
+        if b == 0.0 {
+            break;
+        }
     }
     Ok(b)
 }

@@ -113,6 +113,11 @@ pub(crate) fn check_config(config: &RunConfig) -> Result<(), RunError> {
                 "stop.time must be a positive finite number of seconds, found {t}"
             ));
         }
+        Stop::Time(t) if t > crate::dist::MAX_CLOCK_S => {
+            return bad(format!(
+                "stop.time must be at most 1e12 s (the latest time an f64 clock resolves to 1e-4 s), found {t}"
+            ));
+        }
         _ => {}
     }
     if let Warmup::Time(t) = config.warmup
@@ -127,6 +132,13 @@ pub(crate) fn check_config(config: &RunConfig) -> Result<(), RunError> {
     {
         return bad(format!(
             "warmup fraction must be a finite number >= 0, found {f}"
+        ));
+    }
+    if let Warmup::Time(t) = config.warmup
+        && t > crate::dist::MAX_CLOCK_S
+    {
+        return bad(format!(
+            "warmup.time must be at most 1e12 s (the latest time an f64 clock resolves to 1e-4 s), found {t}"
         ));
     }
     if let Some(s) = config.sla_s

@@ -3,6 +3,12 @@
 //! Every constructor validates its parameters and returns [`DistError`] with
 //! what was found and what was expected; a constructed [`Dist`] always samples
 //! finite, non-negative values.
+//!
+//! Ranges: every time-valued parameter and the mean lie in
+//! `[0, MAX_TIME_S]` (1e9 s), and the standard deviation is at most
+//! [`MAX_STD_DEV_S`] (1e12 s). An f64 event time resolves about 1e-7 s at
+//! 1e9 s; past these bounds sums of times lose the small terms and the
+//! statistics would be silently wrong.
 
 use rand::Rng;
 use rand_distr::{Distribution, Gamma, LogNormal};
@@ -24,12 +30,43 @@ impl DistError {
     }
 }
 
+/// Largest mean or time-valued parameter of a distribution, in seconds: an
+/// f64 time still resolves about 1e-7 s at 1e9 s (2^-53 relative).
+pub const MAX_TIME_S: f64 = 1e9;
+
+/// Largest standard deviation of a distribution, in seconds: beyond it the
+/// tail draws times whose sums f64 cannot resolve (and the variance of a
+/// heavier tail may not even be finite).
+pub const MAX_STD_DEV_S: f64 = 1e12;
+
+/// Latest simulated time a run may reach, in seconds: a thousand times
+/// [`MAX_TIME_S`], where an f64 time still resolves about 1e-4 s. A run whose
+/// next event lies beyond fails with
+/// [`RunError::ClockLimit`](crate::RunError::ClockLimit) rather than
+/// integrating statistics over times it cannot resolve.
+pub const MAX_CLOCK_S: f64 = 1e12;
+
+/// Most phases of an Erlang distribution drawn as a sum of exponentials;
+/// above it a draw is one gamma variate of integer shape k (the same
+/// distribution, O(1) per draw).
+const ERLANG_SUM_MAX_K: u32 = 32;
+
+/// A number as a message shows it: `1e300` rather than 301 digits.
+fn num(x: f64) -> String {
+    if x.is_finite() && x != 0.0 && !(1e-4..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 fn positive(name: &str, x: f64) -> Result<f64, DistError> {
     if x.is_finite() && x > 0.0 {
         Ok(x)
     } else {
         Err(DistError::new(format!(
-            "{name} must be a positive finite number, found {x}"
+            "{name} must be a positive finite number, found {}",
+            num(x)
         )))
     }
 }
@@ -39,9 +76,49 @@ fn non_negative(name: &str, x: f64) -> Result<f64, DistError> {
         Ok(x)
     } else {
         Err(DistError::new(format!(
-            "{name} must be a finite number >= 0, found {x}"
+            "{name} must be a finite number >= 0, found {}",
+            num(x)
         )))
     }
+}
+
+/// A time in seconds: finite, positive and at most [`MAX_TIME_S`].
+fn positive_time(name: &str, x: f64) -> Result<f64, DistError> {
+    at_most_max_time(name, positive(name, x)?)
+}
+
+/// A time in seconds: finite, `>= 0` and at most [`MAX_TIME_S`].
+fn time(name: &str, x: f64) -> Result<f64, DistError> {
+    at_most_max_time(name, non_negative(name, x)?)
+}
+
+fn at_most_max_time(name: &str, x: f64) -> Result<f64, DistError> {
+    if x <= MAX_TIME_S {
+        Ok(x)
+    } else {
+        Err(DistError::new(format!(
+            "{name} must be at most 1e9 s (an f64 simulation clock cannot resolve short times next to longer ones), found {}",
+            num(x)
+        )))
+    }
+}
+
+/// The mean and standard deviation of a built distribution are in range.
+fn in_range(name: &str, d: Dist) -> Result<Dist, DistError> {
+    let (mean, var) = (d.mean(), d.variance());
+    if !mean.is_finite() || mean > MAX_TIME_S {
+        return Err(DistError::new(format!(
+            "{name} has a mean of {} s; at most 1e9 s can be simulated",
+            num(mean)
+        )));
+    }
+    if !var.is_finite() || var.sqrt() > MAX_STD_DEV_S {
+        return Err(DistError::new(format!(
+            "{name} has a standard deviation of {} s; at most 1e12 s can be simulated (its tail would draw times the simulation clock cannot resolve)",
+            num(var.sqrt())
+        )));
+    }
+    Ok(d)
 }
 
 /// A validated distribution of a non-negative duration in seconds.
@@ -65,6 +142,8 @@ enum Kind {
     Erlang {
         k: u32,
         phase_mean: f64,
+        /// The same law as one gamma variate, for k above `ERLANG_SUM_MAX_K`.
+        gamma: Option<Gamma<f64>>,
     },
     HyperExp {
         p: f64,
@@ -91,7 +170,7 @@ enum Kind {
 impl Dist {
     /// Exponential with the given mean (rate = 1/mean).
     pub fn exponential(mean: f64) -> Result<Dist, DistError> {
-        let mean = positive("exponential mean", mean)?;
+        let mean = positive_time("exponential mean", mean)?;
         Ok(Dist {
             kind: Kind::Exponential { mean },
         })
@@ -99,7 +178,7 @@ impl Dist {
 
     /// Always `value` (which may be 0: an instantaneous step).
     pub fn deterministic(value: f64) -> Result<Dist, DistError> {
-        let value = non_negative("deterministic value", value)?;
+        let value = time("deterministic value", value)?;
         Ok(Dist {
             kind: Kind::Deterministic { value },
         })
@@ -107,8 +186,8 @@ impl Dist {
 
     /// Uniform on `[min, max)`.
     pub fn uniform(min: f64, max: f64) -> Result<Dist, DistError> {
-        let min = non_negative("uniform min", min)?;
-        let max = non_negative("uniform max", max)?;
+        let min = time("uniform min", min)?;
+        let max = time("uniform max", max)?;
         if max < min {
             return Err(DistError::new(format!(
                 "uniform max must be >= min, found min {min} and max {max}"
@@ -127,11 +206,21 @@ impl Dist {
         if k == 0 {
             return Err(DistError::new("erlang k must be at least 1, found 0"));
         }
-        let mean = positive("erlang mean", mean)?;
+        let mean = positive_time("erlang mean", mean)?;
+        let phase_mean = mean / f64::from(k);
+        let gamma = if k > ERLANG_SUM_MAX_K {
+            Some(
+                Gamma::new(f64::from(k), phase_mean)
+                    .map_err(|e| DistError::new(format!("erlang: {e}")))?,
+            )
+        } else {
+            None
+        };
         Ok(Dist {
             kind: Kind::Erlang {
                 k,
-                phase_mean: mean / f64::from(k),
+                phase_mean,
+                gamma,
             },
         })
     }
@@ -144,8 +233,8 @@ impl Dist {
                 "hyperexponential p must be in [0, 1], found {p}"
             )));
         }
-        let mean1 = positive("hyperexponential mean1", mean1)?;
-        let mean2 = positive("hyperexponential mean2", mean2)?;
+        let mean1 = positive_time("hyperexponential mean1", mean1)?;
+        let mean2 = positive_time("hyperexponential mean2", mean2)?;
         Ok(Dist {
             kind: Kind::HyperExp { p, mean1, mean2 },
         })
@@ -161,23 +250,38 @@ impl Dist {
         let sigma = non_negative("lognormal sigma", sigma)?;
         let inner =
             LogNormal::new(mu, sigma).map_err(|e| DistError::new(format!("lognormal: {e}")))?;
-        Ok(Dist {
-            kind: Kind::LogNormal { inner, mu, sigma },
-        })
+        let mean = (mu + sigma * sigma / 2.0).exp();
+        if !mean.is_finite() || mean > MAX_TIME_S {
+            return Err(DistError::new(format!(
+                "lognormal with mu {} and sigma {} has the mean exp(mu + sigma^2/2) = {} s; at most 1e9 s can be simulated (lower mu or sigma)",
+                num(mu),
+                num(sigma),
+                num(mean)
+            )));
+        }
+        in_range(
+            "lognormal",
+            Dist {
+                kind: Kind::LogNormal { inner, mu, sigma },
+            },
+        )
     }
 
     /// Gamma with shape `k` and scale `theta` (mean k·theta).
     pub fn gamma(shape: f64, scale: f64) -> Result<Dist, DistError> {
         let shape = positive("gamma shape", shape)?;
-        let scale = positive("gamma scale", scale)?;
+        let scale = positive_time("gamma scale", scale)?;
         let inner = Gamma::new(shape, scale).map_err(|e| DistError::new(format!("gamma: {e}")))?;
-        Ok(Dist {
-            kind: Kind::Gamma {
-                inner,
-                shape,
-                scale,
+        in_range(
+            "gamma",
+            Dist {
+                kind: Kind::Gamma {
+                    inner,
+                    shape,
+                    scale,
+                },
             },
-        })
+        )
     }
 
     /// Resampling uniformly from a list of observed durations.
@@ -188,11 +292,7 @@ impl Dist {
             ));
         }
         for (i, &x) in samples.iter().enumerate() {
-            if !(x.is_finite() && x >= 0.0) {
-                return Err(DistError::new(format!(
-                    "empirical sample {i} must be a finite number >= 0, found {x}"
-                )));
-            }
+            time(&format!("empirical sample {i}"), x)?;
         }
         let n = samples.len() as f64;
         let mean = samples.iter().sum::<f64>() / n;
@@ -214,6 +314,17 @@ impl Dist {
     /// `hyperexponential` (scv >= 1, balanced means), `lognormal`, `gamma`.
     pub fn from_mean_scv(family: Family, mean: f64, scv: f64) -> Result<Dist, DistError> {
         let scv = non_negative("scv", scv)?;
+        if mean.is_finite() && mean > 0.0 {
+            let sd = mean * scv.sqrt();
+            if sd > MAX_STD_DEV_S {
+                return Err(DistError::new(format!(
+                    "mean {} s with scv {} gives a standard deviation of {} s; at most 1e12 s can be simulated (its tail would draw times the simulation clock cannot resolve)",
+                    num(mean),
+                    num(scv),
+                    num(sd)
+                )));
+            }
+        }
         match family {
             Family::Exponential => {
                 if (scv - 1.0).abs() > 1e-9 {
@@ -232,7 +343,7 @@ impl Dist {
                 Dist::deterministic(mean)
             }
             Family::Uniform => {
-                let mean = non_negative("uniform mean", mean)?;
+                let mean = time("uniform mean", mean)?;
                 if scv > 1.0 / 3.0 + 1e-12 {
                     return Err(DistError::new(format!(
                         "a uniform distribution on non-negative values has scv <= 1/3, found scv {scv}"
@@ -252,7 +363,7 @@ impl Dist {
                 Dist::erlang(k as u32, mean)
             }
             Family::HyperExponential => {
-                let mean = positive("hyperexponential mean", mean)?;
+                let mean = positive_time("hyperexponential mean", mean)?;
                 if scv < 1.0 {
                     return Err(DistError::new(format!(
                         "a hyperexponential distribution has scv >= 1, found scv {scv}"
@@ -263,12 +374,12 @@ impl Dist {
                 Dist::hyperexponential(p, mean / (2.0 * p), mean / (2.0 * (1.0 - p)))
             }
             Family::LogNormal => {
-                let mean = positive("lognormal mean", mean)?;
+                let mean = positive_time("lognormal mean", mean)?;
                 let s2 = (1.0 + scv).ln();
                 Dist::lognormal(mean.ln() - s2 / 2.0, s2.sqrt())
             }
             Family::Gamma => {
-                let mean = positive("gamma mean", mean)?;
+                let mean = positive_time("gamma mean", mean)?;
                 let scv = positive("gamma scv", scv)?;
                 Dist::gamma(1.0 / scv, mean * scv)
             }
@@ -281,7 +392,7 @@ impl Dist {
             Kind::Exponential { mean } => *mean,
             Kind::Deterministic { value } => *value,
             Kind::Uniform { min, width } => min + width / 2.0,
-            Kind::Erlang { k, phase_mean } => f64::from(*k) * phase_mean,
+            Kind::Erlang { k, phase_mean, .. } => f64::from(*k) * phase_mean,
             Kind::HyperExp { p, mean1, mean2 } => p * mean1 + (1.0 - p) * mean2,
             Kind::LogNormal { mu, sigma, .. } => (mu + sigma * sigma / 2.0).exp(),
             Kind::Gamma { shape, scale, .. } => shape * scale,
@@ -295,7 +406,7 @@ impl Dist {
             Kind::Exponential { mean } => mean * mean,
             Kind::Deterministic { .. } => 0.0,
             Kind::Uniform { width, .. } => width * width / 12.0,
-            Kind::Erlang { k, phase_mean } => f64::from(*k) * phase_mean * phase_mean,
+            Kind::Erlang { k, phase_mean, .. } => f64::from(*k) * phase_mean * phase_mean,
             Kind::HyperExp { p, mean1, mean2 } => {
                 let m2 = 2.0 * (p * mean1 * mean1 + (1.0 - p) * mean2 * mean2);
                 let m = self.mean();
@@ -332,7 +443,8 @@ impl Dist {
             Kind::Exponential { mean } => exp1(rng) * mean,
             Kind::Deterministic { value } => *value,
             Kind::Uniform { min, width } => min + width * unit(rng),
-            Kind::Erlang { k, phase_mean } => {
+            Kind::Erlang { gamma: Some(g), .. } => g.sample(rng),
+            Kind::Erlang { k, phase_mean, .. } => {
                 let mut s = 0.0;
                 for _ in 0..*k {
                     s += exp1(rng);

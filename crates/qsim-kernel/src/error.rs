@@ -31,6 +31,18 @@ pub enum RunError {
         /// The configured limit.
         limit: u64,
     },
+    /// The simulated clock passed [`MAX_CLOCK_S`](crate::dist::MAX_CLOCK_S):
+    /// a heavy-tailed draw (or a very long run) reached times at which f64
+    /// can no longer resolve the model's durations.
+    #[error(
+        "replication {replication}: the simulated clock reached {time_s:.6e} s, past the 1e12 s an f64 clock resolves to 1e-4 s; a heavy-tailed distribution drew a huge time, or the run is too long (lower the means or the number of jobs)"
+    )]
+    ClockLimit {
+        /// Replication index.
+        replication: u32,
+        /// Time of the first event beyond the limit, seconds.
+        time_s: f64,
+    },
     /// The run configuration is invalid.
     #[error("invalid run configuration: {0}")]
     Config(String),

@@ -237,7 +237,7 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             ci95: system.response_time_s.ci95,
         }));
         // NaN (no interval) is not reached either.
-        if !(reached <= p.relative_half_width) {
+        if reached.is_nan() || reached > p.relative_half_width {
             warnings.push(RunWarning::PrecisionNotReached {
                 target: p.relative_half_width,
                 reached,

@@ -19,15 +19,12 @@ const MAX_LINES: usize = 1_000;
 
 /// Files over the limit that their owners are still shrinking: reported,
 /// not failed. Empty this list once they are short.
-const STILL_SHRINKING: &[&str] = &[
-    "crates/qsim-model/src/build.rs",
-    "crates/qsim-model/tests/it.rs",
-];
+const STILL_SHRINKING: &[&str] = &[];
 
 /// Edges of a circle that another change is removing: (source directory,
 /// from, to). Reported, not failed; empty this list once they are gone.
 /// `qsim-model`: `ctx` uses `tree`, and `tree` calls `ctx::child`.
-const CIRCLES_BEING_REMOVED: &[(&str, &str, &str)] = &[("crates/qsim-model/src", "tree", "ctx")];
+const CIRCLES_BEING_REMOVED: &[(&str, &str, &str)] = &[];
 
 /// A module, as its path from the crate root (empty: the root).
 type Module = Vec<String>;

@@ -350,11 +350,4 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// `path.key`, quoting the key when needed.
-pub(crate) fn child(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        crate::quote_key(key)
-    } else {
-        format!("{path}.{}", crate::quote_key(key))
-    }
-}
+pub(crate) use crate::tree::child;

@@ -486,7 +486,9 @@ fn header_comment(text: &str) -> String {
     let mut lines = Vec::new();
     for line in text.lines() {
         let t = line.trim();
-        if t.is_empty() && lines.is_empty() {
+        // Blank lines and editor directives such as `#:schema URL` before
+        // the description are not part of it.
+        if (t.is_empty() || t.starts_with("#:")) && lines.is_empty() {
             continue;
         }
         match t.strip_prefix('#') {

@@ -1,118 +1,18 @@
 //! Offered load of open workloads: traffic equations and utilization.
 
-use qsim_kernel::{NetworkSpec, Routing, Speed, StationKind, Target, Workload};
+use qsim_kernel::{NetworkSpec, Workload};
 
-/// Mean visits per job of a class to each station (sub-jobs of forks included).
-/// `None` when the routing never lets jobs leave.
+/// Mean visits per job of a class to each station (sub-jobs of forks
+/// included), by qsim-theory's traffic equations. `None` when the routing
+/// never lets jobs leave.
 pub(crate) fn visits(spec: &NetworkSpec, class: usize) -> Option<Vec<f64>> {
-    let ns = spec.stations.len();
-    let fork = |s: usize| match &spec.stations[s].kind {
-        StationKind::Fork(f) => Some(f),
-        _ => None,
-    };
-    // Sub-job visits created by `u` visits to each fork.
-    let sub_visits = |u: &[f64]| {
-        let mut v = u.to_vec();
-        for (s, &us) in u.iter().enumerate() {
-            if let Some(f) = fork(s) {
-                let total: f64 = f.targets.iter().map(|t| t.1).sum();
-                for &(t, w) in &f.targets {
-                    v[t] += us * f64::from(f.fan_out) * w / total;
-                }
-            }
-        }
-        v
-    };
-    match &spec.classes[class].routing {
-        Routing::Sequence(seq) => {
-            let mut u = vec![0.0; ns];
-            for &s in seq {
-                u[s] += 1.0;
-            }
-            Some(sub_visits(&u))
-        }
-        Routing::Probabilistic { entry, from } => {
-            // u = e + Pᵀu, where a fork passes its job on to its join.
-            let mut a = vec![vec![0.0; ns + 1]; ns];
-            for (i, row) in a.iter_mut().enumerate() {
-                row[i] = 1.0;
-            }
-            for &(t, p) in entry {
-                if let Target::Station(t) = t {
-                    a[t][ns] += p;
-                }
-            }
-            for s in 0..ns {
-                if let Some(f) = fork(s) {
-                    a[f.join][s] -= 1.0;
-                    continue;
-                }
-                for &(t, p) in &from[s] {
-                    if let Target::Station(t) = t {
-                        a[t][s] -= p;
-                    }
-                }
-            }
-            let u = solve(a)?;
-            if u.iter().any(|x| !x.is_finite() || *x < -1e-9 || *x > 1e12) {
-                return None;
-            }
-            Some(sub_visits(&u))
-        }
-    }
-}
-
-/// Gaussian elimination with partial pivoting on an augmented matrix.
-fn solve(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
-    let n = a.len();
-    for col in 0..n {
-        let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
-        if a[piv][col].abs() < 1e-12 {
-            return None;
-        }
-        a.swap(col, piv);
-        let pivot_row = a[col].clone();
-        for r in 0..n {
-            if r != col {
-                let f = a[r][col] / a[col][col];
-                if f != 0.0 {
-                    for (x, p) in a[r].iter_mut().zip(&pivot_row).skip(col) {
-                        *x -= f * p;
-                    }
-                }
-            }
-        }
-    }
-    Some((0..n).map(|i| a[i][n] / a[i][i]).collect())
-}
-
-/// Highest completion rate a speed curve reaches.
-pub(crate) fn max_rate(speed: &Speed) -> f64 {
-    match speed {
-        Speed::Table(points) => points.iter().map(|p| p.1).fold(0.0, f64::max),
-        Speed::Usl {
-            sigma,
-            kappa,
-            lambda,
-        } => {
-            if *kappa > 0.0 {
-                let nstar = ((1.0 - sigma).max(0.0) / kappa).sqrt();
-                [1.0, nstar.floor().max(1.0), nstar.ceil().max(1.0)]
-                    .iter()
-                    .map(|&n| speed.rate(n))
-                    .fold(0.0, f64::max)
-            } else if *sigma > 0.0 {
-                lambda.max(lambda / sigma)
-            } else {
-                f64::INFINITY
-            }
-        }
-    }
+    qsim_theory::visits::visit_ratios(spec, class).map(|v| v.total)
 }
 
 /// The offered utilization of one station by one open class arriving at
-/// `rate` jobs per second with visit ratio `v`; `None` if the station cannot
-/// saturate (a delay without a speed curve, a fork or a join).
+/// `rate` jobs per second with visit ratio `v` (its peak rate from
+/// qsim-theory's per-kind law); `None` if the station cannot saturate (a
+/// delay without a speed curve, a fork or a join).
 pub(crate) fn utilization(
     spec: &NetworkSpec,
     s: usize,
@@ -120,19 +20,8 @@ pub(crate) fn utilization(
     rate: f64,
     v: f64,
 ) -> Option<f64> {
-    let st = &spec.stations[s];
-    if let Some(speed) = &st.speed {
-        return Some(rate * v / max_rate(speed));
-    }
-    let mean = st.service.get(class)?.as_ref()?.mean();
-    let demand = match &st.kind {
-        StationKind::Delay | StationKind::Fork(_) | StationKind::Join(_) => return None,
-        StationKind::Queue { servers, .. } => mean / f64::from(*servers),
-        StationKind::Latch(_) => mean,
-        StationKind::Batch(b) => mean / f64::from(b.max_batch) + b.per_job_s,
-        StationKind::Link(l) => mean / (f64::from(l.max_batch) * f64::from(l.pipeline)),
-    };
-    Some(rate * v * demand)
+    let peak = qsim_theory::kind::law(&spec.stations[s], class, None)?.peak_rate_per_s?;
+    Some(rate * v / peak)
 }
 
 /// A saturated station found by [`check`].

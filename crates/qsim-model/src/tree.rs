@@ -427,7 +427,7 @@ fn step<'n>(node: &'n Node, seg: &Segment, walked: &[Segment]) -> Result<&'n Nod
     };
     let Some(mut n) = table.iter().find(|e| e.key == seg.key).map(|e| &e.node) else {
         let expected = child_paths(node, &prefix);
-        let here = crate::ctx::child(&prefix, &seg.key);
+        let here = child(&prefix, &seg.key);
         let hint = crate::did_you_mean(&here, &expected).map(|s| format!("did you mean {s}?"));
         let why = format!("{here} does not exist{}", expected_list(&expected));
         return Err((why, hint));
@@ -585,7 +585,7 @@ fn apply_at(
         }
         if pos.is_none() && !is_last {
             let expected = child_paths(node, &prefix);
-            let here = crate::ctx::child(&prefix, &seg.key);
+            let here = child(&prefix, &seg.key);
             let hint = crate::did_you_mean(&here, &expected).map(|s| format!("did you mean {s}?"));
             return Err(ApplyError {
                 message: format!(
@@ -696,6 +696,15 @@ pub(crate) fn expected_list(expected: &[String]) -> String {
         String::new()
     } else {
         format!("; expected one of: {}", expected.join(", "))
+    }
+}
+
+/// `path.key`, quoting the key when needed.
+pub(crate) fn child(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        crate::quote_key(key)
+    } else {
+        format!("{path}.{}", crate::quote_key(key))
     }
 }
 

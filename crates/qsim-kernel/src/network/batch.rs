@@ -1,6 +1,7 @@
 //! `batch` (group commit) stations: parameters and range rules.
 
 use super::{Check, Field, fmt_num};
+use crate::dist::MAX_TIME_S;
 
 /// Parameters of a `batch` (group commit) station.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,8 +30,20 @@ impl BatchSpec {
     }
 }
 
-/// `expected a time in seconds >= 0, found -1` unless `v` is one.
+/// `expected a time in seconds >= 0, found -1` unless `v` is one, within
+/// [`MAX_TIME_S`] (the longest time the simulation clock resolves finely).
 pub(super) fn time_message(v: f64) -> Option<String> {
-    (!(v.is_finite() && v >= 0.0))
-        .then(|| format!("expected a time in seconds >= 0, found {}", fmt_num(v)))
+    if !(v.is_finite() && v >= 0.0) {
+        Some(format!(
+            "expected a time in seconds >= 0, found {}",
+            fmt_num(v)
+        ))
+    } else if v > MAX_TIME_S {
+        Some(format!(
+            "expected a time of at most 1e9 s (an f64 simulation clock cannot resolve short times next to longer ones), found {}",
+            fmt_num(v)
+        ))
+    } else {
+        None
+    }
 }

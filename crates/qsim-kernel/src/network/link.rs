@@ -3,6 +3,10 @@
 
 use super::{Check, Field};
 
+/// Deepest pipeline of a link: the simulator allocates a slot per round
+/// trip in flight when a replication starts (2^20 slots is about 30 MB).
+pub const MAX_PIPELINE: u32 = 1 << 20;
+
 /// Parameters of a `link` station.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkSpec {
@@ -18,6 +22,14 @@ impl LinkSpec {
             c.error(
                 &[Field::Key("pipeline")],
                 "expected a pipeline depth >= 1, found 0",
+            );
+        } else if self.pipeline > MAX_PIPELINE {
+            c.error(
+                &[Field::Key("pipeline")],
+                format!(
+                    "expected a pipeline depth of at most {MAX_PIPELINE}, found {} (the simulator keeps a slot per round trip in flight)",
+                    self.pipeline
+                ),
             );
         }
         if self.max_batch == 0 {

@@ -25,8 +25,8 @@ mod timeless;
 pub use batch::BatchSpec;
 pub use fork::{ForkSpec, JoinSpec, Spread};
 pub use latch::{LatchSpec, NumaSpec, SpinSpec, Wake};
-pub use link::LinkSpec;
-pub use queue::Discipline;
+pub use link::{LinkSpec, MAX_PIPELINE};
+pub use queue::{Discipline, MAX_SERVERS};
 pub use routing::{Routing, Target};
 pub use speed::Speed;
 
@@ -328,6 +328,8 @@ impl<'a> Check<'a> {
 pub(crate) fn fmt_num(x: f64) -> String {
     if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{x:.0}")
+    } else if x.is_finite() && x.abs() >= 1e15 {
+        format!("{x:e}")
     } else {
         format!("{x}")
     }

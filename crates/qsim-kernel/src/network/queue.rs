@@ -18,12 +18,24 @@ pub enum Discipline {
     Priority,
 }
 
-/// The range rules of a queue: at least one server.
+/// Most servers a queue may have: the simulator counts busy servers in
+/// f64 sums and keeps `u32::MAX` for a delay station's "infinitely many",
+/// so counts stay far below both (2^24, exact in an f32 as well).
+pub const MAX_SERVERS: u32 = 1 << 24;
+
+/// The range rules of a queue: at least one server, at most [`MAX_SERVERS`].
 pub(super) fn check(c: &mut Check<'_>, servers: u32) {
     if servers == 0 {
         c.error(
             &[Field::Key("servers")],
             "expected a number of servers >= 1, found 0",
+        );
+    } else if servers > MAX_SERVERS {
+        c.error(
+            &[Field::Key("servers")],
+            format!(
+                "expected at most {MAX_SERVERS} servers, found {servers} (for that many, use a delay station)"
+            ),
         );
     }
 }

@@ -2,7 +2,7 @@
 //! that exist, probabilities in [0, 1] that sum to 1, sub-jobs that reach
 //! their join), reachability and visit ratios.
 
-use super::{Check, ClassId, ClassSpec, Field, Network, NetworkSpec, StationId, StationKind};
+use super::{Check, ClassId, ClassSpec, Field, NetworkSpec, StationId, StationKind};
 use super::{ForkSpec, View, fmt_num};
 
 /// Where a job goes next.
@@ -282,68 +282,5 @@ impl NetworkSpec {
             }
         }
         reached
-    }
-}
-
-impl Network {
-    /// Mean visits per interaction of `class` to each station (the solution
-    /// of the traffic equations v = entry + v·P), or `None` when the routing
-    /// never exits (a closed loop without `Exit`) or the class does not exist.
-    /// Fork sub-jobs are not counted: the fork and join stations get the
-    /// parent's visits.
-    pub fn visit_ratios(&self, class: ClassId) -> Option<Vec<f64>> {
-        let spec = &self.spec;
-        let n = spec.stations.len();
-        match &spec.classes.get(class)?.routing {
-            Routing::Sequence(seq) => {
-                let mut v = vec![0.0; n];
-                for &s in seq {
-                    v[s] += 1.0;
-                }
-                Some(v)
-            }
-            Routing::Probabilistic { entry, from } => {
-                // Solve (I - P^T) v = e by Gaussian elimination with partial pivoting.
-                let mut a = vec![vec![0.0; n + 1]; n];
-                for (i, row) in a.iter_mut().enumerate() {
-                    row[i] = 1.0;
-                }
-                for &(t, p) in entry {
-                    if let Target::Station(s) = t {
-                        a[s][n] += p;
-                    }
-                }
-                for (s, branches) in from.iter().enumerate() {
-                    for &(t, p) in branches {
-                        if let Target::Station(d) = t {
-                            a[d][s] -= p;
-                        }
-                    }
-                }
-                for col in 0..n {
-                    let pivot =
-                        (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
-                    if a[pivot][col].abs() < 1e-12 {
-                        return None;
-                    }
-                    a.swap(col, pivot);
-                    let pivot_row = a[col].clone();
-                    for (row, r) in a.iter_mut().enumerate() {
-                        if row != col {
-                            let f = r[col] / pivot_row[col];
-                            if f != 0.0 {
-                                for (x, p) in r[col..].iter_mut().zip(&pivot_row[col..]) {
-                                    *x -= f * p;
-                                }
-                            }
-                        }
-                    }
-                }
-                let v: Vec<f64> = (0..n).map(|i| a[i][n] / a[i][i]).collect();
-                v.iter()
-                    .all(|x| x.is_finite() && *x >= -1e-9)
-                    .then(|| v.into_iter().map(|x| x.max(0.0)).collect())
-            }
-        }
     }
 }

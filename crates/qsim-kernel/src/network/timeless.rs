@@ -2,10 +2,48 @@
 //! class completes at the instant it starts, so a run would process endless
 //! events at one time and report a meaningless `0 ± 0`.
 
-use super::{Check, Field, Network, Scope, StationKind, Workload};
+use super::{Check, Field, Network, Routing, Scope, StationKind, Target, Workload};
+
+/// The stations a class can reach (by branches of positive probability),
+/// in index order.
+fn reachable(routing: &Routing, ns: usize) -> Vec<usize> {
+    let mut seen = vec![false; ns];
+    let mut todo: Vec<usize> = Vec::new();
+    let mut visit = |t: &Target, todo: &mut Vec<usize>| {
+        if let Target::Station(s) = *t
+            && s < ns
+            && !seen[s]
+        {
+            seen[s] = true;
+            todo.push(s);
+        }
+    };
+    match routing {
+        Routing::Sequence(seq) => {
+            for &s in seq {
+                visit(&Target::Station(s), &mut todo);
+            }
+        }
+        Routing::Probabilistic { entry, from } => {
+            for (t, p) in entry {
+                if *p > 0.0 {
+                    visit(t, &mut todo);
+                }
+            }
+            while let Some(s) = todo.pop() {
+                for (t, p) in from.get(s).into_iter().flatten() {
+                    if *p > 0.0 {
+                        visit(t, &mut todo);
+                    }
+                }
+            }
+        }
+    }
+    (0..ns).filter(|&s| seen[s]).collect()
+}
 
 /// Checks every class of a whole network; the stations a closed class
-/// visits come from its visit ratios.
+/// visits are those its routing can reach.
 pub(super) fn check(net: &Network, c: &mut Check<'_>) {
     let spec = net.spec();
     for (ci, class) in spec.classes.iter().enumerate() {
@@ -22,10 +60,7 @@ pub(super) fn check(net: &Network, c: &mut Check<'_>) {
                 if think.as_ref().is_some_and(|d| d.mean() > 0.0) {
                     continue;
                 }
-                let Some(visits) = net.visit_ratios(ci) else {
-                    continue;
-                };
-                let visited: Vec<usize> = (0..visits.len()).filter(|&s| visits[s] > 0.0).collect();
+                let visited = reachable(&class.routing, spec.stations.len());
                 // Only plain stations are known to take no time; the other
                 // kinds have hand-off costs, round trips, timers or sub-jobs.
                 let timeless = visited.iter().all(|&s| {

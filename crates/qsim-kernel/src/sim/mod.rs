@@ -42,6 +42,7 @@ mod stats;
 mod vclock;
 mod waiting;
 
+use crate::dist::MAX_CLOCK_S;
 use crate::error::RunError;
 use crate::fel::Fel;
 use crate::network::*;
@@ -213,6 +214,9 @@ impl Simulation {
                 self.finished = true;
                 break;
             };
+            if e.time() > MAX_CLOCK_S {
+                return self.past_clock_limit(e.time());
+            }
             self.now = e.time();
             self.dispatch(e.ev);
             if !self.dirty.is_empty() {
@@ -235,6 +239,9 @@ impl Simulation {
             self.finished = true;
             return Ok(false);
         };
+        if e.time() > MAX_CLOCK_S {
+            self.past_clock_limit(e.time())?;
+        }
         self.now = e.time();
         self.dispatch(e.ev);
         self.flush();
@@ -261,6 +268,17 @@ impl Simulation {
             self.step()?;
         }
         Ok(false)
+    }
+
+    /// The next event lies past [`MAX_CLOCK_S`]: stop before any statistic
+    /// integrates over it.
+    #[cold]
+    fn past_clock_limit(&mut self, time_s: f64) -> Result<(), RunError> {
+        self.finished = true;
+        Err(RunError::ClockLimit {
+            replication: self.index,
+            time_s,
+        })
     }
 
     fn fail(&mut self) -> Result<(), RunError> {

@@ -1,0 +1,104 @@
+//! Whether a network is within the exact (BCMP product-form) methods, and if
+//! not, why.
+
+use crate::visits::visit_ratios;
+use qsim_kernel::{Discipline, NetworkSpec, StationKind, Workload};
+
+/// Reasons the network is outside the exact methods; empty when it is within.
+pub fn reasons(spec: &NetworkSpec) -> Vec<String> {
+    let mut why = Vec::new();
+    let multi = spec.classes.len() > 1;
+    for st in &spec.stations {
+        let name = &st.name;
+        let dists: Vec<_> = st.service.iter().flatten().collect();
+        let all_exp = dists.iter().all(|d| d.is_exponential());
+        let same_mean = dists
+            .windows(2)
+            .all(|w| (w[0].mean() - w[1].mean()).abs() <= 1e-12 * w[0].mean());
+        match &st.kind {
+            StationKind::Delay => {}
+            StationKind::Queue {
+                servers,
+                discipline,
+            } => {
+                match discipline {
+                    // PS serves min(n, c) jobs' worth at any service
+                    // distribution: a product-form load-dependent station.
+                    Discipline::Ps => {}
+                    Discipline::Priority => {
+                        why.push(format!("station {name}: priority scheduling"))
+                    }
+                    Discipline::Fcfs | Discipline::Lcfs => {
+                        if !all_exp && st.speed.is_none() {
+                            let d = if *discipline == Discipline::Fcfs {
+                                "fcfs"
+                            } else {
+                                "lcfs"
+                            };
+                            why.push(format!("station {name}: {d} with non-exponential service"));
+                        }
+                        if !same_mean {
+                            why.push(format!(
+                                "station {name}: FCFS with class-dependent service times"
+                            ));
+                        }
+                    }
+                }
+                if multi && *servers > 1 {
+                    why.push(format!(
+                        "station {name}: several servers in a multi-class model"
+                    ));
+                }
+            }
+            StationKind::Latch(l) => {
+                if l.numa.is_some() || l.spin.is_some() {
+                    why.push(format!("station {name}: latch with a contention mechanism"));
+                } else if !all_exp && st.speed.is_none() {
+                    why.push(format!(
+                        "station {name}: latch with non-exponential hold time"
+                    ));
+                }
+            }
+            StationKind::Batch(_) => {
+                why.push(format!("station {name}: batch (group commit) service"))
+            }
+            StationKind::Link(l) if l.pipeline > 1 || l.max_batch > 1 => {
+                why.push(format!("station {name}: link with pipelining or batching"))
+            }
+            StationKind::Link(_) if !all_exp => why.push(format!(
+                "station {name}: link with a non-exponential round trip"
+            )),
+            StationKind::Link(_) => {}
+            StationKind::Fork(_) | StationKind::Join(_) => {
+                why.push(format!("station {name}: fork/join"))
+            }
+        }
+        if st.speed.is_some() && multi {
+            why.push(format!(
+                "station {name}: a speed curve in a multi-class model"
+            ));
+        }
+    }
+    for r in &spec.regions {
+        if r.limit.is_some() {
+            why.push(format!("region {}: admission limit", r.name));
+        }
+    }
+    for (i, c) in spec.classes.iter().enumerate() {
+        if visit_ratios(spec, i).is_none() {
+            why.push(format!(
+                "class {}: its routing never ends an interaction",
+                c.name
+            ));
+        }
+        if let Workload::Open { interarrival } = &c.workload
+            && !interarrival.is_exponential()
+        {
+            why.push(format!(
+                "class {}: non-exponential inter-arrival times (not a Poisson stream)",
+                c.name
+            ));
+        }
+    }
+    why
+}

@@ -1,0 +1,402 @@
+//! Analytic figures of a whole network: exact MVA for one closed class,
+//! open and mixed product-form networks, and M/G/1 for a lone FCFS server.
+
+use crate::Error;
+use crate::closed::{Bistability, bistability, closed_class, mva_single};
+use crate::kind::fcfs_single_server;
+use crate::product_form::reasons;
+use crate::visits::visit_ratios;
+use qsim_analytic::{jackson, mva, single};
+use qsim_kernel::{NetworkSpec, Speed, StationKind, Workload};
+use serde::Serialize;
+
+/// How far a figure can be trusted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Exactness {
+    /// The exact long-run mean of the model.
+    Exact,
+    /// An approximation.
+    Approximate,
+    /// A bound, not an estimate.
+    Bound,
+}
+
+/// Figures of one station.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StationFigures {
+    /// Station name.
+    pub name: String,
+    /// Completions per second.
+    pub throughput_per_s: f64,
+    /// Busy fraction per server (0 for a delay, as the simulator reports).
+    pub utilization: f64,
+    /// Mean number present.
+    pub mean_jobs: f64,
+}
+
+/// Figures of a network at one population.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Figures {
+    /// Method used.
+    pub method: String,
+    /// Whether the figures are exact or approximate.
+    pub exactness: Exactness,
+    /// Closed population (single closed class), if any.
+    pub population: Option<u32>,
+    /// System throughput, per second.
+    pub throughput_per_s: f64,
+    /// System response time (think time excluded), seconds.
+    pub response_time_s: f64,
+    /// Per station, in model order.
+    pub stations: Vec<StationFigures>,
+    /// Set when the model has several stable operating points: the figures
+    /// above are the exact long-run mean over all of them, which a run that
+    /// stays near one of them does not show.
+    pub bistability: Option<Bistability>,
+}
+
+fn total_rate(spec: &NetworkSpec, c: usize) -> f64 {
+    match &spec.classes[c].workload {
+        Workload::Open { interarrival } => 1.0 / interarrival.mean(),
+        Workload::Closed { .. } => 0.0,
+    }
+}
+
+fn mean_service(spec: &NetworkSpec, s: usize, c: usize) -> f64 {
+    spec.stations[s]
+        .service
+        .get(c)
+        .and_then(|d| d.as_ref())
+        .map_or(0.0, |d| d.mean())
+}
+
+fn is_delay(spec: &NetworkSpec, s: usize) -> bool {
+    matches!(spec.stations[s].kind, StationKind::Delay) && spec.stations[s].speed.is_none()
+}
+
+/// Figures of `spec` by the exact method that applies: M/G/1 for one open
+/// Poisson class through one FCFS single server (and delays); otherwise the
+/// network must be product-form ([`Error::NotProductForm`] lists why not).
+pub fn solve(spec: &NetworkSpec) -> Result<Figures, Error> {
+    if let Some(f) = mg1(spec)? {
+        return Ok(f);
+    }
+    let why = reasons(spec);
+    if !why.is_empty() {
+        return Err(Error::NotProductForm(why));
+    }
+    let nc = spec.classes.len();
+    let open: Vec<usize> = (0..nc)
+        .filter(|&c| matches!(spec.classes[c].workload, Workload::Open { .. }))
+        .collect();
+    if open.is_empty() && nc == 1 {
+        return closed_single(spec);
+    }
+    if open.len() == nc {
+        return open_network(spec, &open);
+    }
+    mixed(spec, &open)
+}
+
+fn closed_single(spec: &NetworkSpec) -> Result<Figures, Error> {
+    let (population, _) = closed_class(spec, 0).expect("a closed class");
+    let sol = mva_single(spec, 0, population)?;
+    let mut f = figures_at(spec, &sol, population);
+    f.bistability = bistability(spec, 0)?;
+    Ok(f)
+}
+
+/// Figures at population `n` of an MVA solution of `spec`'s closed class.
+pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Figures {
+    let p = sol.at(n).expect("population solved");
+    Figures {
+        method: "exact MVA (load-dependent where needed)".into(),
+        exactness: Exactness::Exact,
+        population: Some(n),
+        throughput_per_s: p.throughput_per_s,
+        response_time_s: p.response_s,
+        stations: p
+            .stations
+            .iter()
+            .enumerate()
+            .map(|(s, x)| StationFigures {
+                name: spec.stations[s].name.clone(),
+                throughput_per_s: x.throughput_per_s,
+                utilization: if matches!(spec.stations[s].kind, StationKind::Delay) {
+                    0.0
+                } else {
+                    x.utilization
+                },
+                mean_jobs: x.queue_length,
+            })
+            .collect(),
+        bistability: None,
+    }
+}
+
+/// One open Poisson class, exactly one non-delay station, visited once per
+/// job, a single FCFS server with any service distribution: M/G/1
+/// (Pollaczek–Khinchine); the delays are M/G/∞ whose mean is exact for any
+/// distribution.
+fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
+    if spec.classes.len() != 1 || spec.regions.iter().any(|r| r.limit.is_some()) {
+        return Ok(None);
+    }
+    let Workload::Open { interarrival } = &spec.classes[0].workload else {
+        return Ok(None);
+    };
+    if !interarrival.is_exponential() {
+        return Ok(None);
+    }
+    let Some(v) = visit_ratios(spec, 0) else {
+        return Ok(None);
+    };
+    let visited: Vec<usize> = (0..spec.stations.len())
+        .filter(|&s| v.total[s] > 0.0)
+        .collect();
+    let queues: Vec<usize> = visited
+        .iter()
+        .copied()
+        .filter(|&s| !is_delay(spec, s))
+        .collect();
+    let [q] = queues[..] else { return Ok(None) };
+    if (v.total[q] - 1.0).abs() > 1e-12 || !fcfs_single_server(&spec.stations[q]) {
+        return Ok(None);
+    }
+    let Some(service) = spec.stations[q].service[0].as_ref() else {
+        return Ok(None);
+    };
+    if service.is_exponential() {
+        // Product form covers it (and more of the network's figures).
+        return Ok(None);
+    }
+    let lambda = 1.0 / interarrival.mean();
+    let m = single::mg1(lambda, service.mean(), service.scv()).map_err(|e| Error::Station {
+        station: spec.stations[q].name.clone(),
+        source: e,
+    })?;
+    let mut response = m.mean_response_s;
+    let stations = (0..spec.stations.len())
+        .map(|s| {
+            let x = lambda * v.total[s];
+            let (u, jobs) = if s == q {
+                (m.utilization, m.mean_number)
+            } else {
+                let d = v.total[s] * mean_service(spec, s, 0);
+                response += d;
+                (0.0, lambda * d)
+            };
+            StationFigures {
+                name: spec.stations[s].name.clone(),
+                throughput_per_s: x,
+                utilization: u,
+                mean_jobs: jobs,
+            }
+        })
+        .collect();
+    Ok(Some(Figures {
+        method: format!(
+            "M/G/1 (Pollaczek-Khinchine) at station {}",
+            spec.stations[q].name
+        ),
+        exactness: Exactness::Exact,
+        population: None,
+        throughput_per_s: lambda,
+        response_time_s: response,
+        stations,
+        bistability: None,
+    }))
+}
+
+/// Open classes only: each station is fed the sum of the classes' Poisson
+/// flows (BCMP product form); an M/M/c, M/M/∞, or a birth-death chain for a
+/// speed curve.
+fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
+    let visits: Vec<Vec<f64>> = open
+        .iter()
+        .map(|&c| {
+            visit_ratios(spec, c)
+                .map(|v| v.total)
+                .ok_or_else(|| Error::Trapped {
+                    class: spec.classes[c].name.clone(),
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    let rates: Vec<f64> = open.iter().map(|&c| total_rate(spec, c)).collect();
+    let total: f64 = rates.iter().sum();
+    let mut stations = Vec::new();
+    let mut jobs_total = 0.0;
+    for (s, st) in spec.stations.iter().enumerate() {
+        let lam: f64 = rates.iter().zip(&visits).map(|(r, v)| r * v[s]).sum();
+        let mean = open
+            .iter()
+            .map(|&c| mean_service(spec, s, c))
+            .fold(0.0, f64::max);
+        let at = |e: qsim_analytic::Error| Error::Station {
+            station: st.name.clone(),
+            source: e,
+        };
+        let (util, jobs) = if lam == 0.0 {
+            (0.0, 0.0)
+        } else {
+            match (&st.speed, &st.kind) {
+                (Some(speed), _) => birth_death(speed, lam).map_err(at)?,
+                (None, _) if mean == 0.0 => (0.0, 0.0),
+                (None, StationKind::Delay) => {
+                    (0.0, single::mminf(lam, 1.0 / mean).map_err(at)?.mean_number)
+                }
+                (None, StationKind::Queue { servers, .. }) => {
+                    let m = single::mmc(lam, 1.0 / mean, *servers).map_err(at)?;
+                    (m.utilization, m.mean_number)
+                }
+                (None, _) => {
+                    let m = single::mmc(lam, 1.0 / mean, 1).map_err(at)?;
+                    (m.utilization, m.mean_number)
+                }
+            }
+        };
+        jobs_total += jobs;
+        stations.push(StationFigures {
+            name: st.name.clone(),
+            throughput_per_s: lam,
+            utilization: util,
+            mean_jobs: jobs,
+        });
+    }
+    Ok(Figures {
+        method: "open product-form network (M/M/c per station)".into(),
+        exactness: Exactness::Exact,
+        population: None,
+        throughput_per_s: total,
+        // Little's law over the whole network.
+        response_time_s: jobs_total / total,
+        stations,
+        bistability: None,
+    })
+}
+
+/// A station completing rate(n) jobs per second with n present, fed Poisson
+/// arrivals at `lam`: p(n) ∝ Π λ/rate(k). Returns (P(busy), mean number).
+fn birth_death(speed: &Speed, lam: f64) -> Result<(f64, f64), qsim_analytic::Error> {
+    let unstable = |u: f64| qsim_analytic::Error::Unstable {
+        station: "speed curve".into(),
+        utilization: u,
+    };
+    let peak = crate::kind::peak_rate(speed, None);
+    if lam >= peak {
+        return Err(unstable(lam / peak));
+    }
+    // Far out the rate settles (a table's last point, the USL's limit); the
+    // tail beyond is geometric.
+    let (mut term, mut sum, mut mean) = (1.0_f64, 1.0_f64, 0.0_f64);
+    for n in 1..=10_000_000u32 {
+        term *= lam / speed.rate(f64::from(n));
+        if !term.is_finite() {
+            return Err(unstable(f64::INFINITY));
+        }
+        sum += term;
+        mean += f64::from(n) * term;
+        if term < 1e-17 * sum && n > 10 {
+            return Ok((1.0 - 1.0 / sum, mean / sum));
+        }
+    }
+    Err(unstable(lam / speed.rate(1e7)))
+}
+
+/// Several closed classes, or a mixed network: multi-class MVA over delays
+/// and single-server queues.
+fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
+    let nc = spec.classes.len();
+    let visits: Vec<Vec<f64>> = (0..nc)
+        .map(|c| {
+            visit_ratios(spec, c)
+                .map(|v| v.total)
+                .ok_or_else(|| Error::Trapped {
+                    class: spec.classes[c].name.clone(),
+                })
+        })
+        .collect::<Result<_, _>>()?;
+    let states: f64 = spec
+        .classes
+        .iter()
+        .map(|c| match c.workload {
+            Workload::Closed { population, .. } => f64::from(population) + 1.0,
+            Workload::Open { .. } => 1.0,
+        })
+        .product::<f64>()
+        * spec.stations.len() as f64;
+    if states > crate::closed::STEP_LIMIT / 20.0 {
+        return Err(Error::TooManyStates { states });
+    }
+    let classed: Vec<mva::ClassedStation> = spec
+        .stations
+        .iter()
+        .enumerate()
+        .map(|(s, st)| {
+            let kind = if matches!(st.kind, StationKind::Delay) {
+                mva::CenterKind::Delay
+            } else {
+                mva::CenterKind::Queue
+            };
+            let demands = (0..nc)
+                .map(|c| visits[c][s] * mean_service(spec, s, c))
+                .collect();
+            mva::ClassedStation::new(st.name.clone(), kind, demands)
+        })
+        .collect();
+    let classes: Vec<jackson::Class> = spec
+        .classes
+        .iter()
+        .map(|c| jackson::Class {
+            name: c.name.clone(),
+            workload: match &c.workload {
+                Workload::Closed { population, think } => jackson::Workload::Closed {
+                    population: *population,
+                    think_time_s: think.as_ref().map_or(0.0, |d| d.mean()),
+                },
+                Workload::Open { interarrival } => jackson::Workload::Open {
+                    arrival_rate_per_s: 1.0 / interarrival.mean(),
+                },
+            },
+        })
+        .collect();
+    let sol = jackson::solve_mixed(&classed, &classes)?;
+    let throughput: f64 = sol.classes.iter().map(|c| c.throughput_per_s).sum();
+    let response = sol
+        .classes
+        .iter()
+        .map(|c| c.throughput_per_s * c.response_s)
+        .sum::<f64>()
+        / throughput;
+    Ok(Figures {
+        method: if open.is_empty() {
+            "exact multi-class MVA"
+        } else {
+            "mixed product-form network (MVA)"
+        }
+        .into(),
+        exactness: Exactness::Exact,
+        population: None,
+        throughput_per_s: throughput,
+        response_time_s: response,
+        stations: sol
+            .stations
+            .iter()
+            .enumerate()
+            .map(|(s, st)| StationFigures {
+                name: st.name.clone(),
+                throughput_per_s: (0..nc)
+                    .map(|c| sol.classes[c].throughput_per_s * visits[c][s])
+                    .sum(),
+                utilization: if matches!(spec.stations[s].kind, StationKind::Delay) {
+                    0.0
+                } else {
+                    st.utilization
+                },
+                mean_jobs: st.queue_length,
+            })
+            .collect(),
+        bistability: None,
+    })
+}

@@ -1,0 +1,228 @@
+//! The traffic equations: mean visits per interaction of one class to each
+//! station, the one visit-ratio solver of qsim.
+
+use qsim_kernel::{NetworkSpec, Routing, StationKind, Target};
+
+/// Mean visits per interaction of a class.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Visits {
+    /// Visits of the job itself (a fork hands it to its join; its sub-jobs
+    /// are not counted here).
+    pub parent: Vec<f64>,
+    /// Visits including fork sub-jobs: what loads each station.
+    pub total: Vec<f64>,
+}
+
+/// Solves the traffic equations `u = e + Pᵀu` of `class` (a fork passes the
+/// job to its join, and each visit to a fork adds `fan_out` sub-job visits
+/// spread over its targets by weight). `None` when the class does not exist
+/// or its routing never lets a job leave.
+pub fn visit_ratios(spec: &NetworkSpec, class: usize) -> Option<Visits> {
+    let ns = spec.stations.len();
+    let parent = match &spec.classes.get(class)?.routing {
+        Routing::Sequence(seq) => {
+            let mut u = vec![0.0; ns];
+            for &s in seq {
+                u[s] += 1.0;
+            }
+            u
+        }
+        Routing::Probabilistic { entry, from } => {
+            let u = if ns <= DENSE_MAX {
+                dense(spec, entry, from)?
+            } else {
+                sparse(spec, entry, from)?
+            };
+            // Negative or astronomically large visits mean a (numerically)
+            // trapping loop.
+            if u.iter().any(|x| !x.is_finite() || *x < -1e-9 || *x > 1e12) {
+                return None;
+            }
+            u.into_iter().map(|x| x.max(0.0)).collect()
+        }
+    };
+    let mut total = parent.clone();
+    for (s, &us) in parent.iter().enumerate() {
+        if let StationKind::Fork(f) = &spec.stations[s].kind {
+            let weight: f64 = f.targets.iter().map(|t| t.1).sum();
+            for &(t, w) in &f.targets {
+                total[t] += us * f64::from(f.fan_out) * w / weight;
+            }
+        }
+    }
+    Some(Visits { parent, total })
+}
+
+/// Above this many stations the traffic equations are solved by sparse
+/// iteration: a dense matrix would take n² memory (105k stations: 88 GB).
+const DENSE_MAX: usize = 1500;
+
+/// The sparse solver's work limit, in routing-row visits (about a second).
+const SPARSE_WORK: u64 = 400_000_000;
+
+type Row = [(Target, f64)];
+
+/// Exact solution by Gaussian elimination (small networks).
+fn dense(spec: &NetworkSpec, entry: &Row, from: &[Vec<(Target, f64)>]) -> Option<Vec<f64>> {
+    let ns = spec.stations.len();
+    let mut a = vec![vec![0.0; ns + 1]; ns];
+    for (i, row) in a.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    for &(t, p) in entry {
+        if let Target::Station(t) = t {
+            a[t][ns] += p;
+        }
+    }
+    for (s, (st, row)) in spec.stations.iter().zip(from).enumerate() {
+        if let StationKind::Fork(f) = &st.kind {
+            a[f.join][s] -= 1.0;
+            continue;
+        }
+        for &(t, p) in row {
+            if let Target::Station(t) = t {
+                a[t][s] -= p;
+            }
+        }
+    }
+    gauss(a)
+}
+
+/// Gauss–Seidel on the routing rows, in memory linear in the routes: the
+/// visits are the expected numbers of passes, so the iteration converges
+/// for every routing that lets jobs leave; it gives up (`None`) when the
+/// work limit is reached first (a loop whose jobs almost never leave).
+fn sparse(spec: &NetworkSpec, entry: &Row, from: &[Vec<(Target, f64)>]) -> Option<Vec<f64>> {
+    let ns = spec.stations.len();
+    // Incoming arcs of each station, as (source, probability).
+    let mut into: Vec<Vec<(usize, f64)>> = vec![Vec::new(); ns];
+    for (s, (st, row)) in spec.stations.iter().zip(from).enumerate() {
+        if let StationKind::Fork(f) = &st.kind {
+            into[f.join].push((s, 1.0));
+            continue;
+        }
+        for &(t, p) in row {
+            if let Target::Station(t) = t {
+                into[t].push((s, p));
+            }
+        }
+    }
+    let mut e = vec![0.0; ns];
+    for &(t, p) in entry {
+        if let Target::Station(t) = t {
+            e[t] += p;
+        }
+    }
+    let arcs: u64 = into.iter().map(|v| v.len() as u64 + 1).sum();
+    let mut u = e.clone();
+    let mut work = 0u64;
+    loop {
+        let mut change = 0.0f64;
+        let mut size = 0.0f64;
+        for t in 0..ns {
+            let x = e[t] + into[t].iter().map(|&(s, p)| p * u[s]).sum::<f64>();
+            change = change.max((x - u[t]).abs());
+            size = size.max(x.abs());
+            u[t] = x;
+        }
+        work += arcs;
+        if change <= 1e-13 * size.max(1.0) {
+            return Some(u);
+        }
+        if work > SPARSE_WORK || !size.is_finite() || size > 1e12 {
+            return None;
+        }
+    }
+}
+
+/// Gaussian elimination with partial pivoting on an augmented matrix.
+fn gauss(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
+    let n = a.len();
+    for col in 0..n {
+        let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[piv][col].abs() < 1e-12 {
+            return None;
+        }
+        a.swap(col, piv);
+        let pivot_row = a[col].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / pivot_row[col];
+                if f != 0.0 {
+                    for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                        *x -= f * p;
+                    }
+                }
+            }
+        }
+    }
+    Some((0..n).map(|i| a[i][n] / a[i][i]).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qsim_kernel::{ClassSpec, Discipline, Dist, StationSpec, Workload};
+
+    /// An open chain of `n` queues where each station sends a job back to
+    /// itself with probability `back` and on otherwise: every station is
+    /// visited 1/(1 − back) times.
+    fn chain(n: usize, back: f64) -> NetworkSpec {
+        let stations = (0..n)
+            .map(|i| StationSpec {
+                name: format!("s{i}"),
+                kind: StationKind::Queue {
+                    servers: 1,
+                    discipline: Discipline::Fcfs,
+                },
+                service: vec![Some(Dist::exponential(1000.0).unwrap())],
+                speed: None,
+            })
+            .collect();
+        let from = (0..n)
+            .map(|i| {
+                let next = if i + 1 < n {
+                    Target::Station(i + 1)
+                } else {
+                    Target::Exit
+                };
+                vec![(Target::Station(i), back), (next, 1.0 - back)]
+            })
+            .collect();
+        NetworkSpec {
+            stations,
+            classes: vec![ClassSpec {
+                name: "c".into(),
+                workload: Workload::Open {
+                    interarrival: Dist::exponential(1.0).unwrap(),
+                },
+                routing: Routing::Probabilistic {
+                    entry: vec![(Target::Station(0), 1.0)],
+                    from,
+                },
+                priority: 0,
+            }],
+            ..NetworkSpec::default()
+        }
+    }
+
+    #[test]
+    fn dense_and_sparse_solvers_give_the_exact_visits() {
+        for n in [10, DENSE_MAX + 500] {
+            let v = visit_ratios(&chain(n, 0.2), 0).expect("the chain lets jobs leave");
+            for (i, &x) in v.parent.iter().enumerate() {
+                assert!((x - 1.25).abs() < 1e-9, "n = {n}, station {i}: {x}");
+            }
+        }
+    }
+
+    #[test]
+    fn sparse_solver_refuses_a_routing_that_never_lets_jobs_leave() {
+        let mut spec = chain(DENSE_MAX + 10, 0.2);
+        if let Routing::Probabilistic { from, .. } = &mut spec.classes[0].routing {
+            let last = from.len() - 1;
+            from[last] = vec![(Target::Station(0), 1.0)];
+        }
+        assert_eq!(visit_ratios(&spec, 0), None);
+    }
+}
