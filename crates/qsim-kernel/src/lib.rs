@@ -144,5 +144,5 @@ pub use results::*;
 pub use rounds::ReplicationRounds;
 pub use run::{run, run_replication, summarize};
 pub use sim::Simulation;
-pub use steady::{BATCHES, RunWarning};
+pub use steady::BATCHES;
 pub use time::SimTime;

@@ -6,7 +6,7 @@ use crate::network::Network;
 use crate::results::*;
 use crate::rounds::ReplicationRounds;
 use crate::sim::{Simulation, StopPlan, WarmPlan, station_kind_name};
-use crate::steady::{Figure, RunWarning, batch_estimate, drift};
+use crate::steady::{Figure, batch_estimate, drift};
 use rayon::prelude::*;
 use std::cell::RefCell;
 
