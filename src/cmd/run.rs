@@ -224,7 +224,7 @@ impl std::error::Error for Interrupted {}
 pub fn run_with_progress(network: &Network, config: &RunConfig) -> Result<RunResults, RunError> {
     let control = crate::interrupt_control();
     let start_jobs = control.jobs_done();
-    let per_rep = match (config.warmup, config.stop) {
+    let per_rep = match (config.effective_warmup(), config.stop) {
         (Warmup::Jobs(w), Stop::Jobs(s)) => Some(w.saturating_add(s)),
         (Warmup::None, Stop::Jobs(s)) => Some(s),
         _ => None,
@@ -366,6 +366,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             ))
         })
     );
+    // Figures that cannot be taken at face value: said on stderr as well
+    // as next to the figures, since the output may go to a file.
+    for w in &results.warnings {
+        eprintln!("warning: {w}");
+        warnings.push(w.to_string());
+    }
     let mut checks = Vec::new();
     if !args.no_bistability_check
         && let Some((other, station)) = qsim_kernel::bistable::other_end(&model.network)

@@ -12,3 +12,4 @@ mod report;
 mod scenarios;
 mod solve;
 mod support;
+mod trust;

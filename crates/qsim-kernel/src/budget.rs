@@ -281,10 +281,10 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
     // completes its jobs across the classes, so the cheapest class per job
     // gives the lower bound.
     let cheapest = events_per_job.iter().copied().fold(f64::INFINITY, f64::min);
-    let warm = match config.warmup {
+    let warm = match config.effective_warmup() {
         Warmup::Jobs(n) => Some(n as f64),
         Warmup::None => Some(0.0),
-        Warmup::Time(_) | Warmup::Mser5 => None,
+        Warmup::Time(_) | Warmup::Mser5 | Warmup::Fraction(_) => None,
     };
     let stop = match config.stop {
         Stop::Jobs(n) => Some(n as f64),

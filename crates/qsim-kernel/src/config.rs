@@ -29,7 +29,15 @@ pub enum Warmup {
     /// Choose the truncation point with the MSER-5 rule on batch means of
     /// the system response time.
     Mser5,
+    /// Discard this fraction of the stopping rule: of its jobs for
+    /// [`Stop::Jobs`], of its seconds for [`Stop::Time`]. Resolved when the
+    /// run starts (see [`RunConfig::effective_warmup`]), so a stop rule
+    /// changed after loading (`--jobs`, `--time`) rescales the warm-up too.
+    Fraction(f64),
 }
+
+/// The warm-up used when none is given: 10% of the stopping rule.
+pub const DEFAULT_WARMUP: Warmup = Warmup::Fraction(0.1);
 
 /// Stop adding replications when the relative 95% CI half-width of system
 /// throughput and mean response time are both at most `relative_half_width`.
@@ -71,12 +79,25 @@ impl Default for RunConfig {
             seed: 1,
             replications: 5,
             stop: Stop::Jobs(100_000),
-            warmup: Warmup::Jobs(10_000),
+            warmup: DEFAULT_WARMUP,
             precision: None,
             sla_s: None,
             max_jobs_present: 10_000_000,
             max_events: 20_000_000_000,
             threads: 0,
+        }
+    }
+}
+
+impl RunConfig {
+    /// The warm-up this configuration runs with: a [`Warmup::Fraction`]
+    /// resolved against the stopping rule (jobs rounded to the nearest
+    /// whole job), any other warm-up as given.
+    pub fn effective_warmup(&self) -> Warmup {
+        match (self.warmup, self.stop) {
+            (Warmup::Fraction(f), Stop::Jobs(n)) => Warmup::Jobs((n as f64 * f).round() as u64),
+            (Warmup::Fraction(f), Stop::Time(t)) => Warmup::Time(t * f),
+            (w, _) => w,
         }
     }
 }
@@ -106,6 +127,13 @@ pub(crate) fn check_config(config: &RunConfig) -> Result<(), RunError> {
     {
         return bad(format!(
             "warmup.time must be a finite number of seconds >= 0, found {t}"
+        ));
+    }
+    if let Warmup::Fraction(f) = config.warmup
+        && !(f.is_finite() && f >= 0.0)
+    {
+        return bad(format!(
+            "warmup fraction must be a finite number >= 0, found {f}"
         ));
     }
     if let Warmup::Time(t) = config.warmup

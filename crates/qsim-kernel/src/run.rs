@@ -7,7 +7,9 @@ use crate::network::Network;
 use crate::results::*;
 use crate::rounds::ReplicationRounds;
 use crate::sim::{Simulation, StopPlan, WarmPlan};
+use crate::steady::{Figure, batch_estimate, drift};
 use rayon::prelude::*;
+use std::cell::RefCell;
 use std::sync::Arc;
 
 /// Runs all replications of `network` (in parallel, results independent of
@@ -133,27 +135,59 @@ fn replication_inner(
 ///
 /// Means and rates are averaged across replications with a Student t
 /// interval; each percentile is computed per replication and then averaged
-/// the same way.
+/// the same way. With one replication, means and rates get a batch-means
+/// interval from its [`ReplicationResult::checkpoints`] (when its batch
+/// means are uncorrelated) and percentiles no interval (NaN). The
+/// steady-state checks of [`crate::steady`] add their [`RunWarning`]s.
 pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResult]) -> RunResults {
     let spec = network.spec();
+    let one = reps.len() == 1;
+    let correlated = RefCell::new(Vec::<String>::new());
+    // A figure with the weight that makes it additive (see `Figure`).
+    let fig = |name: &dyn Fn() -> String,
+               value: &dyn Fn(&ReplicationResult) -> f64,
+               weight: &dyn Fn(&ReplicationResult) -> f64| {
+        if one {
+            let (e, ok) = batch_estimate(&Figure { value, weight }, &reps[0]);
+            if !ok && e.mean != 0.0 {
+                correlated.borrow_mut().push(name());
+            }
+            e
+        } else {
+            estimate(reps.iter().map(value))
+        }
+    };
+    let time = |r: &ReplicationResult| r.measured_time_s;
     let est = |f: &dyn Fn(&ReplicationResult) -> f64| estimate(reps.iter().map(f));
-    let response = |f: &dyn Fn(&ReplicationResult) -> &ReplicationClass| {
-        let m = est(&|r| f(r).response_time_s);
-        let p = |k: usize| est(&|r| f(r).percentiles_s[k]);
-        ResponseEstimate {
-            mean: m.mean,
-            ci95: m.ci95,
+    let system_x = fig(
+        &|| "system.throughput_per_s".into(),
+        &|r| r.system.throughput_per_s,
+        &time,
+    );
+    let system_r = fig(
+        &|| "system.response_time_s".into(),
+        &|r| r.system.response_time_s,
+        &|r| r.system.completions as f64,
+    );
+    let p = |k: usize| est(&|r| r.system.percentiles_s[k]);
+    let system = SystemResults {
+        throughput_per_s: system_x,
+        response_time_s: ResponseEstimate {
+            mean: system_r.mean,
+            ci95: system_r.ci95,
             p50: p(0),
             p90: p(1),
             p95: p(2),
             p99: p(3),
             p999: p(4),
-        }
-    };
-    let system = SystemResults {
-        throughput_per_s: est(&|r| r.system.throughput_per_s),
-        response_time_s: response(&|r| &r.system),
-        sla_violation: config.sla_s.map(|_| est(&|r| r.system.sla_violation)),
+        },
+        sla_violation: config.sla_s.map(|_| {
+            fig(
+                &|| "system.sla_violation".into(),
+                &|r| r.system.sla_violation,
+                &|r| r.system.completions as f64,
+            )
+        }),
     };
     let stations = spec
         .stations
@@ -166,21 +200,31 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             );
             let spin =
                 matches!(&st.kind, crate::network::StationKind::Latch(l) if l.spin.is_some());
-            let e = |f: &dyn Fn(&ReplicationStation) -> f64| {
-                estimate(reps.iter().filter_map(|r| r.stations.get(i)).map(f))
+            let get = |r: &ReplicationResult| r.stations.get(i).cloned().unwrap_or_default();
+            let departures = |r: &ReplicationResult| get(r).throughput_per_s * r.measured_time_s;
+            let batches = |r: &ReplicationResult| get(r).batches_per_s * r.measured_time_s;
+            let e = |metric: &str,
+                     f: &dyn Fn(&ReplicationStation) -> f64,
+                     w: &dyn Fn(&ReplicationResult) -> f64| {
+                fig(
+                    &|| format!("station.{}.{metric}", st.name),
+                    &|r| f(&get(r)),
+                    w,
+                )
             };
             StationResults {
                 name: st.name.clone(),
                 kind: KindTag::from(&st.kind),
-                throughput_per_s: e(&|s| s.throughput_per_s),
-                utilization: e(&|s| s.utilization),
-                mean_jobs: e(&|s| s.mean_jobs),
-                response_time_s: e(&|s| s.response_time_s),
-                wait_time_s: e(&|s| s.wait_time_s),
-                mean_batch_size: grouped.then(|| e(&|s| s.mean_batch_size)),
-                batches_per_s: grouped.then(|| e(&|s| s.batches_per_s)),
-                mean_spinning: spin.then(|| e(&|s| s.mean_spinning)),
-                mean_sleeping: spin.then(|| e(&|s| s.mean_sleeping)),
+                throughput_per_s: e("throughput_per_s", &|s| s.throughput_per_s, &time),
+                utilization: e("utilization", &|s| s.utilization, &time),
+                mean_jobs: e("mean_jobs", &|s| s.mean_jobs, &time),
+                response_time_s: e("response_time_s", &|s| s.response_time_s, &departures),
+                wait_time_s: e("wait_time_s", &|s| s.wait_time_s, &departures),
+                mean_batch_size: grouped
+                    .then(|| e("mean_batch_size", &|s| s.mean_batch_size, &batches)),
+                batches_per_s: grouped.then(|| e("batches_per_s", &|s| s.batches_per_s, &time)),
+                mean_spinning: spin.then(|| e("mean_spinning", &|s| s.mean_spinning, &time)),
+                mean_sleeping: spin.then(|| e("mean_sleeping", &|s| s.mean_sleeping, &time)),
             }
         })
         .collect();
@@ -188,18 +232,23 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
         .classes
         .iter()
         .enumerate()
-        .map(|(i, c)| ClassResults {
-            name: c.name.clone(),
-            throughput_per_s: estimate(
-                reps.iter()
-                    .filter_map(|r| r.classes.get(i))
-                    .map(|c| c.throughput_per_s),
-            ),
-            response_time_s: {
-                let pick = |r: &ReplicationResult| r.classes.get(i).cloned().unwrap_or_default();
-                let m = estimate(reps.iter().map(|r| pick(r).response_time_s));
-                let p = |k: usize| estimate(reps.iter().map(|r| pick(r).percentiles_s[k]));
-                ResponseEstimate {
+        .map(|(i, c)| {
+            let pick = |r: &ReplicationResult| r.classes.get(i).cloned().unwrap_or_default();
+            let count = |r: &ReplicationResult| pick(r).completions as f64;
+            let m = fig(
+                &|| format!("class.{}.response_time_s", c.name),
+                &|r| pick(r).response_time_s,
+                &count,
+            );
+            let p = |k: usize| estimate(reps.iter().map(|r| pick(r).percentiles_s[k]));
+            ClassResults {
+                name: c.name.clone(),
+                throughput_per_s: fig(
+                    &|| format!("class.{}.throughput_per_s", c.name),
+                    &|r| pick(r).throughput_per_s,
+                    &time,
+                ),
+                response_time_s: ResponseEstimate {
                     mean: m.mean,
                     ci95: m.ci95,
                     p50: p(0),
@@ -207,8 +256,8 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                     p95: p(2),
                     p99: p(3),
                     p999: p(4),
-                }
-            },
+                },
+            }
         })
         .collect();
     let regions = spec
@@ -216,17 +265,46 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
         .iter()
         .enumerate()
         .map(|(i, g)| {
-            let e = |f: &dyn Fn(&ReplicationRegion) -> f64| {
-                estimate(reps.iter().filter_map(|r| r.regions.get(i)).map(f))
+            let get = |r: &ReplicationResult| r.regions.get(i).cloned().unwrap_or_default();
+            let e = |metric: &str, f: &dyn Fn(&ReplicationRegion) -> f64| {
+                fig(
+                    &|| format!("region.{}.{metric}", g.name),
+                    &|r| f(&get(r)),
+                    &time,
+                )
             };
             RegionResults {
                 name: g.name.clone(),
-                wait_time_s: e(&|r| r.wait_time_s),
-                mean_waiting: e(&|r| r.mean_waiting),
-                mean_inside: e(&|r| r.mean_inside),
+                // Admissions are not counted per checkpoint: with one
+                // replication the wait has no interval.
+                wait_time_s: estimate(reps.iter().map(|r| get(r).wait_time_s)),
+                mean_waiting: e("mean_waiting", &|r| r.mean_waiting),
+                mean_inside: e("mean_inside", &|r| r.mean_inside),
             }
         })
         .collect();
+    let mut warnings = steady_warnings(reps);
+    let correlated = correlated.into_inner();
+    if !correlated.is_empty() {
+        warnings.push(RunWarning::BatchesCorrelated {
+            metrics: correlated,
+        });
+    }
+    if let Some(p) = config.precision {
+        let rel = |e: &Estimate| (e.ci95 / e.mean).abs();
+        let reached = rel(&system.throughput_per_s).max(rel(&Estimate {
+            mean: system.response_time_s.mean,
+            ci95: system.response_time_s.ci95,
+        }));
+        // NaN (no interval) is not reached either.
+        if reached.is_nan() || reached > p.relative_half_width {
+            warnings.push(RunWarning::PrecisionNotReached {
+                target: p.relative_half_width,
+                reached,
+                replications: reps.len() as u32,
+            });
+        }
+    }
     let n = reps.len().max(1) as f64;
     RunResults {
         system,
@@ -238,5 +316,43 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
         measured_time_s: reps.iter().map(|r| r.measured_time_s).sum(),
         warmup_time_s: reps.iter().map(|r| r.warmup_time_s).sum::<f64>() / n,
         replication_results: reps.to_vec(),
+        warnings,
     }
+}
+
+/// The steady-state check on system throughput and mean response: a
+/// drift between the halves of the measured window. (MSER on the batch
+/// series flagged steady M/M/4 runs, so it is not used as an alarm.)
+fn steady_warnings(reps: &[ReplicationResult]) -> Vec<RunWarning> {
+    let time = |r: &ReplicationResult| r.measured_time_s;
+    let count = |r: &ReplicationResult| r.system.completions as f64;
+    let x = |r: &ReplicationResult| r.system.throughput_per_s;
+    let resp = |r: &ReplicationResult| r.system.response_time_s;
+    let figures: [(&'static str, Figure<'_>); 2] = [
+        (
+            "throughput_per_s",
+            Figure {
+                value: &x,
+                weight: &time,
+            },
+        ),
+        (
+            "response_time_s",
+            Figure {
+                value: &resp,
+                weight: &count,
+            },
+        ),
+    ];
+    let mut out = Vec::new();
+    for (metric, fig) in &figures {
+        if let Some((first_half, second_half)) = drift(fig, reps) {
+            out.push(RunWarning::NotSteady {
+                metric,
+                first_half,
+                second_half,
+            });
+        }
+    }
+    out
 }

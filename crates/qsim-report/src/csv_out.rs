@@ -78,5 +78,9 @@ pub fn to_csv(report: &Report) -> String {
             }
         }
     }
+    // Comment lines, so the figures above stay one table for CSV readers.
+    for w in &report.warnings {
+        let _ = writeln!(out, "# warning: {w}");
+    }
     out
 }

@@ -59,7 +59,7 @@ pub fn to_json(report: &Report) -> Value {
         run: RunContext {
             seed: c.seed,
             stop: c.stop,
-            warmup: c.warmup,
+            warmup: c.effective_warmup(),
             precision: c.precision,
             sla_s: c.sla_s,
             initial_state: &report.initial_state,

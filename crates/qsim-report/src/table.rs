@@ -40,6 +40,13 @@ fn num(x: f64) -> String {
 /// A mean and its CI half-width, the half-width shown to the same decimal
 /// place as the mean (so ± 0.0 means below the last shown digit).
 fn mean_ci(mean: f64, ci: f64) -> String {
+    // No interval (one replication without usable batch means).
+    if ci.is_nan() && mean.is_finite() {
+        return match decimals(mean) {
+            Some(d) => format!("{mean:.d$} ± n/a"),
+            None => format!("{mean:.3e} ± n/a"),
+        };
+    }
     if !mean.is_finite() || !ci.is_finite() {
         return format!("{mean} ± {ci}");
     }
@@ -78,6 +85,9 @@ fn pm_dur(e: &Estimate) -> String {
 }
 
 fn pct(e: &Estimate) -> String {
+    if e.ci95.is_nan() {
+        return format!("{:.1}% ± n/a", 100.0 * e.mean);
+    }
     format!("{:.1}% ± {:.1}", 100.0 * e.mean, 100.0 * e.ci95)
 }
 
@@ -141,11 +151,12 @@ pub fn to_table(report: &Report) -> String {
         Stop::Jobs(n) => format!("{n} jobs"),
         Stop::Time(t) => format!("{} simulated", dur(t)),
     };
-    let warmup = match c.warmup {
+    let warmup = match c.effective_warmup() {
         Warmup::None => "no warm-up".to_string(),
         Warmup::Jobs(n) => format!("warm-up {n} jobs"),
         Warmup::Time(t) => format!("warm-up {}", dur(t)),
         Warmup::Mser5 => format!("warm-up MSER-5 (mean {})", dur(r.warmup_time_s)),
+        Warmup::Fraction(f) => format!("warm-up {}% of the stop", f * 100.0),
     };
     let _ = writeln!(out, "model {}", report.model);
     let _ = writeln!(

@@ -20,6 +20,7 @@ mod link;
 mod queue;
 mod routing;
 mod speed;
+mod timeless;
 
 pub use batch::BatchSpec;
 pub use fork::{ForkSpec, JoinSpec, Spread};
@@ -212,8 +213,26 @@ impl Network {
     /// Checks `spec` and wraps it; returns every problem found.
     pub fn new(spec: NetworkSpec) -> Result<Network, Vec<NetworkError>> {
         let errors = validate(&spec);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        // Rules on the whole network (its visit ratios) come last, on a
+        // network whose parts are valid.
+        let network = Network { spec };
+        let view = View {
+            stations: network.spec.stations.iter().map(Some).collect(),
+            classes: network.spec.classes.iter().map(Some).collect(),
+            regions: network.spec.regions.iter().map(Some).collect(),
+        };
+        let mut c = Check {
+            view: &view,
+            scope: Scope::Network,
+            out: Vec::new(),
+        };
+        timeless::check(&network, &mut c);
+        let errors = c.out;
         if errors.is_empty() {
-            Ok(Network { spec })
+            Ok(network)
         } else {
             Err(errors)
         }

@@ -4,9 +4,11 @@
 use crate::network::StationKind;
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::fmt;
 
 /// A mean across replications with the half-width of its 95% confidence
-/// interval (Student t with R−1 degrees of freedom; 0 with one replication).
+/// interval (Student t with R−1 degrees of freedom; with one replication,
+/// from batch means, or NaN: unknown, never a zero-width interval).
 ///
 /// Serialized as `{"mean": x, "ci95": h}`; a value that is not finite (no
 /// interval with one replication of a percentile, a failed derived metric) is
@@ -235,6 +237,10 @@ pub struct RunResults {
     /// metrics and for sweeps that combine replications themselves).
     #[serde(skip)]
     pub replication_results: Vec<ReplicationResult>,
+    /// Why some figures cannot be taken at face value (not in steady
+    /// state, no interval, precision not reached), each with a remedy.
+    #[serde(skip)]
+    pub warnings: Vec<RunWarning>,
 }
 
 /// Raw figures of one replication (after warm-up).
@@ -256,6 +262,15 @@ pub struct ReplicationResult {
     pub stations: Vec<ReplicationStation>,
     /// Per region, in spec order.
     pub regions: Vec<ReplicationRegion>,
+    /// Cumulative figures of the measured part at the end of each of its
+    /// [`crate::BATCHES`] equal parts (by completions for a jobs stop, by
+    /// time for a timed stop), the last being the whole; their own
+    /// checkpoints are empty and percentiles 0. Batch b's figures are the
+    /// difference of checkpoints b−1 and b; they give batch-means
+    /// intervals and steady-state checks within one replication. Fewer
+    /// than [`crate::BATCHES`] when read mid-run.
+    #[serde(skip)]
+    pub checkpoints: Vec<ReplicationResult>,
 }
 
 /// One replication's figures for the system or one class.
@@ -437,11 +452,90 @@ pub fn estimate(xs: impl IntoIterator<Item = f64>) -> Estimate {
     }
     let mean = xs.iter().sum::<f64>() / n as f64;
     if n == 1 {
-        return Estimate { mean, ci95: 0.0 };
+        // One observation says nothing about its spread.
+        return Estimate {
+            mean,
+            ci95: f64::NAN,
+        };
     }
     let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64;
     Estimate {
         mean,
         ci95: t975((n - 1) as u32) * (var / n as f64).sqrt(),
     }
+}
+
+/// Why a figure of a run cannot be taken at face value; the message says
+/// what to do about it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum RunWarning {
+    /// A system figure differs between the first and the second half of
+    /// the measured window by more than its noise allows: the run measured
+    /// a transient, not the steady state.
+    NotSteady {
+        /// The figure (`throughput_per_s` or `response_time_s`).
+        metric: &'static str,
+        /// Its mean over the first half of the measured window.
+        first_half: f64,
+        /// Its mean over the second half.
+        second_half: f64,
+    },
+    /// One replication: the batch means of these figures stay correlated
+    /// after merging, so they are shown without an interval.
+    BatchesCorrelated {
+        /// The figures, e.g. `system.throughput_per_s`.
+        metrics: Vec<String>,
+    },
+    /// The precision target was not reached before `max_replications`.
+    PrecisionNotReached {
+        /// The target relative half-width.
+        target: f64,
+        /// The worst relative half-width reached (throughput or response).
+        reached: f64,
+        /// Replications run.
+        replications: u32,
+    },
+}
+
+impl fmt::Display for RunWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunWarning::NotSteady {
+                metric,
+                first_half,
+                second_half,
+            } => {
+                let change = 100.0 * (second_half - first_half) / first_half.abs();
+                write!(
+                    f,
+                    "not in steady state: system {metric} went from {} in the first half of the measured window to {} in the second ({change:+.1}%), so the figures describe a transient, not the long-run behaviour; run longer (--jobs or --time) or discard more with an explicit warmup",
+                    sig(*first_half),
+                    sig(*second_half)
+                )
+            }
+            RunWarning::BatchesCorrelated { metrics } => write!(
+                f,
+                "one replication: the batch means of {} are correlated, so no confidence interval is given for them (n/a); run longer or use --replications 2 or more",
+                metrics.join(", ")
+            ),
+            RunWarning::PrecisionNotReached {
+                target,
+                reached,
+                replications,
+            } => write!(
+                f,
+                "precision target not reached: the relative 95% half-width is {reached:.4} after {replications} replications (the maximum), the target is {target}; raise max_replications or lengthen each replication"
+            ),
+        }
+    }
+}
+
+/// Four significant digits, for messages.
+fn sig(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let d = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    format!("{x:.d$}")
 }

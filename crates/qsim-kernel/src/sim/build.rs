@@ -2,7 +2,7 @@
 //! and class from a validated network, and the initial placement of jobs.
 
 use super::batch::GroupRt;
-use super::event::{EV_ARRIVAL, EV_STOP, EV_WARMUP, EXIT, ev};
+use super::event::{EV_ARRIVAL, EV_WARMUP, EXIT, ev};
 use super::fork::ForkRt;
 use super::job::Sampler;
 use super::latch::LatchRt;
@@ -25,8 +25,8 @@ impl Simulation {
     /// closed job placed per the network's initial state.
     pub fn new(network: &Network, config: &RunConfig, index: u32) -> Result<Simulation, RunError> {
         check_config(config)?;
-        let warm = match config.warmup {
-            Warmup::None | Warmup::Mser5 => WarmPlan::None,
+        let warm = match config.effective_warmup() {
+            Warmup::None | Warmup::Mser5 | Warmup::Fraction(_) => WarmPlan::None,
             Warmup::Jobs(n) => WarmPlan::Jobs(n),
             Warmup::Time(t) => WarmPlan::Time(t),
         };
@@ -104,6 +104,9 @@ impl Simulation {
             stop,
             warm_count: 0,
             completions: 0,
+            next_mark: u64::MAX,
+            marks: Vec::new(),
+            mark_end: f64::INFINITY,
             finished: false,
             sla: config.sla_s.unwrap_or(f64::INFINITY),
             mser: mser.then(Mser::new),
@@ -123,9 +126,6 @@ impl Simulation {
             WarmPlan::Time(t) if t <= 0.0 => self.start_measuring(),
             WarmPlan::Time(t) => self.fel.push(t, ev(EV_WARMUP, 0, 0)),
             WarmPlan::Jobs(_) => {}
-        }
-        if let StopPlan::AbsTime(t) = self.stop {
-            self.fel.push(t, ev(EV_STOP, 0, 0));
         }
         // Open classes: first arrival after one inter-arrival time.
         for c in 0..self.classes.len() {

@@ -2,7 +2,7 @@
 //! (an arrival, a think time, leaving the network).
 
 use super::event::{EV_ARRIVAL, EV_THINK, EXIT, NONE, ev, later};
-use super::{Simulation, StopPlan, WarmPlan};
+use super::{Simulation, WarmPlan};
 use crate::dist::Dist;
 use crate::rng::SimRng;
 
@@ -156,10 +156,8 @@ impl Simulation {
             st.hist.record(r);
             st.sla_over += u64::from(r > self.sla);
             self.completions += 1;
-            if let StopPlan::Jobs(n) = self.stop
-                && self.completions >= n
-            {
-                self.finished = true;
+            if self.completions >= self.next_mark {
+                self.on_jobs_mark();
             }
         } else if let WarmPlan::Jobs(n) = self.warm {
             self.warm_count += 1;

@@ -47,6 +47,7 @@ use crate::dist::MAX_CLOCK_S;
 use crate::error::RunError;
 use crate::fel::Fel;
 use crate::network::*;
+use crate::results::ReplicationResult;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 use batch::GroupRt;
@@ -167,6 +168,16 @@ pub struct Simulation {
     stop: StopPlan,
     warm_count: u64,
     completions: u64,
+    /// Completions (in the measured part) at which `on_mark` runs next:
+    /// the next batch boundary of a [`StopPlan::Jobs`] run, `u64::MAX` for
+    /// timed runs. Comparing with it is the stop check, so batch
+    /// boundaries cost no work per event.
+    next_mark: u64,
+    /// Cumulative figures at each batch boundary passed so far (see
+    /// [`crate::results::ReplicationResult::checkpoints`]).
+    marks: Vec<ReplicationResult>,
+    /// End of the measured window of a timed run (absolute seconds).
+    mark_end: f64,
     finished: bool,
     sla: f64,
     mser: Option<Mser>,
@@ -351,6 +362,7 @@ impl Simulation {
             EV_ARRIVAL => self.on_arrival(a as usize),
             EV_WARMUP => self.start_measuring(),
             EV_STOP => self.finished = true,
+            EV_MARK => self.on_time_mark(),
             EV_BATCH_TIMER => self.on_batch_timer(a as usize, b),
             EV_GROUP_DONE => self.on_group_done(a as usize, b),
             EV_LATCH_GRANT => self.on_latch_grant(a as usize, b),

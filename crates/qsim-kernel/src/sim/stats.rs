@@ -1,12 +1,13 @@
 //! Streaming statistics: per-station and per-class accumulators, MSER-5
 //! batch means, and the figures of a replication ([`Simulation::result`]).
 
-use super::event::{EV_STOP, ev, later};
+use super::event::{EV_MARK, ev, later};
 use super::job::Job;
 use super::regions::RegionStats;
 use super::{Kind, Simulation, StopPlan};
 use crate::hist::Histogram;
 use crate::results::*;
+use crate::steady::BATCHES;
 
 /// Additive statistics of one class.
 #[derive(Clone, Debug, Default)]
@@ -174,6 +175,12 @@ impl Mser {
     }
 }
 
+/// Completions at batch boundary `k` of a run of `n` jobs: `ceil(n·k/B)`,
+/// so the last boundary is `n` itself.
+fn jobs_mark(n: u64, k: usize) -> u64 {
+    (u128::from(n) * k as u128).div_ceil(BATCHES as u128) as u64
+}
+
 impl Simulation {
     /// Records the departure of job `j` from station stats `st`.
     #[inline(always)]
@@ -213,8 +220,65 @@ impl Simulation {
                 ..RegionStats::default()
             };
         }
-        if let StopPlan::Time(t) = self.stop {
-            self.fel.push(later(now, t), ev(EV_STOP, 0, 0));
+        self.marks.clear();
+        match self.stop {
+            StopPlan::Jobs(n) => self.next_mark = jobs_mark(n, 1),
+            StopPlan::Time(t) => self.mark_end = later(now, t),
+            StopPlan::AbsTime(t) => self.mark_end = t.max(now),
+        }
+        if !matches!(self.stop, StopPlan::Jobs(_)) {
+            self.fel.push(self.time_mark(1), ev(EV_MARK, 0, 0));
+        }
+    }
+
+    /// Absolute time of batch boundary `k` (1..=BATCHES) of a timed run;
+    /// the last is exactly the end of the run.
+    fn time_mark(&self, k: usize) -> f64 {
+        if k >= BATCHES {
+            return self.mark_end;
+        }
+        let start = self.measure_start;
+        start + (self.mark_end - start) * k as f64 / BATCHES as f64
+    }
+
+    /// A batch boundary of a [`StopPlan::Jobs`] run has been reached:
+    /// records the cumulative figures (once per boundary passed, so a run
+    /// shorter than [`BATCHES`] jobs gets empty batches) and moves the
+    /// target to the next boundary, or ends the run after the last.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn on_jobs_mark(&mut self) {
+        let StopPlan::Jobs(n) = self.stop else {
+            self.next_mark = u64::MAX;
+            return;
+        };
+        loop {
+            self.marks.push(self.figures(false));
+            let k = self.marks.len();
+            if k >= BATCHES {
+                self.next_mark = u64::MAX;
+                self.finished = true;
+                return;
+            }
+            let next = jobs_mark(n, k + 1);
+            if self.completions < next {
+                self.next_mark = next;
+                return;
+            }
+        }
+    }
+
+    /// A batch boundary of a timed run: records the cumulative figures and
+    /// schedules the next boundary, or ends the run after the last.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn on_time_mark(&mut self) {
+        self.marks.push(self.figures(false));
+        let k = self.marks.len();
+        if k >= BATCHES {
+            self.finished = true;
+        } else {
+            self.fel.push(self.time_mark(k + 1), ev(EV_MARK, 0, 0));
         }
     }
 
@@ -231,6 +295,14 @@ impl Simulation {
     /// The figures of the measured part so far (the whole replication once
     /// [`Simulation::run`] has returned).
     pub fn result(&self) -> ReplicationResult {
+        let mut r = self.figures(true);
+        r.checkpoints = self.marks.clone();
+        r
+    }
+
+    /// The figures of the measured part so far, without checkpoints;
+    /// percentiles only if `percentiles` (else 0: checkpoints skip them).
+    fn figures(&self, percentiles: bool) -> ReplicationResult {
         let now = self.now;
         let t = now - self.measure_start;
         let per_s = |x: f64| if t > 0.0 { x / t } else { 0.0 };
@@ -242,7 +314,11 @@ impl Simulation {
                 completions: s.completions,
                 throughput_per_s: per_s(n),
                 response_time_s: ratio(s.sum_resp, n),
-                percentiles_s: s.hist.quantiles(qs),
+                percentiles_s: if percentiles {
+                    s.hist.quantiles(qs)
+                } else {
+                    [0.0; 5]
+                },
                 sla_violation: ratio(s.sla_over as f64, n),
             }
         };
@@ -259,7 +335,9 @@ impl Simulation {
                 all.completions += c.stats.completions;
                 all.sum_resp += c.stats.sum_resp;
                 all.sla_over += c.stats.sla_over;
-                all.hist.merge(&c.stats.hist);
+                if percentiles {
+                    all.hist.merge(&c.stats.hist);
+                }
             }
             class_result(&all)
         };
@@ -358,6 +436,7 @@ impl Simulation {
             classes,
             stations,
             regions,
+            checkpoints: Vec::new(),
         }
     }
 }

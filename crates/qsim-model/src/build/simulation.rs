@@ -60,22 +60,23 @@ pub(super) fn simulation(
             })
         })
     });
-    // Without a warm-up, a given stop rule implies a tenth of it.
-    let implied = match stop {
-        Some(Some(Stop::Jobs(j))) => Warmup::Jobs(j / 10),
-        Some(Some(Stop::Time(t))) => Warmup::Time(t / 10.0),
-        _ => d.warmup,
-    };
-    let warmup = t.opt(ctx, "warmup", implied, |ctx, n, p| match &n.v {
-        V::Str(_) => ctx.choice(n, p, &["mser5", "none"]).map(|w| match w {
-            "mser5" => Warmup::Mser5,
-            _ => Warmup::None,
-        }),
-        _ => jobs_or_time(ctx, n, p, true).map(|x| match x {
-            JobsOrTime::Jobs(j) => Warmup::Jobs(j),
-            JobsOrTime::Time(t) => Warmup::Time(t),
-        }),
-    });
+    // Without a warm-up, a tenth of whatever stop the run ends up with
+    // (`--jobs`/`--time` may replace the file's): resolved at run start.
+    let warmup = t.opt(
+        ctx,
+        "warmup",
+        qsim_kernel::DEFAULT_WARMUP,
+        |ctx, n, p| match &n.v {
+            V::Str(_) => ctx.choice(n, p, &["mser5", "none"]).map(|w| match w {
+                "mser5" => Warmup::Mser5,
+                _ => Warmup::None,
+            }),
+            _ => jobs_or_time(ctx, n, p, true).map(|x| match x {
+                JobsOrTime::Jobs(j) => Warmup::Jobs(j),
+                JobsOrTime::Time(t) => Warmup::Time(t),
+            }),
+        },
+    );
     let precision = t.opt(ctx, "precision", None, |ctx, n, p| {
         precision(ctx, n, p, replications.unwrap_or(d.replications)).map(Some)
     });

@@ -72,13 +72,17 @@ fn defaults_without_simulation_section() {
     assert_eq!(m.run.replications, 5);
     assert_eq!(m.run.seed, 1);
     assert_eq!(m.run.stop, Stop::Jobs(100_000));
-    assert_eq!(m.run.warmup, Warmup::Jobs(10_000));
+    assert_eq!(m.run.effective_warmup(), Warmup::Jobs(10_000));
     assert_eq!(m.description, "M/M/1.");
     assert_eq!(m.path, "m.toml");
     assert_eq!(m.network.spec().classes[0].name, "default");
     // Warm-up defaults to 10% of the stop.
     let t = format!("[simulation]\nstop = {{ time_s = 500.0 }}\n{MM1}");
-    assert_eq!(load(&t, &[]).run.warmup, Warmup::Time(50.0));
+    assert_eq!(load(&t, &[]).run.effective_warmup(), Warmup::Time(50.0));
+    // ... and of the stop that finally applies, not of the file's.
+    let mut run = load(&t, &[]).run;
+    run.stop = Stop::Jobs(1_000);
+    assert_eq!(run.effective_warmup(), Warmup::Jobs(100));
 }
 
 #[test]
