@@ -117,9 +117,25 @@ pub struct GuardArgs {
     /// default: half of the memory available now).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_memory: Option<u64>,
-    /// Run even when the estimate says it needs more than 10^12 events.
+    /// Refuse a run estimated to need more events than this in all
+    /// (default 1e12, about a day on two cores); --force lifts it.
+    #[arg(long, value_name = "N", value_parser = parse_events)]
+    pub max_events: Option<f64>,
+    /// Go ahead where a safety check refuses: a run estimated above
+    /// --max-events, or (sweep) an output directory that holds a different
+    /// sweep, which is then replaced.
     #[arg(long)]
     pub force: bool,
+}
+
+/// Parses `--max-events`: a positive number such as `1e9`.
+fn parse_events(text: &str) -> std::result::Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(n) if n.is_finite() && n >= 1.0 => Ok(n),
+        _ => Err(format!(
+            "expected a number of events such as 1e9, found `{text}`"
+        )),
+    }
 }
 
 impl GuardArgs {
@@ -130,7 +146,7 @@ impl GuardArgs {
             max_events: if self.force {
                 None
             } else {
-                Budget::default().max_events
+                self.max_events.or(Budget::default().max_events)
             },
         }
     }
@@ -372,6 +388,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         eprintln!("warning: {w}");
         warnings.push(w.to_string());
     }
+    if let Some(w) = above_bound_warning(&model.network, &results) {
+        eprintln!("warning: {w}");
+        warnings.push(w);
+    }
     let mut checks = Vec::new();
     if !args.no_bistability_check
         && let Some((other, station)) = qsim_kernel::bistable::other_end(&model.network)
@@ -458,6 +478,26 @@ fn estimate_line(e: &budget::Estimate) -> String {
         ));
     }
     line
+}
+
+/// A closed network cannot sustain more than its asymptotic throughput
+/// bound (qsim-theory); a measured throughput above it, beyond its own
+/// interval, was taken during a transient.
+fn above_bound_warning(network: &Network, results: &RunResults) -> Option<String> {
+    let spec = network.spec();
+    let qsim_kernel::Workload::Closed { population, .. } = spec.classes.first()?.workload else {
+        return None;
+    };
+    let bound = qsim_theory::bounds::closed_bounds(spec, 0, population).ok()??;
+    let x = results.system.throughput_per_s;
+    let margin = if x.ci95.is_finite() { x.ci95 } else { 0.0 };
+    let upper = bound.throughput_upper_per_s;
+    (x.mean - margin > upper * (1.0 + 1e-9)).then(|| {
+        format!(
+            "not in steady state: the measured system throughput_per_s {:.4} is above {upper:.4}, the asymptotic bound of this closed network ({}), which no steady state can exceed; the run measured a transient: run longer (--jobs or --time) or discard more with an explicit warmup",
+            x.mean, bound.throughput_upper_limited_by
+        )
+    })
 }
 
 /// Describes where closed jobs start.

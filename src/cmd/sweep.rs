@@ -49,10 +49,6 @@ pub struct SweepArgs {
     /// Keep the points already in the output directory and run the rest.
     #[arg(long)]
     pub resume: bool,
-    /// Replace a sweep with other settings (another model, model text,
-    /// overrides, seed, run length, ...) in the output directory.
-    #[arg(long, conflicts_with = "resume")]
-    pub force: bool,
     /// Run only shard I of N (0-based): points k with k mod N = I. Combine
     /// the shard directories with `qsim merge`.
     #[arg(long, value_name = "I/N")]
@@ -154,7 +150,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         shard,
         output: Some(output.clone()),
         resume: args.resume,
-        force: args.force,
+        force: args.guards.force,
         load_path: args.load_axis.clone(),
         limit_path: args.limit_axis.clone(),
         control: Some(crate::interrupt_control()),

@@ -41,6 +41,10 @@ impl Subcommand {
                 "--threads",
                 "1",
                 "--no-bistability-check",
+                // Runs qsim estimates beyond what the time limit allows
+                // must be refused up front, not time out.
+                "--max-events",
+                "1e8",
                 "--format",
                 "json",
             ],
@@ -281,11 +285,9 @@ fn sanity(out: &str, sub: Subcommand) -> Option<String> {
                 "system.throughput_per_s.mean = {x:?} after 50 jobs"
             ));
         }
-        let t = json
-            .pointer("/run/measured_time_s")
-            .and_then(|v| v.as_f64());
+        let t = json.pointer("/measured_time_s").and_then(|v| v.as_f64());
         if !t.is_some_and(|t| t > 0.0) {
-            problems.push(format!("run.measured_time_s = {t:?}"));
+            problems.push(format!("measured_time_s = {t:?}"));
         }
     }
     problems.first().cloned()

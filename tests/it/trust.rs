@@ -51,6 +51,13 @@ fn transient_of_a_huge_population_is_reported() {
             .any(|w| w.as_str().unwrap().contains("not in steady state")),
         "{json}"
     );
+    // The measured X is also above the bound 1/D_max, which says the same.
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("asymptotic bound")),
+        "{json}"
+    );
 }
 
 /// Well-behaved models, several seeds: no steady-state warning.

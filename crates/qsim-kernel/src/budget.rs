@@ -120,7 +120,7 @@ pub enum BudgetError {
     },
     /// The whole run would take longer than the budget allows.
     #[error(
-        "{key}: the run needs at least {events:.3e} events (limit {limit:.0e}), about {} on {threads} threads; lower {key}, or pass --force to run it anyway",
+        "{key}: the run needs at least {events:.3e} events (limit {limit:.0e}), about {} on {threads} threads; lower {key}, or raise --max-events (--force runs it anyway)",
         human_duration(*seconds)
     )]
     Events {

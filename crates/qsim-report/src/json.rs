@@ -14,7 +14,9 @@ struct RunContext<'a> {
     seed: u64,
     stop: Stop,
     warmup: Warmup,
+    #[serde(skip_serializing_if = "Option::is_none")]
     precision: Option<Precision>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     sla_s: Option<f64>,
     initial_state: &'a str,
 }

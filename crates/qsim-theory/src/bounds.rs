@@ -106,6 +106,11 @@ pub fn closed_bounds(
         longest = Err(format!("region {}: jobs wait for admission", r.name));
     }
     let cycle = n / shortest;
+    if !cycle.is_finite() && !x_upper.is_finite() {
+        // Every visit may take no time and nothing caps the rate: there is
+        // no finite throughput bound to state.
+        return Ok(None);
+    }
     let by_cycle = cycle < x_upper;
     if by_cycle {
         x_upper = cycle;
