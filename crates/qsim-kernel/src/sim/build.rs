@@ -1,6 +1,7 @@
 //! Setting up a replication: the runtime state of every station, region
 //! and class from a validated network, and the initial placement of jobs.
 
+use super::CHECK_EVERY;
 use super::batch::GroupRt;
 use super::event::{EV_ARRIVAL, EV_WARMUP, EXIT, ev};
 use super::fork::ForkRt;
@@ -97,7 +98,7 @@ impl Simulation {
             in_network: 0,
             max_jobs: config.max_jobs_present,
             max_events: config.max_events,
-            event_cap: config.max_events.saturating_add(1),
+            event_cap: config.max_events.saturating_add(1).min(CHECK_EVERY),
             measuring: false,
             measure_start: 0.0,
             warm,

@@ -226,9 +226,6 @@ impl Simulation {
                 self.finished = true;
                 break;
             };
-            if e.time() > MAX_CLOCK_S {
-                return self.past_clock_limit(e.time());
-            }
             self.now = e.time();
             self.dispatch(e.ev);
             if !self.dirty.is_empty() {
@@ -238,6 +235,9 @@ impl Simulation {
             if self.events >= self.event_cap {
                 self.checkpoint()?;
             }
+        }
+        if self.now > MAX_CLOCK_S {
+            return self.past_clock_limit(self.now);
         }
         self.publish();
         Ok(())
@@ -294,23 +294,26 @@ impl Simulation {
         })
     }
 
-    /// Shares progress and cancellation with `control`: the event loop
-    /// then stops every [`CHECK_EVERY`] events to publish the completed
-    /// jobs and look at the cancel flag. The check reuses the event-limit
-    /// compare, so a run without a control pays nothing.
+    /// Shares progress and cancellation with `control`: every
+    /// [`CHECK_EVERY`] events the event loop publishes the completed jobs
+    /// and looks at the cancel flag (the check reuses the event-limit
+    /// compare, which also looks at the clock limit there).
     pub fn set_control(&mut self, control: Arc<Control>) {
         self.control = Some(control);
-        if self.error.is_none() {
-            self.event_cap = self.event_cap.min(self.events + CHECK_EVERY);
-        }
     }
 
     /// Reached `event_cap`: an error, the event limit, or a control check.
     #[cold]
     #[inline(never)]
     fn checkpoint(&mut self) -> Result<(), RunError> {
-        if self.error.is_some() || self.events > self.max_events || self.control.is_none() {
+        if self.error.is_some() || self.events > self.max_events {
             return self.fail();
+        }
+        // The clock is looked at here, not at every event: within the
+        // validated ranges (means up to 1e9 s) a replication needs many
+        // events to pass MAX_CLOCK_S, and it stops within CHECK_EVERY of it.
+        if self.now > MAX_CLOCK_S {
+            return self.past_clock_limit(self.now);
         }
         self.publish();
         if self.control.as_ref().is_some_and(|c| c.cancelled()) {
