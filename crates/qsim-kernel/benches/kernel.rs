@@ -2,17 +2,8 @@
 //!
 //! `mm1_rho09`: an M/M/1 at utilization 0.9 with full statistics.
 //! `closed_3station`: a CPU and two disks, 20 users with think time.
-//!
-//! Group `latch_loop` (per job through the latch): N threads looping
-//! through one latch whose speed falls with contention (the latch of
-//! `models/latch_numa.toml`), N = 100 and 500; every arrival and departure
-//! re-times the holder, which should cost the same at any N.
-//!
-//! Group `large_population` (per event): 10^6 users thinking in front of
-//! one server, ~10^6 pending events (the radix-heap layout of the event
-//! list).
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use qsim_kernel::*;
 use std::hint::black_box;
 
@@ -77,110 +68,6 @@ fn closed3() -> Network {
     Network::new(spec).unwrap()
 }
 
-fn latch_loop(n: u32) -> Network {
-    let table = [
-        (100.0, 2000.0),
-        (200.0, 1125.0),
-        (300.0, 632.0),
-        (400.0, 356.0),
-        (500.0, 200.0),
-        (1000.0, 100.0),
-    ];
-    let spec = NetworkSpec {
-        stations: vec![StationSpec {
-            name: "latch1".into(),
-            kind: StationKind::Latch(LatchSpec::default()),
-            service: vec![Some(Dist::exponential(0.0005).unwrap())],
-            speed: Some(Speed::Table(table.to_vec())),
-        }],
-        classes: vec![ClassSpec {
-            name: "threads".into(),
-            workload: Workload::Closed {
-                population: n,
-                think: Some(Dist::exponential(0.005).unwrap()),
-            },
-            routing: Routing::Sequence(vec![0]),
-            priority: 0,
-        }],
-        ..NetworkSpec::default()
-    };
-    Network::new(spec).unwrap()
-}
-
-fn think_1m() -> Network {
-    let spec = NetworkSpec {
-        stations: vec![StationSpec {
-            name: "server".into(),
-            kind: StationKind::Queue {
-                servers: 1,
-                discipline: Discipline::Fcfs,
-            },
-            service: vec![Some(Dist::exponential(0.0005).unwrap())],
-            speed: None,
-        }],
-        classes: vec![ClassSpec {
-            name: "users".into(),
-            workload: Workload::Closed {
-                population: 1_000_000,
-                think: Some(Dist::exponential(1000.0).unwrap()),
-            },
-            routing: Routing::Sequence(vec![0]),
-            priority: 0,
-        }],
-        ..NetworkSpec::default()
-    };
-    Network::new(spec).unwrap()
-}
-
-fn config(jobs: u64) -> RunConfig {
-    RunConfig {
-        replications: 1,
-        stop: Stop::Jobs(jobs),
-        warmup: Warmup::None,
-        threads: 1,
-        ..RunConfig::default()
-    }
-}
-
-fn latch(c: &mut Criterion) {
-    let jobs = 1_000_000;
-    let config = config(jobs);
-    let mut g = c.benchmark_group("latch_loop");
-    g.throughput(Throughput::Elements(jobs));
-    g.sample_size(10);
-    for n in [100, 500] {
-        let net = latch_loop(n);
-        g.bench_with_input(BenchmarkId::from_parameter(n), &net, |b, net| {
-            b.iter(|| black_box(run_replication(net, &config, 0).unwrap()))
-        });
-    }
-    g.finish();
-}
-
-fn large_population(c: &mut Criterion) {
-    let net = think_1m();
-    // The simulation is built (10^6 first think times scheduled) outside
-    // the timed part; the timing covers 2·10^6 events with ~10^6 pending.
-    let config = config(u64::MAX);
-    let events = 2_000_000;
-    let mut g = c.benchmark_group("large_population");
-    g.throughput(Throughput::Elements(events));
-    g.sample_size(10);
-    g.bench_function("think_1m", |b| {
-        b.iter_batched(
-            || Simulation::new(&net, &config, 0).unwrap(),
-            |mut sim| {
-                for _ in 0..events {
-                    sim.step().unwrap();
-                }
-                sim
-            },
-            criterion::BatchSize::PerIteration,
-        )
-    });
-    g.finish();
-}
-
 fn bench(c: &mut Criterion, name: &str, net: &Network, jobs: u64) {
     let config = RunConfig {
         replications: 1,
@@ -205,5 +92,5 @@ fn kernel(c: &mut Criterion) {
     bench(c, "closed_3station", &closed3(), 100_000);
 }
 
-criterion_group!(benches, kernel, latch, large_population);
+criterion_group!(benches, kernel);
 criterion_main!(benches);
