@@ -294,8 +294,8 @@ impl Simulation {
         })
     }
 
-    /// Shares progress and cancellation with `control`: every
-    /// [`CHECK_EVERY`] events the event loop publishes the completed jobs
+    /// Shares progress and cancellation with `control`: every 2^16
+    /// events the event loop publishes the completed jobs
     /// and looks at the cancel flag (the check reuses the event-limit
     /// compare, which also looks at the clock limit there).
     pub fn set_control(&mut self, control: Arc<Control>) {
