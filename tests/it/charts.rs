@@ -2,15 +2,8 @@
 //! warns, keeps every number it computed and exits 0.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn qsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("qsim runs")
-}
+use crate::support::qsim;
 
 /// A fresh, empty directory under the target directory's temp area.
 fn fresh_dir(name: &str) -> PathBuf {

@@ -1,15 +1,8 @@
 //! The `qsim` binary: exit codes, located errors, determinism across threads.
 
+use crate::support::qsim;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn qsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("qsim runs")
-}
+use std::process::Output;
 
 /// Writes `text` to a fresh file under the target directory's temp area.
 fn model_file(name: &str, text: &str) -> PathBuf {

@@ -1,17 +1,10 @@
 //! Guards of the `qsim` binary: runs refused before anything is allocated,
 //! and the two-ended bistability check.
 
+use crate::support::qsim;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-fn qsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("qsim runs")
-}
 
 fn model_file(name: &str, text: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("guards-models");

@@ -1,16 +1,9 @@
 //! `qsim report` and `qsim sweep --report`: one self-contained HTML page per
 //! sweep, holding the charts, the knee summary, the settings and the model.
 
+use crate::support::qsim;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn qsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("qsim runs")
-}
+use std::process::Output;
 
 fn fresh_dir(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);

@@ -2,19 +2,12 @@
 //! (batch and link stations included), M/G/1, bistability with its operating
 //! points, refusal of huge MVA, CSV, and a closed output pipe.
 
+use crate::support::qsim;
 use crate::support::{assert_close, model, run};
 use qsim_theory::bounds::closed_bounds;
 use std::io::Read;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Instant;
-
-fn qsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("qsim runs")
-}
 
 fn model_text(name: &str) -> String {
     std::fs::read_to_string(format!("{}/models/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()

@@ -71,3 +71,12 @@ pub fn mean_of(r: &qsim_kernel::ResponseEstimate) -> Estimate {
         ci95: r.ci95,
     }
 }
+
+/// Runs the built `qsim` binary from the package root.
+pub fn qsim(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_qsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("qsim runs")
+}

@@ -5,15 +5,8 @@
 use crate::support::model;
 use qsim_kernel::{RunConfig, RunWarning, Stop, Warmup};
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn qsim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("qsim runs")
-}
+use crate::support::qsim;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
