@@ -70,11 +70,15 @@ fn assert_bounds_hold(file: &str, overrides: &[&str]) {
 #[test]
 fn bounds_hold_on_group_commit() {
     assert_bounds_hold("group_commit.toml", &[]);
-    assert_bounds_hold("group_commit.toml", &["stations.fsync.max_wait_s=0"]);
-    assert_bounds_hold("group_commit.toml", &["stations.fsync.max_batch=1"]);
+    assert_bounds_hold("group_commit.toml", &["stations.binlog.max_wait_s=0.0005"]);
     assert_bounds_hold(
         "group_commit.toml",
-        &["stations.fsync.per_job_s=0.0002", "workload.population=3"],
+        &["stations.redo.max_batch=1", "stations.binlog.max_batch=1"],
+    );
+    assert_bounds_hold("group_commit.toml", &["stations.committed.quorum=2"]);
+    assert_bounds_hold(
+        "group_commit.toml",
+        &["stations.binlog.per_job_s=0.0002", "workload.population=3"],
     );
 }
 
@@ -111,15 +115,26 @@ fn batch_and_link_bounds_count_only_the_jobs_that_exist() {
         "{b:?}"
     );
     assert!(b.throughput_lower_per_s.unwrap() < 200.0, "{b:?}");
-    // Group commit: 16 threads, three 1 ms flushes per transaction; each
-    // flush takes 1 ms whoever it carries, so X <= 16 / (3 ms + 0.07 ms).
+    // Group commit: 16 threads, each passing 0.5 ms of SQL, a 0.6 ms redo
+    // flush and a 1 ms binlog flush; each flush takes its time whoever it
+    // carries, so X <= 16 / 2.1 ms. The join releases a transaction when
+    // its first sub-job arrives, so no lower bound is claimed.
     let m = model(&model_text("group_commit.toml"), &[]);
+    let b = closed_bounds(m.network.spec(), 0, 16).unwrap().unwrap();
+    assert!(
+        (b.throughput_upper_per_s - 16.0 / 0.0021).abs() < 1e-6,
+        "{b:?}"
+    );
+    assert!(b.throughput_lower_per_s.is_none(), "{b:?}");
+    // One device visited three times, 1 ms per flush, waiting up to 0.2 ms
+    // for more requests: the lower bound accounts for that wait.
+    let text = "[workload]\ntype = \"closed\"\npopulation = 16\nroute = [\"sql\", \"fsync\", \"write\", \"fsync\", \"write\", \"fsync\"]\n\n[stations.sql]\nkind = \"delay\"\nservice = { dist = \"exponential\", mean = 0.00005 }\n\n[stations.write]\nkind = \"delay\"\nservice = { dist = \"exponential\", mean = 0.00001 }\n\n[stations.fsync]\nkind = \"batch\"\nservice = { dist = \"deterministic\", mean = 0.001 }\nmax_batch = 16\nmax_wait_s = 0.0002\n";
+    let m = model(text, &[]);
     let b = closed_bounds(m.network.spec(), 0, 16).unwrap().unwrap();
     assert!(
         (b.throughput_upper_per_s - 16.0 / 0.00307).abs() < 1e-6,
         "{b:?}"
     );
-    // The lower bound accounts for the device waiting up to 0.2 ms per flush.
     assert!(
         (b.throughput_lower_per_s.unwrap() - 16.0 / (0.00007 + 3.0 * 16.0 * 0.0012)).abs() < 1e-6
     );
