@@ -71,6 +71,7 @@ pub mod record;
 mod run;
 pub mod spec;
 pub mod summary;
+pub mod whatif;
 
 pub use error::SweepError;
 pub use grid::{Grid, Shard, ShardError, point_seed};
@@ -80,3 +81,7 @@ pub use record::{Figures, ItemMetrics, Point, PointMetrics, PointRecord};
 pub use run::{ModelFile, ModelSource, Observer, Progress, Sweep, SweepOptions, SweepOutcome};
 pub use spec::{SpecError, VarySpec, VaryValue};
 pub use summary::{Axes, SweepSummary};
+pub use whatif::{
+    Baseline, Change, ChangeResult, Difference, PointDifference, RunSettings, WhatIfError,
+    WhatIfOptions, WhatIfReport, what_if,
+};
