@@ -184,7 +184,7 @@ fn operating_points(at: &[String]) -> Result<Vec<Vec<Override>>> {
         .collect())
 }
 
-/// About four significant digits, with a sign.
+/// With a sign and `decimals` decimals.
 fn signed(x: f64, decimals: usize) -> String {
     if x.is_finite() {
         format!("{x:+.decimals$}")
@@ -204,8 +204,15 @@ fn decimals(scale: f64) -> usize {
 
 /// `+12.3 ± 0.4 (+5.6%)` or `+1.2 ± 3.4 no significant change`; `k`
 /// converts seconds to the shown unit.
-fn diff_cell(d: &Difference, scale: f64, k: f64) -> String {
-    let dec = decimals(scale * k);
+fn diff_cell(d: &Difference, k: f64) -> String {
+    // Three significant digits of the difference or its interval, whichever
+    // is larger, so that a small difference is not rounded to zero.
+    let size = if d.ci95.is_finite() {
+        d.mean.abs().max(d.ci95)
+    } else {
+        d.mean.abs()
+    };
+    let dec = decimals(size * k).saturating_sub(1);
     let ci = if d.ci95.is_finite() {
         format!("{:.dec$}", d.ci95 * k)
     } else {
@@ -267,13 +274,13 @@ fn table(model: &str, report: &WhatIfReport) -> String {
             "\n  {}\n    {:width$}  {:>40}  {:>40}  {:>40}\n",
             c.change, "point", "Δ throughput /s", "Δ response ms", "Δ p99 ms"
         ));
-        for (p, b) in c.points.iter().zip(&report.baseline) {
+        for p in &c.points {
             out.push_str(&format!(
                 "    {:width$}  {:>40}  {:>40}  {:>40}\n",
                 label(&p.point),
-                diff_cell(&p.throughput_per_s, b.throughput_per_s.mean, 1.0),
-                diff_cell(&p.response_time_s, b.response_time_s.mean, 1e3),
-                diff_cell(&p.response_time_p99_s, b.response_time_p99_s.mean, 1e3),
+                diff_cell(&p.throughput_per_s, 1.0),
+                diff_cell(&p.response_time_s, 1e3),
+                diff_cell(&p.response_time_p99_s, 1e3),
             ));
         }
     }
@@ -314,14 +321,23 @@ fn csv(report: &WhatIfReport) -> String {
                     Some(s) => s.to_string(),
                     None => String::new(),
                 };
+                // A value that is not finite (no interval) is empty.
+                let f = |x: f64| {
+                    if x.is_finite() {
+                        x.to_string()
+                    } else {
+                        String::new()
+                    }
+                };
                 out.push_str(&format!(
-                    "{},{},{metric},{base},{},{},{},{},{sig}\n",
+                    "{},{},{metric},{},{},{},{},{},{sig}\n",
                     q(&c.change),
                     q(&p.point),
-                    d.mean,
-                    d.ci95,
-                    d.unpaired_ci95,
-                    d.relative
+                    f(base),
+                    f(d.mean),
+                    f(d.ci95),
+                    f(d.unpaired_ci95),
+                    f(d.relative)
                 ));
             }
         }

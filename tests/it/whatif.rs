@@ -265,7 +265,10 @@ fn relative_overrides() {
             "changes a number, but stations.cpu.discipline is \"ps\"",
         ),
         ("stations.cpu.servers=/0", "cannot divide by zero"),
-        ("stations.cpu.servers=-200%", "found -64: a count cannot be negative"),
+        (
+            "stations.cpu.servers=-200%",
+            "found -64: a count cannot be negative",
+        ),
         (
             "stations.cpu.nothing=*2",
             "unknown key path stations.cpu.nothing",
