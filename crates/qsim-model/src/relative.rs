@@ -3,8 +3,6 @@
 //! defined here once; `tree::apply` uses it for every override (run, sweep,
 //! whatif).
 
-use crate::tree::{Node, Origin, V};
-
 /// A relative change of a number, as typed after `=`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Relative {
@@ -67,18 +65,13 @@ impl Relative {
         }
     }
 
-    /// The new value of `old` (the node at `path`), tagged as set by
-    /// override `index`, or why there is none.
-    pub(crate) fn apply_to(
-        self,
-        old: &Node,
-        path: &str,
-        text: &str,
-        index: usize,
-    ) -> Result<Node, String> {
+    /// The new value of `old` (the number at `path`), or why there is
+    /// none. Whole numbers stay whole: a result with a fraction is
+    /// refused, not rounded.
+    pub(crate) fn change(self, old: Number, path: &str, text: &str) -> Result<Number, String> {
         let f = self.factor();
-        let v = match old.v {
-            V::Float(x) => {
+        match old {
+            Number::Float(x) => {
                 let y = x * f;
                 if !y.is_finite() {
                     return Err(format!(
@@ -86,11 +79,9 @@ impl Relative {
                         crate::num(x)
                     ));
                 }
-                V::Float(y)
+                Ok(Number::Float(y))
             }
-            V::Int(i) => {
-                // Integer keys (population, servers, sizes) stay integers:
-                // a result with a fraction is refused, not rounded.
+            Number::Int(i) => {
                 let y = i as f64 * f;
                 let r = y.round();
                 if !y.is_finite() || (y - r).abs() > 1e-9 * r.abs().max(1.0) {
@@ -105,20 +96,19 @@ impl Relative {
                         crate::num(y)
                     ));
                 }
-                V::Int(r as i64)
+                Ok(Number::Int(r as i64))
             }
-            ref other => {
-                return Err(format!(
-                    "{path}={text} changes a number, but {path} is {}",
-                    other.describe()
-                ));
-            }
-        };
-        Ok(Node {
-            v,
-            origin: Origin::Set(index, None),
-        })
+        }
     }
+}
+
+/// A number of the model that a relative value changes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Number {
+    /// A TOML integer (populations, counts).
+    Int(i64),
+    /// A TOML float.
+    Float(f64),
 }
 
 #[cfg(test)]
@@ -151,19 +141,13 @@ mod tests {
 
     #[test]
     fn integers_stay_integers() {
-        let node = |v| Node {
-            v,
-            origin: Origin::File(0..1),
-        };
-        let r = Relative::Times(2.0).apply_to(&node(V::Int(150)), "p", "*2", 0);
-        assert!(matches!(r.map(|n| n.v), Ok(V::Int(300))));
-        let r = Relative::Percent(10.0).apply_to(&node(V::Int(150)), "p", "+10%", 0);
-        assert!(matches!(r.map(|n| n.v), Ok(V::Int(165))));
-        let r = Relative::Times(1.5).apply_to(&node(V::Int(5)), "p", "*1.5", 0);
+        let r = Relative::Times(2.0).change(Number::Int(150), "p", "*2");
+        assert_eq!(r, Ok(Number::Int(300)));
+        let r = Relative::Percent(10.0).change(Number::Int(150), "p", "+10%");
+        assert_eq!(r, Ok(Number::Int(165)));
+        let r = Relative::Times(1.5).change(Number::Int(5), "p", "*1.5");
         assert!(r.unwrap_err().contains("whole number"));
-        let r = Relative::Times(0.5).apply_to(&node(V::Float(0.008)), "m", "*0.5", 0);
-        assert!(matches!(r.map(|n| n.v), Ok(V::Float(x)) if x == 0.004));
-        let r = Relative::Times(0.5).apply_to(&node(V::Str("ps".into())), "d", "*0.5", 0);
-        assert!(r.unwrap_err().contains("changes a number"));
+        let r = Relative::Times(0.5).change(Number::Float(0.008), "m", "*0.5");
+        assert_eq!(r, Ok(Number::Float(0.004)));
     }
 }

@@ -445,7 +445,7 @@ fn apply_relative(
             walked.push(seg.clone());
         }
         let new = match node {
-            Ok(old) => rel.apply_to(old, &full, &ov.value, index),
+            Ok(old) => relative_value(rel, old, &full, &ov.value, index),
             Err((why, hint)) => {
                 errors.push(ApplyError {
                     message: format!(
@@ -465,6 +465,36 @@ fn apply_relative(
         }
     }
     errors
+}
+
+/// The value of relative override `text` (`rel`) applied to `old`, the
+/// node at `path`, tagged as set by override `index`.
+fn relative_value(
+    rel: crate::relative::Relative,
+    old: &Node,
+    path: &str,
+    text: &str,
+    index: usize,
+) -> Result<Node, String> {
+    use crate::relative::Number;
+    let n = match old.v {
+        V::Int(i) => Number::Int(i),
+        V::Float(x) => Number::Float(x),
+        ref other => {
+            return Err(format!(
+                "{path}={text} changes a number, but {path} is {}",
+                other.describe()
+            ));
+        }
+    };
+    let v = match rel.change(n, path, text)? {
+        Number::Int(i) => V::Int(i),
+        Number::Float(x) => V::Float(x),
+    };
+    Ok(Node {
+        v,
+        origin: Origin::Set(index, None),
+    })
 }
 
 /// Why a branch of a path with patterns reaches no node: what follows

@@ -14,6 +14,9 @@
 //! - [`knee::analyze`] finds the peak, knee (max X/R) and saturation point of
 //!   a curve; [`SweepSummary`] applies it to a whole sweep and recommends a
 //!   throttle limit.
+//! - [`what_if`] compares changes (a station sped up, any overrides) with
+//!   the baseline at operating points, with common random numbers: paired
+//!   replications and paired-difference intervals ([`whatif`]).
 //!
 //! The crate prints nothing; progress comes through an [`Observer`].
 //!
