@@ -285,3 +285,41 @@ fn relative_overrides() {
         );
     }
 }
+
+/// Keys that would be read but change nothing are never silent.
+#[test]
+fn keys_without_effect_are_said() {
+    let text = |extra: &str| {
+        format!(
+            "[workload]\ntype = \"closed\"\npopulation = 3\nroute = [\"l\"]\n\n[stations.l]\nkind = \"latch\"\nservice = {{ dist = \"exponential\", mean = 0.01 }}\n{extra}\n"
+        )
+    };
+    let m = qsim::model::load_str("m.toml", &text("wake = \"all\""), &[]).expect("a warning only");
+    let w: Vec<String> = m.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        w.iter()
+            .any(|w| w.contains("m.toml:9:8") && w.contains("wake has no effect")),
+        "{w:?}"
+    );
+    let m = qsim::model::load_str(
+        "m.toml",
+        &text("service_by_class = { default = { dist = \"exponential\", mean = 0.02 } }"),
+        &[],
+    )
+    .expect("a warning only");
+    let w: Vec<String> = m.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        w.iter()
+            .any(|w| w.contains("m.toml:8:11") && w.contains("service has no effect")),
+        "{w:?}"
+    );
+    let batch = text("").replace("kind = \"latch\"", "kind = \"batch\"\nmax_batch = 4\nspeed = { usl = { sigma = 0.1, kappa = 0.0, lambda = 100 } }");
+    let err = qsim::model::load_str("m.toml", &batch, &[])
+        .expect_err("speed on a batch")
+        .to_string();
+    assert!(
+        err.contains("stations.l.speed")
+            && err.contains("a speed curve applies to delay, queue and latch"),
+        "{err}"
+    );
+}

@@ -137,6 +137,19 @@ pub(super) fn station(
                         None => ok = false,
                     }
                 }
+                let named = |c: &&str| entries.iter().any(|e| e.key == *c);
+                if let Some((key, s)) = svc_key
+                    && class_names.iter().all(|c| named(c))
+                {
+                    // Every class has its own service: `service` is read by none.
+                    ctx.warn(
+                        &s.origin,
+                        &child(&path, key),
+                        format!(
+                            "{key} has no effect: service_by_class gives every class its own; remove {key} or a class from service_by_class"
+                        ),
+                    );
+                }
             } else {
                 ok = false;
             }
