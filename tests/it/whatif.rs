@@ -105,7 +105,7 @@ fn latch1_speedup_does_not_pay_when_latch2_collapsed() {
     let r = compare(
         "models/latch_numa_optimized.toml",
         &[],
-        &[latch1.clone()],
+        std::slice::from_ref(&latch1),
         &[500],
         5,
         20_000,

@@ -139,7 +139,7 @@ pub(super) fn station(
                 }
                 let named = |c: &&str| entries.iter().any(|e| e.key == *c);
                 if let Some((key, s)) = svc_key
-                    && class_names.iter().all(|c| named(c))
+                    && class_names.iter().all(named)
                 {
                     // Every class has its own service: `service` is read by none.
                     ctx.warn(
