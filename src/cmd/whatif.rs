@@ -219,7 +219,16 @@ fn diff_cell(d: &Difference, k: f64) -> String {
         "n/a".into()
     };
     let verdict = match d.significant {
-        Some(true) => format!("({:+.1}%)", d.relative * 100.0),
+        Some(true) => {
+            // A significant change is never shown as 0.0%.
+            let pct = d.relative * 100.0;
+            let dec = match pct.abs() {
+                a if a >= 1.0 => 1,
+                a if a >= 0.1 => 2,
+                _ => 3,
+            };
+            format!("({pct:+.dec$}%)")
+        }
         Some(false) => "no significant change".into(),
         None => "(no interval: one replication)".into(),
     };
@@ -267,6 +276,9 @@ fn table(model: &str, report: &WhatIfReport) -> String {
             e(b.response_time_s.mean, b.response_time_s.ci95, 1e3),
             e(b.response_time_p99_s.mean, b.response_time_p99_s.ci95, 1e3),
         ));
+        for w in &b.warnings {
+            out.push_str(&format!("    warning: {w}\n"));
+        }
     }
     out.push_str("\nchanges, ranked by Δ throughput at the last point\n");
     for c in &report.changes {
@@ -282,6 +294,9 @@ fn table(model: &str, report: &WhatIfReport) -> String {
                 diff_cell(&p.response_time_s, 1e3),
                 diff_cell(&p.response_time_p99_s, 1e3),
             ));
+            for w in &p.warnings {
+                out.push_str(&format!("      warning: {w}\n"));
+            }
         }
     }
     out

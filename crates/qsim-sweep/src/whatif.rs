@@ -21,7 +21,7 @@
 use crate::run::ModelSource;
 use qsim_kernel::{
     Budget, Control, Estimate, Network, ReplicationResult, ReplicationRounds, RunConfig, RunError,
-    estimate, run_replication_with, t975,
+    estimate, run_replication_with, summarize, t975,
 };
 use qsim_model::{Model, Override};
 use rayon::prelude::*;
@@ -176,6 +176,9 @@ pub struct Baseline {
     pub response_time_s: Estimate,
     /// 99th percentile of the response time, seconds.
     pub response_time_p99_s: Estimate,
+    /// Why the baseline's figures cannot be taken at face value (not in
+    /// steady state, precision not reached...), each with a remedy.
+    pub warnings: Vec<String>,
 }
 
 /// One change at one operating point.
@@ -189,6 +192,8 @@ pub struct PointDifference {
     pub response_time_s: Difference,
     /// Δ p99 of the response time, seconds.
     pub response_time_p99_s: Difference,
+    /// Why the changed model's figures cannot be taken at face value.
+    pub warnings: Vec<String>,
 }
 
 /// One change at every operating point.
@@ -288,7 +293,15 @@ pub fn what_if(
         let x = |r: &ReplicationResult| r.system.throughput_per_s;
         let rt = |r: &ReplicationResult| r.system.response_time_s;
         let p99 = |r: &ReplicationResult| r.system.percentiles_s[3];
+        let warnings = |net: &Network, reps: &[ReplicationResult]| -> Vec<String> {
+            summarize(net, &config, reps)
+                .warnings
+                .iter()
+                .map(|w| w.to_string())
+                .collect()
+        };
         baselines.push(Baseline {
+            warnings: warnings(&model.network, &base_reps),
             point: label.clone(),
             replications: n,
             throughput_per_s: estimate(fig(&base_reps, x)),
@@ -301,6 +314,7 @@ pub fn what_if(
                 throughput_per_s: Difference::of(&fig(&base_reps, x), &fig(reps, x)),
                 response_time_s: Difference::of(&fig(&base_reps, rt), &fig(reps, rt)),
                 response_time_p99_s: Difference::of(&fig(&base_reps, p99), &fig(reps, p99)),
+                warnings: warnings(&models[c], reps),
             });
         }
     }
