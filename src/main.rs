@@ -32,6 +32,8 @@ enum Command {
     Plot(cmd::sweep::PlotArgs),
     /// Write DIR/report.html: one self-contained page with a sweep's charts, knee summary, model and settings.
     Report(cmd::report::ReportArgs),
+    /// Compare changes (station speed-ups, overrides) with the baseline at operating points, with common random numbers.
+    Whatif(cmd::whatif::WhatIfArgs),
     /// Combine the outputs of `qsim sweep --shard` into one sweep.
     Merge(cmd::sweep::MergeArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
@@ -87,7 +89,10 @@ fn end_quietly_on_broken_pipe() {
 fn main() -> ExitCode {
     end_quietly_on_broken_pipe();
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Run(_) | Command::Sweep(_)) {
+    if matches!(
+        cli.command,
+        Command::Run(_) | Command::Sweep(_) | Command::Whatif(_)
+    ) {
         install_interrupt_handler();
     }
     let result = match &cli.command {
@@ -98,6 +103,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => cmd::sweep::sweep(args),
         Command::Plot(args) => cmd::sweep::plot(args),
         Command::Merge(args) => cmd::sweep::merge(args),
+        Command::Whatif(args) => cmd::whatif::whatif(args),
         Command::Report(args) => cmd::report::report(args),
         Command::Completions(args) => cmd::completions::completions(args, Cli::command()),
         Command::Man(args) => cmd::man::man(args, Cli::command()),

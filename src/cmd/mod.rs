@@ -10,6 +10,7 @@ pub mod run;
 pub mod schema;
 pub mod solve;
 pub mod sweep;
+pub mod whatif;
 
 use std::io::ErrorKind;
 use std::process::ExitCode;

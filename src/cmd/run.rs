@@ -31,7 +31,8 @@ pub struct ModelArgs {
     /// The model file (TOML).
     pub model: PathBuf,
     /// Override a model value by key path, e.g. `--set workload.population=500`;
-    /// `*` and `?` in a key set every match, e.g. `--set 'stations.cpu*.servers=2'`.
+    /// `*` and `?` in a key set every match, e.g. `--set 'stations.cpu*.servers=2'`;
+    /// a relative value changes the model's number: `*0.8`, `/2`, `+10%`, `-10%`.
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
 }

@@ -13,3 +13,4 @@ mod scenarios;
 mod solve;
 mod support;
 mod trust;
+mod whatif;

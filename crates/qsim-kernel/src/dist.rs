@@ -386,6 +386,35 @@ impl Dist {
         }
     }
 
+    /// The same law with every duration multiplied by `k` (> 0): the mean
+    /// times k, the SCV unchanged. A draw of the scaled law from a stream is
+    /// the draw of this law from the same stream times k, so a run of a
+    /// model with a scaled station consumes the same random numbers (common
+    /// random numbers for what-if comparisons).
+    pub fn scaled(&self, k: f64) -> Result<Dist, DistError> {
+        if !(k.is_finite() && k > 0.0) {
+            return Err(DistError::new(format!(
+                "a duration scale must be a positive number, found {k}"
+            )));
+        }
+        match &self.kind {
+            Kind::Exponential { mean } => Dist::exponential(mean * k),
+            Kind::Deterministic { value } => Dist::deterministic(value * k),
+            Kind::Uniform { min, width } => Dist::uniform(min * k, (min + width) * k),
+            Kind::Erlang {
+                k: phases,
+                phase_mean,
+                ..
+            } => Dist::erlang(*phases, f64::from(*phases) * phase_mean * k),
+            Kind::HyperExp { p, mean1, mean2 } => Dist::hyperexponential(*p, mean1 * k, mean2 * k),
+            Kind::LogNormal { mu, sigma, .. } => Dist::lognormal(mu + k.ln(), *sigma),
+            Kind::Gamma { shape, scale, .. } => Dist::gamma(*shape, scale * k),
+            Kind::Empirical { samples, .. } => {
+                Dist::empirical(&samples.iter().map(|x| x * k).collect::<Vec<_>>())
+            }
+        }
+    }
+
     /// The mean in seconds.
     pub fn mean(&self) -> f64 {
         match &self.kind {

@@ -40,8 +40,24 @@ pub fn class_stream(c: usize) -> u64 {
     (3 << 32) | c as u64
 }
 
-/// Stream id of routing decisions.
-pub const ROUTING_STREAM: u64 = 4 << 32;
+/// Stream id of the routing decisions taken on leaving station `s`.
+///
+/// One stream per station (and per class for the first station of an
+/// interaction, [`entry_routing_stream`]) rather than one shared by all
+/// draws: a shared stream is consumed in event order, so any change of
+/// timing anywhere would shift every later routing draw. With a stream per
+/// decision point, two runs of slightly different models (a what-if) route
+/// the k-th job leaving a station the same way, which is what makes their
+/// difference precise (common random numbers).
+pub fn routing_stream(s: usize) -> u64 {
+    (4 << 32) | s as u64
+}
+
+/// Stream id of the routing decisions of class `c` when an interaction
+/// starts (after thinking or arriving).
+pub fn entry_routing_stream(c: usize) -> u64 {
+    (5 << 32) | c as u64
+}
 
 /// The generator of stream `stream` of replication `replication` under `seed`.
 pub fn stream(seed: u64, replication: u32, stream: u64) -> SimRng {

@@ -50,11 +50,13 @@ mod ctx;
 mod dists;
 mod error;
 pub mod expr;
+pub mod relative;
 mod stability;
 mod tree;
 
 pub use error::{ModelError, ModelErrors, Severity};
 pub use expr::{EvalError, Expr, ExprError};
+pub use relative::Relative;
 
 use ctx::Ctx;
 use qsim_kernel::{Field, Network, NetworkError, RunConfig, Scope, Target, Workload};
@@ -96,7 +98,9 @@ pub struct Override {
     /// key it matches, in sorted key order: `stations.latch*.spin.spin_wait_delay`.
     pub path: String,
     /// The value as typed: a TOML value (`500`, `0.5`, `true`, `{ ... }`,
-    /// `[ ... ]`, `"text"`), or else a bare word taken as a string (`none`).
+    /// `[ ... ]`, `"text"`), a relative change of the number the model
+    /// gives (`*0.8`, `/2`, `+10%`, `-10%`; see [`Relative`]), or else a
+    /// bare word taken as a string (`none`).
     pub value: String,
 }
 

@@ -407,11 +407,94 @@ pub(crate) fn apply(root: &mut Node, ov: &Override, index: usize) -> Vec<ApplyEr
         Ok(paths) => paths,
         Err(e) => return vec![e],
     };
+    if let Some(rel) = crate::relative::Relative::parse(&ov.value) {
+        return apply_relative(root, ov, &paths, rel, index);
+    }
     let value = parse_override_value(&ov.value, index);
     paths
         .iter()
         .filter_map(|segs| apply_at(root, segs, value.clone(), index).err())
         .collect()
+}
+
+/// Applies a relative override (`*0.8`, `+10%`; see [`crate::relative`])
+/// at each concrete path: the value there, changed.
+fn apply_relative(
+    root: &mut Node,
+    ov: &Override,
+    paths: &[Vec<Segment>],
+    rel: Result<crate::relative::Relative, String>,
+    index: usize,
+) -> Vec<ApplyError> {
+    let rel = match rel {
+        Ok(r) => r,
+        Err(message) => {
+            return vec![ApplyError {
+                message,
+                hint: Some("a relative value looks like *0.8, /2, +10% or -10%".into()),
+            }];
+        }
+    };
+    let mut errors = Vec::new();
+    for segs in paths {
+        let full = join_path(segs);
+        let mut node: Result<&Node, Unreached> = Ok(&*root);
+        let mut walked = Vec::new();
+        for seg in segs {
+            node = node.and_then(|n| step(n, seg, &walked));
+            walked.push(seg.clone());
+        }
+        let new = match node {
+            Ok(old) => relative_value(rel, old, &full, &ov.value, index),
+            Err((why, hint)) => {
+                errors.push(ApplyError {
+                    message: format!(
+                        "unknown key path {full}; {why} (a relative value changes a number the model gives)"
+                    ),
+                    hint,
+                });
+                continue;
+            }
+        };
+        match new {
+            Ok(v) => errors.extend(apply_at(root, segs, v, index).err()),
+            Err(message) => errors.push(ApplyError {
+                message,
+                hint: None,
+            }),
+        }
+    }
+    errors
+}
+
+/// The value of relative override `text` (`rel`) applied to `old`, the
+/// node at `path`, tagged as set by override `index`.
+fn relative_value(
+    rel: crate::relative::Relative,
+    old: &Node,
+    path: &str,
+    text: &str,
+    index: usize,
+) -> Result<Node, String> {
+    use crate::relative::Number;
+    let n = match old.v {
+        V::Int(i) => Number::Int(i),
+        V::Float(x) => Number::Float(x),
+        ref other => {
+            return Err(format!(
+                "{path}={text} changes a number, but {path} is {}",
+                other.describe()
+            ));
+        }
+    };
+    let v = match rel.change(n, path, text)? {
+        Number::Int(i) => V::Int(i),
+        Number::Float(x) => V::Float(x),
+    };
+    Ok(Node {
+        v,
+        origin: Origin::Set(index, None),
+    })
 }
 
 /// Why a branch of a path with patterns reaches no node: what follows

@@ -14,6 +14,9 @@
 //! - [`knee::analyze`] finds the peak, knee (max X/R) and saturation point of
 //!   a curve; [`SweepSummary`] applies it to a whole sweep and recommends a
 //!   throttle limit.
+//! - [`what_if`] compares changes (a station sped up, any overrides) with
+//!   the baseline at operating points, with common random numbers: paired
+//!   replications and paired-difference intervals ([`whatif`]).
 //!
 //! The crate prints nothing; progress comes through an [`Observer`].
 //!
@@ -71,6 +74,7 @@ pub mod record;
 mod run;
 pub mod spec;
 pub mod summary;
+pub mod whatif;
 
 pub use error::SweepError;
 pub use grid::{Grid, Shard, ShardError, point_seed};
@@ -80,3 +84,7 @@ pub use record::{Figures, ItemMetrics, Point, PointMetrics, PointRecord};
 pub use run::{ModelFile, ModelSource, Observer, Progress, Sweep, SweepOptions, SweepOutcome};
 pub use spec::{SpecError, VarySpec, VaryValue};
 pub use summary::{Axes, SweepSummary};
+pub use whatif::{
+    Baseline, Change, ChangeResult, Difference, PointDifference, RunSettings, WhatIfError,
+    WhatIfOptions, WhatIfReport, what_if,
+};

@@ -20,6 +20,7 @@ mod link;
 mod queue;
 mod routing;
 mod speed;
+mod speedup;
 mod timeless;
 
 pub use batch::BatchSpec;
@@ -29,6 +30,7 @@ pub use link::{LinkSpec, MAX_PIPELINE};
 pub use queue::{Discipline, MAX_SERVERS};
 pub use routing::{Routing, Target};
 pub use speed::Speed;
+pub use speedup::SpeedUpError;
 
 use crate::dist::Dist;
 use thiserror::Error;
@@ -419,6 +421,18 @@ fn check_view(c: &mut Check<'_>, initial: Option<&InitialState>) {
         }
         if let Some(speed) = &st.speed {
             speed.check(c);
+            if !matches!(
+                st.kind,
+                StationKind::Delay | StationKind::Queue { .. } | StationKind::Latch(_)
+            ) {
+                // The simulator times a batch or a round trip from its
+                // service alone, and a fork or join takes no time: a speed
+                // curve there would be ignored.
+                c.error(
+                    &[Field::Key("speed")],
+                    "a speed curve applies to delay, queue and latch stations only; a batch or link is timed by its service (and per_job_s), so scale those instead",
+                );
+            }
         }
         match &st.kind {
             StationKind::Delay => {}

@@ -91,7 +91,13 @@ impl Simulation {
             regions,
             forks: Vec::new(),
             free_forks: Vec::new(),
-            route_rng: rng::stream(seed, index, rng::ROUTING_STREAM),
+            route_rngs: (0..spec.stations.len())
+                .map(|s| rng::stream(seed, index, rng::routing_stream(s)))
+                .chain(
+                    (0..spec.classes.len())
+                        .map(|c| rng::stream(seed, index, rng::entry_routing_stream(c))),
+                )
+                .collect(),
             dirty: Vec::new(),
             spin_dirty: Vec::new(),
             events: 0,

@@ -150,7 +150,10 @@ pub struct Simulation {
     regions: Vec<RegionRt>,
     forks: Vec<ForkRec>,
     free_forks: Vec<u32>,
-    route_rng: SimRng,
+    /// Routing streams: one per station (draws on leaving it), then one
+    /// per class (draws when an interaction starts); see
+    /// [`crate::rng::routing_stream`].
+    route_rngs: Vec<SimRng>,
     dirty: Vec<u32>,
     /// Spin cpus whose population changed in this event (see `flush`).
     spin_dirty: Vec<u32>,

@@ -163,9 +163,16 @@ impl Simulation {
                 // job placed there initially continues like a new
                 // interaction); EXIT (after thinking or arriving) is past
                 // the end.
-                br.get(from as usize)
-                    .unwrap_or(entry)
-                    .pick(&mut self.route_rng)
+                let ns = br.len();
+                match br.get(from as usize) {
+                    // SAFETY: `route_rngs` has one stream per station, then
+                    // one per class (built together with `br`, which has one
+                    // row per station).
+                    Some(b) => b.pick(unsafe { self.route_rngs.get_unchecked_mut(from as usize) }),
+                    None => entry.pick(unsafe {
+                        self.route_rngs.get_unchecked_mut(ns + job.class as usize)
+                    }),
+                }
             }
         }
     }
@@ -222,10 +229,12 @@ impl Simulation {
             return join;
         };
         match sub.get(s as usize) {
-            Some(b) if !b.targets.is_empty() && s != join => match b.pick(&mut self.route_rng) {
-                EXIT => join,
-                t => t,
-            },
+            Some(b) if !b.targets.is_empty() && s != join => {
+                match b.pick(&mut self.route_rngs[s as usize]) {
+                    EXIT => join,
+                    t => t,
+                }
+            }
             _ => join,
         }
     }

@@ -389,6 +389,9 @@ fn kernel_range_errors_are_located_at_their_keys() {
             "m.toml:26:13: stations.fan.to.db: expected a positive weight, found -2",
             "m.toml:31:10: stations.gather.quorum: expected a quorum >= 1, found 0",
             "m.toml:36:12: stations.db.pipeline: expected a pipeline depth >= 1, found 0",
+            // A link is timed by its round trip: a speed curve there used to
+            // be read and ignored.
+            "m.toml:37:9: stations.db.speed: a speed curve applies to delay, queue and latch stations only; a batch or link is timed by its service (and per_job_s), so scale those instead",
             "m.toml:37:26: stations.db.speed.table[0].n: expected a number of jobs >= 1, found 0.5",
         ],
     );
@@ -397,7 +400,7 @@ fn kernel_range_errors_are_located_at_their_keys() {
     assert!(!got.contains("must sum to 1"), "{got}");
     assert_eq!(
         got.lines().filter(|l| l.starts_with("m.toml:")).count(),
-        11,
+        12,
         "{got}"
     );
 }

@@ -34,6 +34,15 @@ pub(super) fn read(ctx: &mut Ctx<'_>, names: &Names<'_>, t: Table<'_, '_>) -> Op
             _ => Wake::One,
         })
     });
+    if let (Some(w), Some(None)) = (t.get("wake"), &spin) {
+        // Only threads that spun and then slept are woken; without `spin`
+        // waiters sleep in FIFO order and `wake` would change nothing.
+        ctx.warn(
+            &w.origin,
+            &crate::ctx::child(t.path, "wake"),
+            "wake has no effect on a latch without spin (waiters are handed the latch in FIFO order); add spin or remove wake",
+        );
+    }
     Some(LatchSpec {
         numa: numa?,
         spin: spin?,

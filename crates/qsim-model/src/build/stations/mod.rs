@@ -11,7 +11,7 @@ use super::{Names, Table, speed::speed};
 use crate::ctx::{Ctx, child};
 use crate::did_you_mean;
 use crate::dists::dist;
-use crate::tree::Node;
+use crate::tree::{Node, Origin, subtree_origin};
 use qsim_kernel::{StationKind, StationSpec};
 use std::path::Path;
 
@@ -137,6 +137,19 @@ pub(super) fn station(
                         None => ok = false,
                     }
                 }
+                let named = |c: &&str| entries.iter().any(|e| e.key == *c);
+                if let Some((key, s)) = svc_key
+                    && class_names.iter().all(named)
+                {
+                    // Every class has its own service: `service` is read by none.
+                    ctx.warn(
+                        &s.origin,
+                        &child(&path, key),
+                        format!(
+                            "{key} has no effect: service_by_class gives every class its own; remove {key} or a class from service_by_class"
+                        ),
+                    );
+                }
             } else {
                 ok = false;
             }
@@ -153,6 +166,10 @@ pub(super) fn station(
         }
         _ => None,
     };
+
+    if speed.is_some() {
+        ignored_service_override(ctx, node, &path);
+    }
 
     let kind = match kind_name {
         "delay" => Some(StationKind::Delay),
@@ -174,4 +191,55 @@ pub(super) fn station(
         speed,
     });
     (spec, covered)
+}
+
+/// With a speed curve the curve's rates set how fast a station serves and
+/// its service distribution only gives the shape of the work (each draw is
+/// divided by the mean), so an override of the service alone changes
+/// nothing: refused, with what to change instead. (A whole station set by
+/// one override is not refused: its curve is new too.)
+fn ignored_service_override(ctx: &mut Ctx<'_>, node: &Node, path: &str) {
+    let station_set = matches!(node.origin, Origin::Set(..));
+    for key in ["service", "rtt", "service_by_class"] {
+        let Some(svc) = node.get(key) else { continue };
+        let origin = subtree_origin(svc);
+        if station_set || !matches!(origin, Origin::Set(..)) || !only_scale_set(svc) {
+            continue;
+        }
+        ctx.error_hint(
+            &origin,
+            &child(path, key),
+            format!(
+                "changing {key} of a station with a speed curve has no effect: the curve's rates set how fast {path} serves, its {key} only gives the shape of the work"
+            ),
+            Some(format!(
+                "to make it faster scale the curve's rates ({}=*1.25 for a USL curve, each table point's rate for a table), or compare with qsim whatif MODEL --speedup 25% --stations {}",
+                child(path, "speed.usl.lambda"),
+                path.trim_start_matches("stations.")
+            )),
+        );
+    }
+}
+
+/// Keys of a distribution that scale it without changing its shape.
+const SCALE_KEYS: &[&str] = &["mean", "value", "scale", "mu", "rate_per_s"];
+
+/// True when every part of `svc` set by an override is a scale key (an
+/// override that changes the shape, e.g. `dist` or `scv`, has an effect).
+fn only_scale_set(svc: &Node) -> bool {
+    let Some(entries) = svc.table() else {
+        return false;
+    };
+    entries.iter().all(|e| {
+        let set = matches!(subtree_origin(&e.node), Origin::Set(..));
+        if !set {
+            return true;
+        }
+        if e.node.table().is_some() {
+            // service_by_class: one distribution per class.
+            only_scale_set(&e.node)
+        } else {
+            SCALE_KEYS.contains(&e.key.as_str())
+        }
+    })
 }

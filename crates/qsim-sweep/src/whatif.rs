@@ -1,0 +1,392 @@
+//! What-if comparisons with common random numbers: which change pays, at
+//! which load.
+//!
+//! For each operating point (a set of overrides, e.g.
+//! `workload.population=20`) the baseline model runs its replications; each
+//! [`Change`] (a station sped up by the law of its kind, see
+//! [`qsim_kernel::StationSpec::sped_up`], or any overrides) runs the same
+//! replication indices under the same seed. Every random stream is derived
+//! from (seed, replication, stream id) and there is one stream per station
+//! for service and routing and per class for arrivals, so replication i of
+//! the baseline and of the change draw the same numbers for the same
+//! purposes (common random numbers). The differences changed − baseline are
+//! then strongly correlated with nothing but the change, and their
+//! t-interval over replications (paired) is much narrower than the
+//! interval of two independent runs, which is also given
+//! ([`Difference::unpaired_ci95`]) so the gain can be seen.
+//!
+//! Replications run on a local rayon pool; each depends only on its index,
+//! so results are identical at any thread count.
+
+use crate::run::ModelSource;
+use qsim_kernel::{
+    Budget, Control, Estimate, Network, ReplicationResult, ReplicationRounds, RunConfig, RunError,
+    estimate, run_replication_with, summarize, t975,
+};
+use qsim_model::{Model, Override};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::sync::Arc;
+use thiserror::Error;
+
+/// One change to compare with the baseline.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    /// Station `station` `factor` times as fast (1.25: a 25% speed-up), by
+    /// the speed-up law of its kind.
+    SpeedUp {
+        /// The station's name.
+        station: String,
+        /// How many times as fast, > 0.
+        factor: f64,
+    },
+    /// Overrides applied after the operating point's, e.g.
+    /// `stations.cpu.service.mean=*0.75`.
+    Set(Vec<Override>),
+}
+
+impl Change {
+    /// How the change reads in reports: `speedup cpu x1.25`, or the
+    /// overrides joined by spaces.
+    pub fn label(&self) -> String {
+        match self {
+            Change::SpeedUp { station, factor } => {
+                format!("speedup {station} x{factor}")
+            }
+            Change::Set(ov) => ov
+                .iter()
+                .map(|o| o.to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+        }
+    }
+}
+
+/// How to run a what-if.
+#[derive(Clone, Debug, Default)]
+pub struct WhatIfOptions {
+    /// Worker threads; 0 means one per core. Never changes results.
+    pub threads: usize,
+    /// Run settings that replace the model's (the baseline's settings,
+    /// so changed, are used for every run of a point).
+    pub settings: RunSettings,
+    /// Limits each model must stay within (checked before anything runs).
+    pub budget: Option<Budget>,
+    /// Cancelled (e.g. by Ctrl-C): the runs stop at their next check with
+    /// [`RunError::Cancelled`].
+    pub control: Option<Arc<Control>>,
+}
+
+/// Run settings that replace the model's own, each when given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunSettings {
+    /// Root seed.
+    pub seed: Option<u64>,
+    /// Replications (a precision target in the model may add more).
+    pub replications: Option<u32>,
+    /// Length of each replication.
+    pub stop: Option<qsim_kernel::Stop>,
+}
+
+impl RunSettings {
+    fn apply(&self, c: &mut RunConfig) {
+        if let Some(s) = self.seed {
+            c.seed = s;
+        }
+        if let Some(r) = self.replications {
+            c.replications = r;
+        }
+        if let Some(s) = self.stop {
+            c.stop = s;
+        }
+    }
+}
+
+/// Why a what-if could not run.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum WhatIfError {
+    /// A model, change or operating point that does not load or make sense.
+    #[error("{0}")]
+    Usage(String),
+    /// A run beyond the budget.
+    #[error("{0}")]
+    Budget(String),
+    /// A replication failed or was cancelled.
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+/// changed − baseline of one figure over paired replications.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Difference {
+    /// Mean of the per-replication differences.
+    pub mean: f64,
+    /// 95% half-width of the paired t-interval (NaN with one replication).
+    pub ci95: f64,
+    /// 95% half-width had the two runs been independent (pooled
+    /// two-sample t-interval from the same replications).
+    pub unpaired_ci95: f64,
+    /// `unpaired_ci95 / ci95`: how many times narrower common random
+    /// numbers made the interval (its square is the variance reduction).
+    pub ci_narrowing: f64,
+    /// The difference relative to the baseline mean (0.05: 5% higher).
+    pub relative: f64,
+    /// The interval excludes zero; `None` when there is no interval.
+    pub significant: Option<bool>,
+}
+
+impl Difference {
+    fn of(base: &[f64], changed: &[f64]) -> Difference {
+        let d = estimate(changed.iter().zip(base).map(|(c, b)| c - b));
+        let b = estimate(base.iter().copied());
+        let n = base.len();
+        let var = |xs: &[f64], m: f64| {
+            xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() as f64 - 1.0)
+        };
+        let unpaired = if n >= 2 {
+            let mc = changed.iter().sum::<f64>() / n as f64;
+            let pooled = (var(base, b.mean) + var(changed, mc)) / 2.0;
+            t975(2 * n as u32 - 2) * (2.0 * pooled / n as f64).sqrt()
+        } else {
+            f64::NAN
+        };
+        Difference {
+            mean: d.mean,
+            ci95: d.ci95,
+            unpaired_ci95: unpaired,
+            ci_narrowing: unpaired / d.ci95,
+            relative: if b.mean != 0.0 { d.mean / b.mean } else { 0.0 },
+            significant: d.ci95.is_finite().then(|| d.mean.abs() > d.ci95),
+        }
+    }
+}
+
+/// The baseline's figures at one operating point.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Baseline {
+    /// The operating point, e.g. `workload.population=20` (empty: the model
+    /// as given).
+    pub point: String,
+    /// Replications run (the same indices for every change).
+    pub replications: u32,
+    /// System throughput, jobs/s.
+    pub throughput_per_s: Estimate,
+    /// Mean response time, seconds.
+    pub response_time_s: Estimate,
+    /// 99th percentile of the response time, seconds.
+    pub response_time_p99_s: Estimate,
+    /// Why the baseline's figures cannot be taken at face value (not in
+    /// steady state, precision not reached...), each with a remedy.
+    pub warnings: Vec<String>,
+}
+
+/// One change at one operating point.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PointDifference {
+    /// The operating point.
+    pub point: String,
+    /// Δ system throughput, jobs/s.
+    pub throughput_per_s: Difference,
+    /// Δ mean response time, seconds.
+    pub response_time_s: Difference,
+    /// Δ p99 of the response time, seconds.
+    pub response_time_p99_s: Difference,
+    /// Why the changed model's figures cannot be taken at face value.
+    pub warnings: Vec<String>,
+}
+
+/// One change at every operating point.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChangeResult {
+    /// How the change reads (see [`Change::label`]).
+    pub change: String,
+    /// Per operating point, in the order given.
+    pub points: Vec<PointDifference>,
+}
+
+/// The outcome of a what-if.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WhatIfReport {
+    /// The baseline at each operating point, in the order given.
+    pub baseline: Vec<Baseline>,
+    /// The changes, best first: ranked by Δ throughput at the last
+    /// operating point (list points from low to high load).
+    pub changes: Vec<ChangeResult>,
+}
+
+/// Compares each change with the baseline at each operating point (an
+/// empty list means the model as loaded), with common random numbers.
+/// `base` overrides apply to every model first.
+pub fn what_if(
+    source: &dyn ModelSource,
+    base: &[Override],
+    changes: &[Change],
+    points: &[Vec<Override>],
+    options: &WhatIfOptions,
+) -> Result<WhatIfReport, WhatIfError> {
+    if changes.is_empty() {
+        return Err(WhatIfError::Usage(
+            "nothing to compare: give at least one change".into(),
+        ));
+    }
+    let whole = [Vec::new()];
+    let points: &[Vec<Override>] = if points.is_empty() { &whole } else { points };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads)
+        .build()
+        .map_err(|e| {
+            WhatIfError::Usage(format!("cannot start {} threads: {e}", options.threads))
+        })?;
+    let mut baselines = Vec::new();
+    let mut diffs: Vec<Vec<PointDifference>> = vec![Vec::new(); changes.len()];
+    for point in points {
+        let label = point
+            .iter()
+            .map(|o| o.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut ov = base.to_vec();
+        ov.extend(point.iter().cloned());
+        let model = load(source, &ov, &label)?;
+        let mut config = model.run.clone();
+        options.settings.apply(&mut config);
+        let models = changes
+            .iter()
+            .map(|c| changed(source, &ov, &model, c, &label))
+            .collect::<Result<Vec<Network>, _>>()?;
+        if let Some(b) = &options.budget {
+            let at_once = RunConfig {
+                threads: options.threads,
+                ..config.clone()
+            };
+            for n in std::iter::once(&model.network).chain(&models) {
+                b.check(n, &at_once, &[])
+                    .map_err(|e| WhatIfError::Budget(format!("{label}: {e}")))?;
+            }
+        }
+        let run = |net: &Network, i: u32| {
+            let control = options.control.clone().unwrap_or_default();
+            run_replication_with(net, &config, i, &control)
+        };
+        let base_reps = ReplicationRounds::new(&config).run(|round| {
+            pool.install(|| {
+                round
+                    .into_par_iter()
+                    .map(|i| run(&model.network, i))
+                    .collect::<Result<Vec<_>, RunError>>()
+            })
+        })?;
+        let n = base_reps.len() as u32;
+        let tasks: Vec<(usize, u32)> = (0..models.len())
+            .flat_map(|c| (0..n).map(move |i| (c, i)))
+            .collect();
+        let changed_reps = pool.install(|| {
+            tasks
+                .into_par_iter()
+                .map(|(c, i)| run(&models[c], i))
+                .collect::<Result<Vec<_>, RunError>>()
+        })?;
+        let fig = |reps: &[ReplicationResult], f: fn(&ReplicationResult) -> f64| {
+            reps.iter().map(f).collect::<Vec<f64>>()
+        };
+        let x = |r: &ReplicationResult| r.system.throughput_per_s;
+        let rt = |r: &ReplicationResult| r.system.response_time_s;
+        let p99 = |r: &ReplicationResult| r.system.percentiles_s[3];
+        let warnings = |net: &Network, reps: &[ReplicationResult]| -> Vec<String> {
+            summarize(net, &config, reps)
+                .warnings
+                .iter()
+                .map(|w| w.to_string())
+                .collect()
+        };
+        baselines.push(Baseline {
+            warnings: warnings(&model.network, &base_reps),
+            point: label.clone(),
+            replications: n,
+            throughput_per_s: estimate(fig(&base_reps, x)),
+            response_time_s: estimate(fig(&base_reps, rt)),
+            response_time_p99_s: estimate(fig(&base_reps, p99)),
+        });
+        for (c, reps) in changed_reps.chunks(n as usize).enumerate() {
+            diffs[c].push(PointDifference {
+                point: label.clone(),
+                throughput_per_s: Difference::of(&fig(&base_reps, x), &fig(reps, x)),
+                response_time_s: Difference::of(&fig(&base_reps, rt), &fig(reps, rt)),
+                response_time_p99_s: Difference::of(&fig(&base_reps, p99), &fig(reps, p99)),
+                warnings: warnings(&models[c], reps),
+            });
+        }
+    }
+    let mut results: Vec<ChangeResult> = changes
+        .iter()
+        .zip(diffs)
+        .map(|(c, points)| ChangeResult {
+            change: c.label(),
+            points,
+        })
+        .collect();
+    let last = |r: &ChangeResult| r.points.last().map_or(0.0, |p| p.throughput_per_s.mean);
+    // Stable: equal gains keep the order given.
+    results.sort_by(|a, b| last(b).total_cmp(&last(a)));
+    Ok(WhatIfReport {
+        baseline: baselines,
+        changes: results,
+    })
+}
+
+fn load(source: &dyn ModelSource, ov: &[Override], label: &str) -> Result<Model, WhatIfError> {
+    source.load(ov).map_err(|e| {
+        WhatIfError::Usage(if label.is_empty() {
+            e.to_string()
+        } else {
+            format!("at {label}:\n{e}")
+        })
+    })
+}
+
+/// The network of `change` applied to the point's model.
+fn changed(
+    source: &dyn ModelSource,
+    ov: &[Override],
+    model: &Model,
+    change: &Change,
+    label: &str,
+) -> Result<Network, WhatIfError> {
+    match change {
+        Change::SpeedUp { station, factor } => {
+            let mut spec = model.network.spec().clone();
+            let Some(s) = spec.stations.iter().position(|s| &s.name == station) else {
+                let names: Vec<&str> = spec.stations.iter().map(|s| s.name.as_str()).collect();
+                return Err(WhatIfError::Usage(format!(
+                    "no station named `{station}` to speed up; the stations are {}",
+                    names.join(", ")
+                )));
+            };
+            spec.stations[s] = spec.stations[s]
+                .sped_up(*factor)
+                .map_err(|e| WhatIfError::Usage(e.to_string()))?;
+            Network::new(spec).map_err(|errs| {
+                WhatIfError::Usage(format!(
+                    "{station} sped up x{factor}: {}",
+                    errs.iter()
+                        .map(|e| e.to_string())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ))
+            })
+        }
+        Change::Set(extra) => {
+            let mut all = ov.to_vec();
+            all.extend(extra.iter().cloned());
+            let m = load(source, &all, label)?;
+            if m.run != model.run {
+                return Err(WhatIfError::Usage(format!(
+                    "the change {} changes how the model is run ([simulation]); a change must change the model only, so that both runs use the same replications and streams",
+                    change.label()
+                )));
+            }
+            Ok(m.network)
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! `qsim whatif`: which change pays, at which load (common random numbers).
+
+use super::UsageError;
+use super::run::{GuardArgs, ModelArgs, RunOptions, parse_overrides};
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use qsim_kernel::{RunError, StationKind, Stop};
+use qsim_model::Override;
+use qsim_sweep::{
+    Change, Difference, Grid, ModelFile, RunSettings, VarySpec, WhatIfError, WhatIfOptions,
+    WhatIfReport, what_if,
+};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Output formats of `qsim whatif`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WhatIfFormat {
+    /// Aligned text for people.
+    Table,
+    /// One JSON object: the baseline per point and each change's
+    /// differences with paired and unpaired intervals.
+    Json,
+    /// Long-format CSV: change,point,metric,baseline,difference,ci95,unpaired_ci95,relative,significant.
+    Csv,
+}
+
+/// Arguments of `qsim whatif`.
+#[derive(Args, Debug)]
+pub struct WhatIfArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Speed stations up by this much: `25%` (1.25 times as fast) or `x1.25`;
+    /// each station of --stations is one change.
+    #[arg(long, value_name = "AMOUNT")]
+    speedup: Option<String>,
+    /// The stations to speed up, comma-separated, or `all` (default: all
+    /// that do work).
+    #[arg(long, value_name = "NAMES", requires = "speedup")]
+    stations: Option<String>,
+    /// A change given as an override, e.g. `stations.cpu.service.mean=*0.75`;
+    /// repeat for more changes (each compared on its own).
+    #[arg(long = "change", value_name = "PATH=VALUE")]
+    change: Vec<String>,
+    /// Operating points: a key path and its values, e.g.
+    /// `workload.population=20,150` (a list or range as in sweep --vary;
+    /// repeat for a grid). Changes are ranked at the last point: list
+    /// points from low to high load.
+    #[arg(long = "at", value_name = "PATH=SPEC")]
+    at: Vec<String>,
+    #[command(flatten)]
+    options: RunOptions,
+    #[command(flatten)]
+    guards: GuardArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = WhatIfFormat::Table)]
+    format: WhatIfFormat,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// Parses `--speedup`: `25%` or `x1.25` into a factor (> 0).
+fn speedup_factor(text: &str) -> Result<f64> {
+    let t = text.trim();
+    let f = if let Some(p) = t.strip_suffix('%') {
+        p.trim().parse::<f64>().ok().map(|p| 1.0 + p / 100.0)
+    } else if let Some(x) = t.strip_prefix('x') {
+        x.trim().parse::<f64>().ok()
+    } else {
+        None
+    };
+    match f {
+        Some(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(UsageError(format!(
+            "--speedup expects a percentage such as 25% (1.25 times as fast) or a factor such as x1.25, found `{text}`"
+        ))
+        .into()),
+    }
+}
+
+/// Runs `qsim whatif`.
+pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
+    let base = parse_overrides(&args.model.set)?;
+    // The model as given: station names and a check that it loads.
+    let model = args.model.load()?;
+    let mut changes = Vec::new();
+    if let Some(s) = &args.speedup {
+        let factor = speedup_factor(s)?;
+        let spec = model.network.spec();
+        let names: Vec<String> = match args.stations.as_deref().map(str::trim) {
+            None | Some("all") => spec
+                .stations
+                .iter()
+                .filter(|s| !matches!(s.kind, StationKind::Fork(_) | StationKind::Join(_)))
+                .map(|s| s.name.clone())
+                .collect(),
+            Some(list) => list.split(',').map(|n| n.trim().to_string()).collect(),
+        };
+        changes.extend(
+            names
+                .into_iter()
+                .map(|station| Change::SpeedUp { station, factor }),
+        );
+    }
+    for c in &args.change {
+        let ov = Override::parse(c).map_err(|e| UsageError(format!("--change: {e}")))?;
+        changes.push(Change::Set(vec![ov]));
+    }
+    if changes.is_empty() {
+        return Err(UsageError(
+            "nothing to compare: give --speedup AMOUNT (with --stations) or --change PATH=VALUE"
+                .into(),
+        )
+        .into());
+    }
+    let points = operating_points(&args.at)?;
+    let r = &args.options;
+    if r.replications == Some(0) {
+        return Err(UsageError("--replications must be at least 1, found 0".into()).into());
+    }
+    let stop = match (r.jobs, r.time) {
+        (Some(0), _) => return Err(UsageError("--jobs must be at least 1".into()).into()),
+        (Some(j), _) => Some(Stop::Jobs(j)),
+        (None, Some(t)) if !(t > 0.0 && t.is_finite()) => {
+            return Err(UsageError(format!(
+                "--time must be a positive number of seconds, found {t}"
+            ))
+            .into());
+        }
+        (None, Some(t)) => Some(Stop::Time(t)),
+        (None, None) => None,
+    };
+    let options = WhatIfOptions {
+        threads: r.threads.unwrap_or(0),
+        settings: RunSettings {
+            seed: r.seed,
+            replications: r.replications,
+            stop,
+        },
+        budget: Some(args.guards.budget()),
+        control: Some(crate::interrupt_control()),
+    };
+    let source = ModelFile::read(&args.model.model).map_err(|e| UsageError(e.to_string()))?;
+    let report = match what_if(&source, &base, &changes, &points, &options) {
+        Ok(r) => r,
+        Err(WhatIfError::Run(RunError::Cancelled)) => {
+            return Err(super::run::Interrupted("interrupted: nothing written".into()).into());
+        }
+        Err(WhatIfError::Run(e)) => return Err(e.into()),
+        Err(e) => return Err(UsageError(e.to_string()).into()),
+    };
+    let text = match args.format {
+        WhatIfFormat::Table => table(&args.model.model.display().to_string(), &report),
+        WhatIfFormat::Json => serde_json::to_string_pretty(&report)? + "\n",
+        WhatIfFormat::Csv => csv(&report),
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => std::io::stdout().write_all(text.as_bytes())?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The operating points of `--at` specs (their grid, first outermost).
+fn operating_points(at: &[String]) -> Result<Vec<Vec<Override>>> {
+    if at.is_empty() {
+        return Ok(Vec::new());
+    }
+    let specs = at
+        .iter()
+        .map(|s| VarySpec::parse(s).map_err(|e| UsageError(format!("--at: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let grid = Grid::new(specs).map_err(|e| UsageError(format!("--at: {e}")))?;
+    Ok((0..grid.len())
+        .map(|k| {
+            grid.overrides(k)
+                .into_iter()
+                .map(|(path, value)| Override { path, value })
+                .collect()
+        })
+        .collect())
+}
+
+/// With a sign and `decimals` decimals.
+fn signed(x: f64, decimals: usize) -> String {
+    if x.is_finite() {
+        format!("{x:+.decimals$}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Decimals that show about four significant digits of `scale`.
+fn decimals(scale: f64) -> usize {
+    let a = scale.abs();
+    if !(a.is_finite() && a > 0.0) {
+        return 3;
+    }
+    (3 - a.log10().floor() as i32).clamp(0, 9) as usize
+}
+
+/// `+12.3 ± 0.4 (+5.6%)` or `+1.2 ± 3.4 no significant change`; `k`
+/// converts seconds to the shown unit.
+fn diff_cell(d: &Difference, k: f64) -> String {
+    // Three significant digits of the difference or its interval, whichever
+    // is larger, so that a small difference is not rounded to zero.
+    let size = if d.ci95.is_finite() {
+        d.mean.abs().max(d.ci95)
+    } else {
+        d.mean.abs()
+    };
+    let dec = decimals(size * k).saturating_sub(1);
+    let ci = if d.ci95.is_finite() {
+        format!("{:.dec$}", d.ci95 * k)
+    } else {
+        "n/a".into()
+    };
+    let verdict = match d.significant {
+        Some(true) => {
+            // A significant change is never shown as 0.0%.
+            let pct = d.relative * 100.0;
+            let dec = match pct.abs() {
+                a if a >= 1.0 => 1,
+                a if a >= 0.1 => 2,
+                _ => 3,
+            };
+            format!("({pct:+.dec$}%)")
+        }
+        Some(false) => "no significant change".into(),
+        None => "(no interval: one replication)".into(),
+    };
+    format!("{} ± {ci} {verdict}", signed(d.mean * k, dec))
+}
+
+fn table(model: &str, report: &WhatIfReport) -> String {
+    let mut out = String::new();
+    let reps = report.baseline.first().map_or(0, |b| b.replications);
+    out.push_str(&format!(
+        "what-if {model}: {} change(s) at {} operating point(s), {reps} paired replications each (common random numbers)\n",
+        report.changes.len(),
+        report.baseline.len()
+    ));
+    out.push_str(
+        "  (Δ = changed − baseline; ± is the half-width of the paired 95% confidence interval)\n\n",
+    );
+    let label = |p: &str| {
+        if p.is_empty() {
+            "(model)".to_string()
+        } else {
+            p.to_string()
+        }
+    };
+    let width = report
+        .baseline
+        .iter()
+        .map(|b| label(&b.point).len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    out.push_str(&format!(
+        "baseline\n  {:width$}  {:>22}  {:>22}  {:>22}\n",
+        "point", "throughput /s", "response ms", "p99 ms"
+    ));
+    for b in &report.baseline {
+        let e = |m: f64, c: f64, k: f64| {
+            let d = decimals(m * k);
+            format!("{:.d$} ± {:.d$}", m * k, c * k)
+        };
+        out.push_str(&format!(
+            "  {:width$}  {:>22}  {:>22}  {:>22}\n",
+            label(&b.point),
+            e(b.throughput_per_s.mean, b.throughput_per_s.ci95, 1.0),
+            e(b.response_time_s.mean, b.response_time_s.ci95, 1e3),
+            e(b.response_time_p99_s.mean, b.response_time_p99_s.ci95, 1e3),
+        ));
+        for w in &b.warnings {
+            out.push_str(&format!("    warning: {w}\n"));
+        }
+    }
+    out.push_str("\nchanges, ranked by Δ throughput at the last point\n");
+    for c in &report.changes {
+        out.push_str(&format!(
+            "\n  {}\n    {:width$}  {:>40}  {:>40}  {:>40}\n",
+            c.change, "point", "Δ throughput /s", "Δ response ms", "Δ p99 ms"
+        ));
+        for p in &c.points {
+            out.push_str(&format!(
+                "    {:width$}  {:>40}  {:>40}  {:>40}\n",
+                label(&p.point),
+                diff_cell(&p.throughput_per_s, 1.0),
+                diff_cell(&p.response_time_s, 1e3),
+                diff_cell(&p.response_time_p99_s, 1e3),
+            ));
+            for w in &p.warnings {
+                out.push_str(&format!("      warning: {w}\n"));
+            }
+        }
+    }
+    out
+}
+
+fn csv(report: &WhatIfReport) -> String {
+    let mut out = String::from(
+        "change,point,metric,baseline,difference,ci95,unpaired_ci95,relative,significant\n",
+    );
+    let q = |s: &str| {
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    for c in &report.changes {
+        for (p, b) in c.points.iter().zip(&report.baseline) {
+            for (metric, base, d) in [
+                (
+                    "throughput_per_s",
+                    b.throughput_per_s.mean,
+                    &p.throughput_per_s,
+                ),
+                (
+                    "response_time_s",
+                    b.response_time_s.mean,
+                    &p.response_time_s,
+                ),
+                (
+                    "response_time_p99_s",
+                    b.response_time_p99_s.mean,
+                    &p.response_time_p99_s,
+                ),
+            ] {
+                let sig = match d.significant {
+                    Some(s) => s.to_string(),
+                    None => String::new(),
+                };
+                // A value that is not finite (no interval) is empty.
+                let f = |x: f64| {
+                    if x.is_finite() {
+                        x.to_string()
+                    } else {
+                        String::new()
+                    }
+                };
+                out.push_str(&format!(
+                    "{},{},{metric},{},{},{},{},{},{sig}\n",
+                    q(&c.change),
+                    q(&p.point),
+                    f(base),
+                    f(d.mean),
+                    f(d.ci95),
+                    f(d.unpaired_ci95),
+                    f(d.relative)
+                ));
+            }
+        }
+    }
+    out
+}
