@@ -11,6 +11,9 @@
 //!   order) to `points.csv` and `points.jsonl`; `resume` skips the points
 //!   already there; [`merge`] joins shard outputs into exactly the unsharded
 //!   output; see [`output`].
+//! - Where a closed model's speed curve falls, each point also runs from the
+//!   other end and records whether it is bistable ([`bistable`]); the
+//!   summary says over which points.
 //! - [`knee::analyze`] finds the peak, knee (max X/R) and saturation point of
 //!   a curve; [`SweepSummary`] applies it to a whole sweep and recommends a
 //!   throttle limit.
@@ -63,6 +66,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod bistable;
 pub mod error;
 pub mod grid;
 pub mod knee;
@@ -72,6 +76,7 @@ mod run;
 pub mod spec;
 pub mod summary;
 
+pub use bistable::{BistableRange, PointBistability};
 pub use error::SweepError;
 pub use grid::{Grid, Shard, ShardError, point_seed};
 pub use knee::{Candidate, CurvePoint, KneeReport};

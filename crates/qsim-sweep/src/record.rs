@@ -5,6 +5,7 @@
 //! pure functions of the record, so a record read back from JSON (floats
 //! round-trip exactly) writes the very same bytes again.
 
+use crate::bistable::PointBistability;
 use crate::spec::VaryValue;
 use qsim_kernel::{
     Estimate, KindTag, Metric, MetricScope, Network, ReplicationResult, RunResults, StationResults,
@@ -169,6 +170,9 @@ pub struct PointMetrics {
     /// The model's derived metrics (`[metrics]`), in declaration order.
     #[serde(default)]
     pub derived: Vec<DerivedValue>,
+    /// The two-ended check, where it applies (see [`crate::bistable`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bistability: Option<PointBistability>,
 }
 
 /// The value of one derived metric at one point.
@@ -280,6 +284,7 @@ impl PointMetrics {
                 })
                 .collect(),
             derived: Vec::new(),
+            bistability: None,
         }
     }
 }
@@ -320,6 +325,10 @@ pub struct Columns {
     /// Derived-metric names, in declaration order.
     #[serde(default)]
     pub derived: Vec<String>,
+    /// Whether points carry the two-ended check (`bistable` and
+    /// `other_end_throughput_per_s` columns).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bistability: bool,
 }
 
 /// Sweep columns that are not metrics of the table: where the point is,
@@ -368,6 +377,10 @@ impl Columns {
             est(&mut h, m.path(""));
         }
         h.extend([POWER_PER_S2, BOTTLENECK, BOTTLENECK_UTILIZATION].map(String::from));
+        if self.bistability {
+            h.push(names::BISTABLE.to_string());
+            est(&mut h, names::OTHER_END_THROUGHPUT_PER_S.to_string());
+        }
         for s in &self.stations {
             for m in sweep_metrics(MetricScope::Station) {
                 est(&mut h, m.path(s));
@@ -422,6 +435,15 @@ impl Columns {
                 .map(num)
                 .unwrap_or_default(),
         );
+        if self.bistability {
+            let b = m.and_then(|m| m.bistability.as_ref());
+            row.push(
+                b.and_then(|b| b.bistable)
+                    .map(|x| x.to_string())
+                    .unwrap_or_default(),
+            );
+            est(&mut row, b.map(|b| b.other_end_throughput_per_s));
+        }
         let item = |list: Option<&Vec<ItemMetrics>>, name: &str| {
             list.and_then(|l| l.iter().find(|x| x.name == name))
                 .map(|x| x.figures.clone())
@@ -517,6 +539,7 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
         stations: items(MetricScope::Station),
         regions: items(MetricScope::Region),
         derived,
+        bistability: col(names::BISTABLE).is_some(),
     };
     let mut out = Vec::new();
     for (line, rec) in rd.records().enumerate() {
@@ -574,6 +597,17 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
                         value: est(&format!("{DERIVED}.{d}")),
                     })
                     .collect(),
+                // The collapse station is not a column: a record read from
+                // CSV names none.
+                bistability: match field(names::BISTABLE) {
+                    "" => None,
+                    v => Some(PointBistability {
+                        station: String::new(),
+                        bistable: Some(v == "true"),
+                        other_end_throughput_per_s: est(names::OTHER_END_THROUGHPUT_PER_S),
+                        error: None,
+                    }),
+                },
             })
         };
         out.push(PointRecord {
@@ -642,6 +676,7 @@ mod tests {
                         ci95: 1.5,
                     },
                 }],
+                bistability: None,
             }),
         }
     }
@@ -665,6 +700,7 @@ mod tests {
             stations: vec!["cpu".into()],
             regions: vec![],
             derived: vec!["tpmc".into()],
+            bistability: false,
         };
         let mut failed = sample(1, 0.0, 0.0);
         failed.results = None;
