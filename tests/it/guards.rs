@@ -351,3 +351,32 @@ fn solve_takes_the_memory_limit_of_max_memory() {
         "{err}"
     );
 }
+
+/// Under an address-space limit (`prlimit --as`, `ulimit -v`) the default
+/// `--max-memory` is half of it, so what cannot be allocated there is
+/// refused with the limit named instead of dying of a failed allocation:
+/// exact MVA of cpu_two_disks at N = 5·10^6 needs about 687 MiB, more than
+/// half of a 1 GiB limit.
+#[test]
+fn default_memory_limit_follows_the_address_space_limit() {
+    let out = Command::new("prlimit")
+        .arg(format!("--as={}", 1u64 << 30))
+        .arg(env!("CARGO_BIN_EXE_qsim"))
+        .args([
+            "solve",
+            "models/cpu_two_disks.toml",
+            "--set",
+            "workload.population=5000000",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("prlimit (util-linux) runs");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "exact MVA would need about 686.6 MiB of memory, more than the limit of 512.0 MiB"
+        ),
+        "{err}"
+    );
+}
