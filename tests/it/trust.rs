@@ -250,12 +250,19 @@ fn sweep_flags_the_points_theory_calls_bistable() {
         "20000",
         "--replications",
         "3",
-        "--no-charts",
+        "--report",
         "-o",
         out_dir.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let printed = text(&out.stdout);
+    // The charts mark the points, with a legend entry; the page says so.
+    let svg = std::fs::read_to_string(out_dir.join("throughput.svg")).unwrap();
+    assert!(svg.contains("bistable point (two operating points)"));
+    assert!(svg.contains("bistable: started from the other end"));
+    let page = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(page.contains("<tr><th>bistable</th><td class=\"value\">3 points</td>"));
+    assert!(page.contains("is at a bistable point"));
     assert!(
         printed
             .contains("bistable     workload.population=130 .. workload.population=150 (3 points)"),
