@@ -462,13 +462,16 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
                     .and_then(|l| pt.get(l))
                     .map_or_else(|| pt.to_string(), |v| v.to_string())
             };
+            let flag = |b: bool| if b { " (bistable)" } else { "" };
             writeln!(
                 out,
-                "    {}: peak {:.1}/s at {}, knee at {}",
+                "    {}: peak {:.1}/s at {}{}, knee at {}{}",
                 c.fixed,
                 p.throughput_per_s,
                 at(&p.point),
-                at(&k.point)
+                flag(p.bistable),
+                at(&k.point),
+                flag(k.bistable)
             )?;
         }
     }
