@@ -9,27 +9,11 @@
 //! Sweeps of models without a falling speed curve run nothing more and
 //! write no extra columns.
 
-use crate::record::{Point, PointRecord};
+use crate::record::{Point, PointBistability, PointRecord};
 use qsim_kernel::bistable::{compare, other_end};
 use qsim_kernel::{Control, Estimate, Network, RunConfig, RunError, RunResults, names};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
-
-/// The verdict of the two-ended check at one point.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PointBistability {
-    /// The station of the collapsed end.
-    pub station: String,
-    /// True when the two ends disagree beyond their confidence intervals:
-    /// the point's figures are one of two answers. `None` when the second
-    /// run failed (see `error`).
-    pub bistable: Option<bool>,
-    /// System throughput of the run started from the other end.
-    pub other_end_throughput_per_s: Estimate,
-    /// Why the second run gave no verdict.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
 
 /// Whether the check may apply somewhere in a sweep of this model: a closed
 /// class and a station with a speed curve. Decides the extra CSV columns;
@@ -56,9 +40,23 @@ pub(crate) fn check(
     let Some((other, station)) = other_end(network) else {
         return Ok(None);
     };
-    let second = match control {
+    let run = || match control {
         Some(c) => qsim_kernel::run_with(&other, config, c),
         None => qsim_kernel::run(&other, config),
+    };
+    // A panic is a failed check, as a panicking replication is a failed
+    // point: the sweep goes on.
+    let second = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(RunError::Cancelled)) => return Err(RunError::Cancelled),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(p) => Err(format!(
+            "internal error: {}",
+            p.downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into())
+        )),
     };
     let name = network.spec().stations[station].name.clone();
     Ok(Some(match second {
@@ -71,7 +69,6 @@ pub(crate) fn check(
                 error: None,
             }
         }
-        Err(RunError::Cancelled) => return Err(RunError::Cancelled),
         Err(e) => PointBistability {
             station: name,
             bistable: None,

@@ -76,12 +76,12 @@ mod run;
 pub mod spec;
 pub mod summary;
 
-pub use bistable::{BistableRange, PointBistability};
+pub use bistable::BistableRange;
 pub use error::SweepError;
 pub use grid::{Grid, Shard, ShardError, point_seed};
 pub use knee::{Candidate, CurvePoint, KneeReport};
 pub use output::{Manifest, SavedSweep, merge};
-pub use record::{Figures, ItemMetrics, Point, PointMetrics, PointRecord};
+pub use record::{Figures, ItemMetrics, Point, PointBistability, PointMetrics, PointRecord};
 pub use run::{ModelFile, ModelSource, Observer, Progress, Sweep, SweepOptions, SweepOutcome};
 pub use spec::{SpecError, VarySpec, VaryValue};
 pub use summary::{Axes, SweepSummary};

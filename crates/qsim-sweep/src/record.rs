@@ -5,7 +5,6 @@
 //! pure functions of the record, so a record read back from JSON (floats
 //! round-trip exactly) writes the very same bytes again.
 
-use crate::bistable::PointBistability;
 use crate::spec::VaryValue;
 use qsim_kernel::{
     Estimate, KindTag, Metric, MetricScope, Network, ReplicationResult, RunResults, StationResults,
@@ -150,6 +149,22 @@ pub struct ItemMetrics {
     /// Its metrics.
     #[serde(flatten)]
     pub figures: Figures,
+}
+
+/// The verdict of the two-ended check at one point (see [`crate::bistable`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointBistability {
+    /// The station of the collapsed end.
+    pub station: String,
+    /// True when the two ends disagree beyond their confidence intervals:
+    /// the point's figures are one of two answers. `None` when the second
+    /// run failed (see `error`).
+    pub bistable: Option<bool>,
+    /// System throughput of the run started from the other end.
+    pub other_end_throughput_per_s: Estimate,
+    /// Why the second run gave no verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// The results of a point that ran.
