@@ -143,6 +143,12 @@ pub(crate) fn chart_data(title: &str, axes: &Axes, records: &[PointRecord]) -> S
             response_time_s: m.system(names::RESPONSE_TIME_S).mean,
             response_time_p99_s: m.system(names::RESPONSE_TIME_P99_S).mean,
             bottleneck_utilization: m.bottleneck_utilization(),
+            bistable: qsim_sweep::bistable::is_bistable(r),
+            other_end_throughput_per_s: m
+                .bistability
+                .as_ref()
+                .map(|b| b.other_end_throughput_per_s.mean)
+                .filter(|x| x.is_finite()),
         };
         match series.iter_mut().find(|(f, _)| *f == fixed) {
             Some((_, s)) => s.points.push(cp),

@@ -77,6 +77,7 @@ pub fn write(dir: &Path, saved: &SavedSweep) -> Result<PathBuf> {
             summary.failed, summary.points
         ));
     }
+    warnings.extend(summary.warnings.iter().cloned());
     let model_text = std::fs::read_to_string(&m.model).ok();
     if model_text.is_some() && modified_after(Path::new(&m.model), &dir.join(MANIFEST_FILE)) {
         warnings.push(format!(
@@ -228,6 +229,21 @@ fn summary_rows(s: &SweepSummary) -> Vec<SummaryRow> {
             &format!("changes {} times", n - 1),
             format!("see {SUMMARY_FILE}"),
         )),
+    }
+    for b in &s.bistable {
+        rows.push(SummaryRow {
+            name: "bistable".into(),
+            value: format!("{} points", b.points),
+            point: if b.points == 1 {
+                b.from.to_string()
+            } else {
+                format!("{} .. {}", b.from, b.to)
+            },
+            note: format!(
+                "two operating points (fast, and collapsed at {}): each figure there is one of two answers",
+                b.station
+            ),
+        });
     }
     if s.failed > 0 {
         rows.push(SummaryRow {

@@ -115,7 +115,8 @@ impl RunOptions {
 #[derive(Args, Debug, Clone)]
 pub struct GuardArgs {
     /// Most memory a run may need, e.g. `4G`, `512M`, `1T` (binary units;
-    /// default: half of the memory available now).
+    /// default: half of the memory available now, and of the address-space
+    /// limit when one is set).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_memory: Option<u64>,
     /// Refuse a run estimated to need more events than this in all
@@ -203,8 +204,26 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
 }
 
 /// Half of `MemAvailable` in /proc/meminfo (the other half is left to the
-/// system and other programs), or 8 GiB where that file does not exist.
+/// system and other programs), or 8 GiB where that file does not exist; and
+/// at most half of the process's address-space limit (`ulimit -v`,
+/// `prlimit --as`), beyond which an allocation would fail anyway.
 pub fn default_max_memory() -> u64 {
+    let limit = address_space_limit().map_or(u64::MAX, |b| b / 2);
+    available_memory_half().min(limit)
+}
+
+/// The address-space limit of this process in bytes, if it has one.
+fn address_space_limit() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = text.lines().find(|l| l.starts_with("Max address space"))?;
+    line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn available_memory_half() -> u64 {
     let available_kib = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|text| {

@@ -3,13 +3,13 @@
 //! printing live here.
 
 use super::UsageError;
-use super::run::{Format, ModelArgs, RunOptions};
+use super::run::{Format, GuardArgs, ModelArgs, RunOptions};
 use anyhow::{Context, Result};
 use clap::Args;
 use qsim_kernel::{Estimate, NetworkSpec, RunResults, Workload};
 use qsim_theory::bounds::{ClosedBounds, closed_bounds};
-use qsim_theory::closed::{Bistability, mva_single};
-use qsim_theory::solution::{Exactness, Figures, figures_at, solve};
+use qsim_theory::closed::{Bistability, mva_single_within};
+use qsim_theory::solution::{Exactness, Figures, figures_at, solve_within};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::process::ExitCode;
@@ -28,6 +28,10 @@ pub struct SolveArgs {
     compare: bool,
     #[command(flatten)]
     options: RunOptions,
+    /// Limits on exact MVA's memory (`--max-memory`) and on the
+    /// simulation of `--compare`.
+    #[command(flatten)]
+    guards: GuardArgs,
     /// Output format: table, json, or csv (one row per figure).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -42,7 +46,9 @@ fn population_key(spec: &NetworkSpec, class: usize) -> String {
     }
 }
 
-/// Turns a theory error into a usage error that names what to change.
+/// Turns a theory error into a usage error that names what to change: for
+/// MVA beyond `--max-memory`, the key, the estimate and the limit, in the
+/// form of `run`'s memory refusal.
 fn usage(
     spec: &NetworkSpec,
     name: &str,
@@ -50,6 +56,19 @@ fn usage(
     e: qsim_theory::Error,
 ) -> anyhow::Error {
     match e {
+        qsim_theory::Error::TooLarge {
+            cost,
+            memory_limit_bytes,
+            ..
+        } if cost.memory_bytes > memory_limit_bytes => {
+            let at = flag.map_or_else(|| population_key(spec, 0), str::to_string);
+            UsageError(format!(
+                "{name}: {at}: exact MVA would need about {} of memory, more than the limit of {}; lower {at}, simulate (`qsim run`) instead, or raise --max-memory",
+                qsim_theory::human_bytes(cost.memory_bytes),
+                qsim_theory::human_bytes(memory_limit_bytes)
+            ))
+            .into()
+        }
         qsim_theory::Error::TooLarge { .. } => {
             let at = flag.map_or_else(|| population_key(spec, 0), str::to_string);
             UsageError(format!(
@@ -93,6 +112,13 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
         _ => None,
     };
     let mut out = std::io::stdout().lock();
+    let memory_limit = args.guards.budget().max_memory_bytes as f64;
+    let simulate = || -> Result<RunResults> {
+        let mut config = model.run.clone();
+        args.options.apply(&mut config)?;
+        args.guards.check(&model.network, &config, &name)?;
+        qsim_kernel::run(&model.network, &config).with_context(|| format!("simulating {name}"))
+    };
 
     let outside = |out: &mut std::io::StdoutLock<'_>, reasons: Vec<String>| -> Result<ExitCode> {
         let bounds = match population {
@@ -100,14 +126,7 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
             None => None,
         };
         let sim = match (&bounds, args.compare) {
-            (Some(_), true) => {
-                let mut config = model.run.clone();
-                args.options.apply(&mut config)?;
-                Some(
-                    qsim_kernel::run(&model.network, &config)
-                        .with_context(|| format!("simulating {name}"))?,
-                )
-            }
+            (Some(_), true) => Some(simulate()?),
             _ => None,
         };
         print_outside(
@@ -135,7 +154,8 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
         }
         let max = *ns.iter().max().expect("non-empty range");
         let flag = format!("--population-range {range}");
-        let sol = mva_single(spec, 0, max).map_err(|e| usage(spec, &name, Some(&flag), e))?;
+        let sol = mva_single_within(spec, 0, max, memory_limit)
+            .map_err(|e| usage(spec, &name, Some(&flag), e))?;
         let mut rows = Vec::new();
         for &n in &ns {
             let f = figures_at(spec, &sol, n);
@@ -146,19 +166,14 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
-    let figures = match solve(spec) {
+    let figures = match solve_within(spec, memory_limit) {
         Ok(f) => f,
         Err(qsim_theory::Error::NotProductForm(reasons)) => return outside(&mut out, reasons),
         Err(e) => return Err(usage(spec, &name, None, e)),
     };
 
     let sim = if args.compare {
-        let mut config = model.run.clone();
-        args.options.apply(&mut config)?;
-        Some(
-            qsim_kernel::run(&model.network, &config)
-                .with_context(|| format!("simulating {name}"))?,
-        )
+        Some(simulate()?)
     } else {
         None
     };

@@ -71,6 +71,12 @@ pub struct SweepArgs {
     /// [default: a path ending in `.limit`].
     #[arg(long, value_name = "PATH")]
     pub limit_axis: Option<String>,
+    /// Skip the second run of each point, started from the other end (all
+    /// jobs at the station whose speed falls the most, or all thinking),
+    /// that flags bistable points; models without a falling speed curve
+    /// never run it.
+    #[arg(long)]
+    pub no_bistability_check: bool,
 }
 
 /// Arguments of `qsim plot`.
@@ -155,6 +161,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         limit_path: args.limit_axis.clone(),
         control: Some(crate::interrupt_control()),
         budget: Some(args.guards.budget()),
+        no_bistability_check: args.no_bistability_check,
     };
     let sweep = Sweep::new(&args.model.model, &base, vary, options).map_err(usage)?;
 
@@ -248,6 +255,9 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
                         output.display()
                     ),
                 }
+            }
+            for w in &summary.warnings {
+                eprintln!("warning: {w}");
             }
             match args.format {
                 SweepFormat::Json => out.write_all(summary.to_json().as_bytes())?,
@@ -452,13 +462,16 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
                     .and_then(|l| pt.get(l))
                     .map_or_else(|| pt.to_string(), |v| v.to_string())
             };
+            let flag = |b: bool| if b { " (bistable)" } else { "" };
             writeln!(
                 out,
-                "    {}: peak {:.1}/s at {}, knee at {}",
+                "    {}: peak {:.1}/s at {}{}, knee at {}{}",
                 c.fixed,
                 p.throughput_per_s,
                 at(&p.point),
-                at(&k.point)
+                flag(p.bistable),
+                at(&k.point),
+                flag(k.bistable)
             )?;
         }
     }
@@ -488,6 +501,23 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
             "  bottleneck   changes {} times; see summary.json",
             runs.len() - 1
         )?;
+    }
+    for b in &s.bistable {
+        let span = if b.points == 1 {
+            b.from.to_string()
+        } else {
+            format!("{} .. {} ({} points)", b.from, b.to, b.points)
+        };
+        writeln!(
+            out,
+            "  bistable     {span}: two operating points (fast, and collapsed at {}); see the {} and {} columns",
+            b.station,
+            names::BISTABLE,
+            names::OTHER_END_THROUGHPUT_PER_S
+        )?;
+    }
+    for w in &s.warnings {
+        writeln!(out, "  warning      {w}")?;
     }
     if s.failed > 0 {
         writeln!(

@@ -298,3 +298,85 @@ fn sweep_point_beyond_the_memory_limit_fails_alone() {
     assert_eq!(csv.lines().count(), 3, "{csv}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `qsim solve` takes the memory limit from the same `--max-memory` as run
+/// and sweep, and refuses exact MVA beyond it with the key, the estimate
+/// and the limit. Exact MVA of cpu_two_disks at N = 200,000 keeps about
+/// 27.5 MiB (144 bytes per population: 48 + 32 per station): refused under
+/// a 16 MiB limit, solved under 64 MiB.
+#[test]
+fn solve_takes_the_memory_limit_of_max_memory() {
+    let args = |limit: &'static str| {
+        [
+            "solve",
+            "models/cpu_two_disks.toml",
+            "--set",
+            "workload.population=200000",
+            "--max-memory",
+            limit,
+        ]
+    };
+    let start = Instant::now();
+    let out = qsim(&args("16M"));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(
+        err.contains("workload.population: exact MVA would need about 27.5 MiB of memory, more than the limit of 16.0 MiB"),
+        "{err}"
+    );
+    assert!(err.contains("raise --max-memory"), "{err}");
+    let out = qsim(&args("64M"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Within the limit, X is the bound 1/D_max = 7.407/s at this population.
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("system.throughput_per_s              7.407407"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // The range form names its flag; the limit binds there too.
+    let out = qsim(&[
+        "solve",
+        "models/cpu_two_disks.toml",
+        "--population-range",
+        "1..200000:1000",
+        "--max-memory",
+        "16M",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--population-range 1..200000:1000: exact MVA would need about"),
+        "{err}"
+    );
+}
+
+/// Under an address-space limit (`prlimit --as`, `ulimit -v`) the default
+/// `--max-memory` is half of it, so what cannot be allocated there is
+/// refused with the limit named instead of dying of a failed allocation:
+/// exact MVA of cpu_two_disks at N = 5·10^6 needs about 687 MiB, more than
+/// half of a 1 GiB limit.
+#[test]
+fn default_memory_limit_follows_the_address_space_limit() {
+    let out = Command::new("prlimit")
+        .arg(format!("--as={}", 1u64 << 30))
+        .arg(env!("CARGO_BIN_EXE_qsim"))
+        .args([
+            "solve",
+            "models/cpu_two_disks.toml",
+            "--set",
+            "workload.population=5000000",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("prlimit (util-linux) runs");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "exact MVA would need about 686.6 MiB of memory, more than the limit of 512.0 MiB"
+        ),
+        "{err}"
+    );
+}

@@ -248,7 +248,7 @@ fn huge_population_is_refused_before_allocating() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("workload.population") && err.contains("GiB") && err.contains("limits"),
+        err.contains("workload.population") && err.contains("GiB") && err.contains("limit of"),
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");

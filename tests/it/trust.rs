@@ -3,7 +3,7 @@
 //! replication, and models that can never advance time.
 
 use crate::support::model;
-use qsim_kernel::{RunConfig, RunWarning, Stop, Warmup};
+use qsim_kernel::{RunConfig, RunWarning, Stop, Warmup, names};
 use std::path::PathBuf;
 
 use crate::support::qsim;
@@ -207,4 +207,137 @@ fn zero_time_model_is_refused() {
     assert!(err.contains("zero.toml:"), "{err}");
     assert!(err.contains("can never advance time"), "{err}");
     assert!(err.contains("(cpu)"), "{err}");
+}
+
+/// The latch of `cli.rs`: 1000/s up to 50 jobs there, 50/s from 100 on,
+/// jobs thinking 0.15 s between visits.
+const LATCH: &str = "[workload]\ntype = \"closed\"\npopulation = 120\nthink = { dist = \"exponential\", mean = 0.15 }\nroute = [\"latch\"]\n\n[stations.latch]\nkind = \"latch\"\nservice = { dist = \"exponential\", mean = 0.001 }\nspeed = { table = [{ n = 50, rate = 1000 }, { n = 100, rate = 50 }] }\n";
+
+/// A population sweep flags exactly the points theory calls bistable (two
+/// basins a run cannot leave: qsim-theory's birth-death chain, here 130 to
+/// 150 jobs) and no others; the CSV, JSON lines, summary.json and the
+/// printed summary all say so. Populations sit well inside or outside the
+/// bistable range (theory's edges lie near 115 and 165).
+#[test]
+fn sweep_flags_the_points_theory_calls_bistable() {
+    let pops = [40u32, 80, 100, 130, 140, 150, 220, 260];
+    let expected: Vec<bool> = pops
+        .iter()
+        .map(|n| {
+            let m = model(LATCH, &[&format!("workload.population={n}")]);
+            qsim_theory::closed::bistability(m.network.spec(), 0)
+                .unwrap()
+                .is_some()
+        })
+        .collect();
+    assert_eq!(
+        expected,
+        [false, false, false, true, true, true, false, false],
+        "the test's premise: theory's verdicts"
+    );
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("trust");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("latch.toml");
+    std::fs::write(&path, LATCH).unwrap();
+    let out_dir = dir.join("latch-sweep");
+    let list: Vec<String> = pops.iter().map(|n| n.to_string()).collect();
+    let out = qsim(&[
+        "sweep",
+        path.to_str().unwrap(),
+        "--vary",
+        &format!("workload.population={}", list.join(",")),
+        "--jobs",
+        "20000",
+        "--replications",
+        "3",
+        "--report",
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let printed = text(&out.stdout);
+    // The charts mark the points, with a legend entry; the page says so.
+    let svg = std::fs::read_to_string(out_dir.join("throughput.svg")).unwrap();
+    assert!(svg.contains("bistable point (two operating points)"));
+    assert!(svg.contains("bistable: started from the other end"));
+    let page = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(page.contains("<tr><th>bistable</th><td class=\"value\">3 points</td>"));
+    assert!(page.contains("is at a bistable point"));
+    assert!(
+        printed
+            .contains("bistable     workload.population=130 .. workload.population=150 (3 points)"),
+        "{printed}"
+    );
+    assert!(
+        text(&out.stderr).contains("warning: the peak"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let csv = std::fs::read_to_string(out_dir.join("points.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (flag, other, x) = (
+        at(names::BISTABLE),
+        at(names::OTHER_END_THROUGHPUT_PER_S),
+        at(names::THROUGHPUT_PER_S),
+    );
+    for ((line, n), want) in lines.zip(pops).zip(&expected) {
+        let f: Vec<&str> = line.split(',').collect();
+        // At 40 jobs the latch never slows: the check does not apply.
+        let shown = if n == 40 {
+            ""
+        } else if *want {
+            "true"
+        } else {
+            "false"
+        };
+        assert_eq!(f[flag], shown, "population {n}: {line}");
+        if *want {
+            // The collapsed end runs at the latch's floor of 50/s, the
+            // fast one many times faster.
+            let (x, o): (f64, f64) = (f[x].parse().unwrap(), f[other].parse().unwrap());
+            assert!(o < 60.0 && x > 10.0 * o, "population {n}: {x} vs {o}");
+        }
+    }
+    let jsonl = std::fs::read_to_string(out_dir.join("points.jsonl")).unwrap();
+    let flagged = jsonl
+        .lines()
+        .filter(|l| l.contains(&format!("\"{}\":true", names::BISTABLE)))
+        .count();
+    assert_eq!(flagged, 3);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.join("summary.json")).unwrap()).unwrap();
+    let ranges = summary["bistable"].as_array().unwrap();
+    assert_eq!(ranges.len(), 1, "{summary}");
+    assert_eq!(ranges[0]["from"]["workload.population"], 130);
+    assert_eq!(ranges[0]["to"]["workload.population"], 150);
+    assert_eq!(summary["peak"]["bistable"], true, "{summary}");
+}
+
+/// A model without a falling speed curve: no point flagged, no columns,
+/// nothing in the summary.
+#[test]
+fn sweep_of_cpu_two_disks_flags_nothing() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("trust-two-disks");
+    let out = qsim(&[
+        "sweep",
+        "models/cpu_two_disks.toml",
+        "--vary",
+        "workload.population=1,10,40",
+        "--jobs",
+        "5000",
+        "--replications",
+        "2",
+        "--no-charts",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stdout).contains("bistable"));
+    let csv = std::fs::read_to_string(dir.join("points.csv")).unwrap();
+    assert!(!csv.contains(names::BISTABLE), "{csv}");
+    let summary = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+    assert!(!summary.contains("bistable"), "{summary}");
 }

@@ -4,6 +4,8 @@
 //! second swept parameter (e.g. one per throttle limit), each a list of
 //! [`ChartPoint`]s along the load axis. [`write_charts`] draws
 //! - `throughput`: throughput against load with its 95% CI band, knees marked;
+//!   a bistable point gets a red triangle, and a red cross at the
+//!   throughput of the run started from the other end;
 //! - `response_time`: mean (solid) and p99 (dashed) response time against load;
 //! - `power`: power X/R against load, the knee (its maximum) marked;
 //! - `response_vs_utilization`: mean response time against the utilization of
@@ -29,6 +31,11 @@ pub struct ChartPoint {
     pub response_time_p99_s: f64,
     /// Utilization of the bottleneck station (0..1), if known.
     pub bottleneck_utilization: Option<f64>,
+    /// The point is bistable: its figures are one of two operating points.
+    pub bistable: bool,
+    /// Throughput of the run started from the other end, where the
+    /// bistability check ran.
+    pub other_end_throughput_per_s: Option<f64>,
 }
 
 /// A line: the points sharing every swept value but the load.
@@ -506,7 +513,71 @@ fn throughput<DB: DrawingBackend>(
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(2)));
     }
     draw_knee_marks(c, &mut chart, |p| p.throughput_per_s)?;
+    draw_bistable_marks(c, &mut chart, |p| Some((p.x, p.throughput_per_s)), true)?;
     legend(&mut chart, pos)
+}
+
+/// Marks for bistable points.
+const BISTABLE_COLOR: RGBColor = RGBColor(200, 0, 0);
+
+/// A red triangle on every bistable point (where `xy` places it), with one
+/// legend entry; with `other_end` (the throughput chart), also a red cross
+/// at the other end's throughput, joined to the point by a thin
+/// dotted line.
+fn draw_bistable_marks<'a, DB, CT>(
+    c: &SweepCharts,
+    chart: &mut ChartContext<'a, DB, CT>,
+    xy: impl Fn(&ChartPoint) -> Option<(f64, f64)>,
+    other_end: bool,
+) -> DrawResult<DB>
+where
+    DB: DrawingBackend + 'a,
+    CT: plotters::coord::CoordTranslate<From = (f64, f64)>,
+{
+    let marks: Vec<(&ChartPoint, (f64, f64))> = c
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .filter(|p| p.bistable)
+        .filter_map(|p| Some((p, xy(p)?)))
+        .filter(|(_, (x, y))| finite(*x) && finite(*y))
+        .collect();
+    if marks.is_empty() {
+        return Ok(());
+    }
+    let style = BISTABLE_COLOR.filled();
+    if other_end {
+        let others: Vec<(f64, f64, f64)> = marks
+            .iter()
+            .filter_map(|(p, (x, y))| Some((*x, *y, p.other_end_throughput_per_s?)))
+            .filter(|(_, _, o)| finite(*o))
+            .collect();
+        for &(x, a, b) in &others {
+            chart.draw_series(DashedLineSeries::new(
+                [(x, a), (x, b)],
+                3,
+                3,
+                BISTABLE_COLOR.mix(0.6).stroke_width(1),
+            ))?;
+        }
+        chart
+            .draw_series(
+                others
+                    .iter()
+                    .map(|&(x, _, b)| Cross::new((x, b), 6, BISTABLE_COLOR.stroke_width(3))),
+            )?
+            .label("bistable: started from the other end")
+            .legend(|(x, y)| Cross::new((x + 12, y), 6, BISTABLE_COLOR.stroke_width(3)));
+    }
+    chart
+        .draw_series(
+            marks
+                .iter()
+                .map(|&(_, at)| TriangleMarker::new(at, 8, style)),
+        )?
+        .label("bistable point (two operating points)")
+        .legend(move |(x, y)| TriangleMarker::new((x + 12, y), 8, style));
+    Ok(())
 }
 
 type Xy =
@@ -598,6 +669,7 @@ fn response_time<DB: DrawingBackend>(
                             + PathElement::new([(15, 0), (24, 0)], col.stroke_width(2))
                     });
             }
+            draw_bistable_marks(c, &mut chart, |p| Some((p.x, p.response_time_s * k)), false)?;
             for (i, r) in c
                 .references
                 .iter()
@@ -664,6 +736,7 @@ fn power<DB: DrawingBackend>(c: &SweepCharts, root: &DrawingArea<DB, Shift>) -> 
                     });
                 chart.draw_series(line.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
             }
+            draw_bistable_marks(c, &mut chart, |p| Some((p.x, pw(p))), false)?;
             for m in &c.knees {
                 let Some(s) = c.series.get(m.series) else {
                     continue;
@@ -747,6 +820,12 @@ fn response_vs_utilization<DB: DrawingBackend>(
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 24, y)], col.stroke_width(3)));
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, col.filled())))?;
     }
+    draw_bistable_marks(
+        c,
+        &mut chart,
+        |p| Some((p.bottleneck_utilization? * 100.0, p.response_time_s * k)),
+        false,
+    )?;
     legend(&mut chart, pos)
 }
 
@@ -777,6 +856,9 @@ mod tests {
                             response_time_s: r,
                             response_time_p99_s: 4.6 * r,
                             bottleneck_utilization: Some((x / 2000.0).min(1.0)),
+                            // The unthrottled curve collapses past 600.
+                            bistable: j == 0 && n >= 500.0,
+                            other_end_throughput_per_s: (j == 0 && n >= 500.0).then_some(150.0),
                         }
                     })
                     .collect(),
@@ -818,6 +900,20 @@ mod tests {
         }
         let svg = std::fs::read_to_string(dir.join("throughput.svg")).unwrap();
         assert!(svg.contains("throughput (per s)") && svg.contains("throttle.limit=100"));
+        assert!(svg.contains("bistable point") && svg.contains("started from the other end"));
+        let plain = SweepCharts {
+            series: demo()
+                .series
+                .into_iter()
+                .map(|mut s| {
+                    s.points.iter_mut().for_each(|p| p.bistable = false);
+                    s
+                })
+                .collect(),
+            ..demo()
+        };
+        let svg = render_svg(&plain, "throughput").unwrap();
+        assert!(!svg.contains("bistable"), "no mark without bistable points");
         // QSIM_KEEP_CHARTS=1 keeps the files to look at.
         if std::env::var_os("QSIM_KEEP_CHARTS").is_none() {
             std::fs::remove_dir_all(&dir).unwrap();
@@ -840,6 +936,8 @@ mod tests {
                 response_time_s: 0.0,
                 response_time_p99_s: f64::NAN,
                 bottleneck_utilization: None,
+                bistable: true,
+                other_end_throughput_per_s: Some(f64::NAN),
             }],
         });
         write_charts(&c, &dir, &[ImageFormat::Svg]).unwrap();

@@ -11,6 +11,9 @@
 //!   order) to `points.csv` and `points.jsonl`; `resume` skips the points
 //!   already there; [`merge`] joins shard outputs into exactly the unsharded
 //!   output; see [`output`].
+//! - Where a closed model's speed curve falls, each point also runs from the
+//!   other end and records whether it is bistable ([`bistable`]); the
+//!   summary says over which points.
 //! - [`knee::analyze`] finds the peak, knee (max X/R) and saturation point of
 //!   a curve; [`SweepSummary`] applies it to a whole sweep and recommends a
 //!   throttle limit.
@@ -66,6 +69,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod bistable;
 pub mod error;
 pub mod grid;
 pub mod knee;
@@ -76,11 +80,12 @@ pub mod spec;
 pub mod summary;
 pub mod whatif;
 
+pub use bistable::BistableRange;
 pub use error::SweepError;
 pub use grid::{Grid, Shard, ShardError, point_seed};
 pub use knee::{Candidate, CurvePoint, KneeReport};
 pub use output::{Manifest, SavedSweep, merge};
-pub use record::{Figures, ItemMetrics, Point, PointMetrics, PointRecord};
+pub use record::{Figures, ItemMetrics, Point, PointBistability, PointMetrics, PointRecord};
 pub use run::{ModelFile, ModelSource, Observer, Progress, Sweep, SweepOptions, SweepOutcome};
 pub use spec::{SpecError, VarySpec, VaryValue};
 pub use summary::{Axes, SweepSummary};

@@ -151,6 +151,22 @@ pub struct ItemMetrics {
     pub figures: Figures,
 }
 
+/// The verdict of the two-ended check at one point (see [`crate::bistable`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointBistability {
+    /// The station of the collapsed end.
+    pub station: String,
+    /// True when the two ends disagree beyond their confidence intervals:
+    /// the point's figures are one of two answers. `None` when the second
+    /// run failed (see `error`).
+    pub bistable: Option<bool>,
+    /// System throughput of the run started from the other end.
+    pub other_end_throughput_per_s: Estimate,
+    /// Why the second run gave no verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 /// The results of a point that ran.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PointMetrics {
@@ -169,6 +185,9 @@ pub struct PointMetrics {
     /// The model's derived metrics (`[metrics]`), in declaration order.
     #[serde(default)]
     pub derived: Vec<DerivedValue>,
+    /// The two-ended check, where it applies (see [`crate::bistable`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bistability: Option<PointBistability>,
 }
 
 /// The value of one derived metric at one point.
@@ -280,6 +299,7 @@ impl PointMetrics {
                 })
                 .collect(),
             derived: Vec::new(),
+            bistability: None,
         }
     }
 }
@@ -320,6 +340,10 @@ pub struct Columns {
     /// Derived-metric names, in declaration order.
     #[serde(default)]
     pub derived: Vec<String>,
+    /// Whether points carry the two-ended check (`bistable` and
+    /// `other_end_throughput_per_s` columns).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bistability: bool,
 }
 
 /// Sweep columns that are not metrics of the table: where the point is,
@@ -368,6 +392,10 @@ impl Columns {
             est(&mut h, m.path(""));
         }
         h.extend([POWER_PER_S2, BOTTLENECK, BOTTLENECK_UTILIZATION].map(String::from));
+        if self.bistability {
+            h.push(names::BISTABLE.to_string());
+            est(&mut h, names::OTHER_END_THROUGHPUT_PER_S.to_string());
+        }
         for s in &self.stations {
             for m in sweep_metrics(MetricScope::Station) {
                 est(&mut h, m.path(s));
@@ -422,6 +450,15 @@ impl Columns {
                 .map(num)
                 .unwrap_or_default(),
         );
+        if self.bistability {
+            let b = m.and_then(|m| m.bistability.as_ref());
+            row.push(
+                b.and_then(|b| b.bistable)
+                    .map(|x| x.to_string())
+                    .unwrap_or_default(),
+            );
+            est(&mut row, b.map(|b| b.other_end_throughput_per_s));
+        }
         let item = |list: Option<&Vec<ItemMetrics>>, name: &str| {
             list.and_then(|l| l.iter().find(|x| x.name == name))
                 .map(|x| x.figures.clone())
@@ -517,6 +554,7 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
         stations: items(MetricScope::Station),
         regions: items(MetricScope::Region),
         derived,
+        bistability: col(names::BISTABLE).is_some(),
     };
     let mut out = Vec::new();
     for (line, rec) in rd.records().enumerate() {
@@ -574,6 +612,17 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
                         value: est(&format!("{DERIVED}.{d}")),
                     })
                     .collect(),
+                // The collapse station is not a column: a record read from
+                // CSV names none.
+                bistability: match field(names::BISTABLE) {
+                    "" => None,
+                    v => Some(PointBistability {
+                        station: String::new(),
+                        bistable: Some(v == "true"),
+                        other_end_throughput_per_s: est(names::OTHER_END_THROUGHPUT_PER_S),
+                        error: None,
+                    }),
+                },
             })
         };
         out.push(PointRecord {
@@ -642,6 +691,7 @@ mod tests {
                         ci95: 1.5,
                     },
                 }],
+                bistability: None,
             }),
         }
     }
@@ -665,6 +715,7 @@ mod tests {
             stations: vec!["cpu".into()],
             regions: vec![],
             derived: vec!["tpmc".into()],
+            bistability: false,
         };
         let mut failed = sample(1, 0.0, 0.0);
         failed.results = None;

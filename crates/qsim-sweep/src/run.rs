@@ -99,6 +99,9 @@ pub struct SweepOptions {
     /// the budget's message (the key, the estimate and the limit) instead
     /// of running.
     pub budget: Option<Budget>,
+    /// Skip the second run from the other end at points where a falling
+    /// speed curve could make the model bistable ([`crate::bistable`]).
+    pub no_bistability_check: bool,
 }
 
 /// Progress of a running sweep.
@@ -268,6 +271,8 @@ impl Sweep {
             stations: net.stations.iter().map(|s| s.name.clone()).collect(),
             regions: net.regions.iter().map(|g| g.name.clone()).collect(),
             derived: first_model.derived.iter().map(|d| d.name.clone()).collect(),
+            bistability: !options.no_bistability_check
+                && crate::bistable::may_apply(&first_model.network),
         };
         let run_json = serde_json::json!({
             "stop": base_run.stop,
@@ -637,7 +642,8 @@ impl<'a> Engine<'a> {
             Err(_) => point_seed(self.sweep.base_run.seed, k),
         };
         let point = point_of(&self.sweep.grid, k);
-        let record = match (&st.failed, self.load(slot)) {
+        let mut first = None;
+        let mut record = match (&st.failed, self.load(slot)) {
             (Some((_, e)), _) | (None, Err(e)) => PointRecord {
                 index: k,
                 point,
@@ -664,16 +670,18 @@ impl<'a> Engine<'a> {
                 }
                 let summary = catch_unwind(AssertUnwindSafe(|| summarize(net, cfg, &reps)));
                 match summary {
-                    Ok(s) => PointRecord {
-                        index: k,
-                        point,
-                        seed,
-                        error: None,
-                        results: Some(
-                            PointMetrics::from_results(&s)
-                                .with_derived(crate::record::derived_values(net, derived, &reps)),
-                        ),
-                    },
+                    Ok(s) => {
+                        let results = PointMetrics::from_results(&s)
+                            .with_derived(crate::record::derived_values(net, derived, &reps));
+                        first = Some(s);
+                        PointRecord {
+                            index: k,
+                            point,
+                            seed,
+                            error: None,
+                            results: Some(results),
+                        }
+                    }
                     Err(p) => PointRecord {
                         index: k,
                         point,
@@ -688,6 +696,23 @@ impl<'a> Engine<'a> {
             }
         };
         drop(st);
+        if let (Some(s), Ok((net, cfg, _))) = (first, self.load(slot))
+            && self.sweep.manifest.columns.bistability
+        {
+            let control = self.sweep.options.control.as_ref();
+            match crate::bistable::check(net, cfg, &s, control) {
+                Ok(b) => {
+                    if let Some(m) = record.results.as_mut() {
+                        m.bistability = b;
+                    }
+                }
+                // Unfinished, like a cancelled replication: `--resume` runs it.
+                Err(_) => {
+                    self.abort();
+                    return;
+                }
+            }
+        }
         let _ = tx.send((slot, record));
         let mut q = self.queue.lock().expect("queue lock");
         q.outstanding -= 1;

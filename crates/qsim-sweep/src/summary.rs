@@ -1,5 +1,6 @@
 //! The knee analysis of a whole sweep (`summary.json`).
 
+use crate::bistable::{BistableRange, figure_warning, is_bistable};
 use crate::grid::Grid;
 use crate::knee::{self, Candidate, CurvePoint};
 use crate::record::{Point, PointRecord};
@@ -53,6 +54,9 @@ pub struct Peak {
     pub point: Point,
     /// Its throughput, per second.
     pub throughput_per_s: f64,
+    /// The point is bistable: its figure is one of two answers.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bistable: bool,
 }
 
 /// The point of highest power X/R.
@@ -66,6 +70,9 @@ pub struct Knee {
     pub response_time_s: f64,
     /// X/R, per second squared.
     pub power_per_s2: f64,
+    /// The point is bistable: its figures are one of two answers.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bistable: bool,
 }
 
 /// The smallest load reaching 95% of the peak throughput.
@@ -75,6 +82,9 @@ pub struct Saturation {
     pub point: Point,
     /// Its throughput, per second.
     pub throughput_per_s: f64,
+    /// The point is bistable: its figure is one of two answers.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bistable: bool,
 }
 
 /// The recommended setting of the limit axis.
@@ -86,6 +96,9 @@ pub struct Recommended {
     pub throughput_per_s: f64,
     /// Its mean response time, seconds.
     pub response_time_s: f64,
+    /// The point is bistable: its figures are one of two answers.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bistable: bool,
 }
 
 /// The analysis of one curve: the points sharing every swept value but the load.
@@ -146,6 +159,13 @@ pub struct SweepSummary {
     pub bottlenecks: Vec<Bottleneck>,
     /// Points that failed, with why.
     pub errors: Vec<Failure>,
+    /// Where the model is bistable: runs of consecutive bistable points
+    /// along each curve of the load axis.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bistable: Vec<BistableRange>,
+    /// Figures above that are not a single answer, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl SweepSummary {
@@ -256,12 +276,76 @@ impl SweepSummary {
                     }
                 })
                 .collect();
-            knee::recommend(&scored).map(|i| Recommended {
-                point: cands[i].point.clone(),
-                throughput_per_s: scored[i].throughput_per_s,
-                response_time_s: scored[i].response_time_s,
+            knee::recommend(&scored).map(|i| {
+                (
+                    Recommended {
+                        point: cands[i].point.clone(),
+                        throughput_per_s: scored[i].throughput_per_s,
+                        response_time_s: scored[i].response_time_s,
+                        bistable: is_bistable(cands[i]),
+                    },
+                    cands[i],
+                )
             })
         });
+
+        // Bistable points: ranges along each curve, and a warning for each
+        // figure of the analysis that sits on one.
+        let mut bistable = Vec::new();
+        for ((_, members), c) in groups.iter().zip(&curves) {
+            let mut along: Vec<&(&PointRecord, CurvePoint)> =
+                members.iter().map(|&i| &ok[i]).collect();
+            along.sort_by(|a, b| a.1.load.total_cmp(&b.1.load));
+            let mut open: Option<BistableRange> = None;
+            for (r, _) in along {
+                match (is_bistable(r), open.as_mut()) {
+                    (true, Some(range)) => {
+                        range.to = r.point.clone();
+                        range.points += 1;
+                    }
+                    (true, None) => {
+                        open = Some(BistableRange {
+                            fixed: c.fixed.clone(),
+                            from: r.point.clone(),
+                            to: r.point.clone(),
+                            points: 1,
+                            station: metrics(r)
+                                .bistability
+                                .as_ref()
+                                .map_or_else(String::new, |b| b.station.clone()),
+                        })
+                    }
+                    (false, _) => bistable.extend(open.take()),
+                }
+            }
+            bistable.extend(open);
+        }
+        let mut warnings = Vec::new();
+        if let Some(k) = overall {
+            warnings.extend(figure_warning("peak", ok[k.peak].0));
+            warnings.extend(figure_warning("knee", ok[k.knee].0));
+        }
+        if let Some(sat) = &g_sat
+            && let Some((r, _)) = ok.iter().find(|(r, _)| r.point == sat.point)
+        {
+            warnings.extend(figure_warning("saturation point", r));
+        }
+        if let Some((_, r)) = &recommended {
+            warnings.extend(figure_warning("recommended limit", r));
+        }
+        for r in &recs {
+            if let Some(e) = r
+                .results
+                .as_ref()
+                .and_then(|m| m.bistability.as_ref()?.error.as_ref())
+            {
+                warnings.push(format!(
+                    "the bistability check gave no verdict at {}: {e}",
+                    r.point
+                ));
+            }
+        }
+        let recommended = recommended.map(|(rec, _)| rec);
 
         SweepSummary {
             points: recs.len(),
@@ -292,6 +376,8 @@ impl SweepSummary {
                     })
                 })
                 .collect(),
+            bistable,
+            warnings,
         }
     }
 
@@ -311,6 +397,7 @@ fn peak(r: &PointRecord) -> Peak {
     Peak {
         point: r.point.clone(),
         throughput_per_s: metrics(r).system(names::THROUGHPUT_PER_S).mean,
+        bistable: is_bistable(r),
     }
 }
 
@@ -321,6 +408,7 @@ fn knee_of(r: &PointRecord) -> Knee {
         throughput_per_s: m.system(names::THROUGHPUT_PER_S).mean,
         response_time_s: m.system(names::RESPONSE_TIME_S).mean,
         power_per_s2: m.power(),
+        bistable: is_bistable(r),
     }
 }
 
@@ -328,5 +416,6 @@ fn saturation(r: &PointRecord) -> Saturation {
     Saturation {
         point: r.point.clone(),
         throughput_per_s: metrics(r).system(names::THROUGHPUT_PER_S).mean,
+        bistable: is_bistable(r),
     }
 }

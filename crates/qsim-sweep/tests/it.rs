@@ -492,3 +492,107 @@ service = { dist = "exponential", mean = 1.0 }
         assert_eq!(format!("{swept:?}"), format!("{again:?}"));
     }
 }
+
+/// A latch whose speed falls from 1000/s (up to 50 jobs there) to 50/s
+/// (from 100): with 120 to 160 jobs thinking 0.15 s it has a fast and a
+/// collapsed operating point, and a run stays in the one it starts in.
+const LATCH: &str = r#"
+[simulation]
+replications = 2
+seed = 11
+stop = { jobs = 4000 }
+warmup = { jobs = 400 }
+
+[workload]
+type = "closed"
+population = 120
+think = { dist = "exponential", mean = 0.15 }
+route = ["latch"]
+
+[stations.latch]
+kind = "latch"
+service = { dist = "exponential", mean = 0.001 }
+speed = { table = [{ n = 50, rate = 1000 }, { n = 100, rate = 50 }] }
+"#;
+
+/// The second run of each point (from the other end) uses the point's own
+/// seed: the flags and the other end's throughput are the same bytes at
+/// any thread count, across shards merged, and after a resume.
+#[test]
+fn bistable_points_are_the_same_at_any_thread_or_shard_count() {
+    let vary = ["workload.population=40,80,140,220"];
+    let run = |dir: &Path, threads: usize, shard: Option<Shard>, resume: bool| {
+        let opts = SweepOptions {
+            threads,
+            shard,
+            output: Some(dir.to_path_buf()),
+            resume,
+            ..SweepOptions::default()
+        };
+        sweep(LATCH, &vary, opts).unwrap().run(&mut ()).unwrap()
+    };
+    let one = tmp("latch1");
+    let outcome = run(&one, 1, None, false);
+    // 140 jobs: the fast state (~800/s) against the collapsed one (~50/s).
+    let flags: Vec<Option<bool>> = outcome
+        .records
+        .iter()
+        .map(|r| r.results.as_ref().unwrap().bistability.as_ref()?.bistable)
+        .collect();
+    assert_eq!(flags, [None, Some(false), Some(true), Some(false)]);
+    let summary = outcome.summary.unwrap();
+    assert_eq!(summary.bistable.len(), 1);
+    assert_eq!(summary.bistable[0].points, 1);
+    assert!(summary.peak.unwrap().bistable, "the peak is at 140 jobs");
+    assert!(
+        summary.warnings.iter().any(|w| w.contains("peak")),
+        "{:?}",
+        summary.warnings
+    );
+
+    let two = tmp("latch2");
+    run(&two, 2, None, false);
+    assert_same(&one, &two);
+    let shards: Vec<PathBuf> = (0..2).map(|i| tmp(&format!("latch-shard{i}"))).collect();
+    for (i, d) in shards.iter().enumerate() {
+        run(d, 2 - i, Some(Shard::new(i as u32, 2).unwrap()), false);
+    }
+    let merged = tmp("latch-merged");
+    merge(&merged, &shards).unwrap();
+    assert_same(&one, &merged);
+
+    // Killed after two points: the resume carries their columns over.
+    let killed = tmp("latch-killed");
+    fs::create_dir_all(&killed).unwrap();
+    fs::copy(one.join(MANIFEST_FILE), killed.join(MANIFEST_FILE)).unwrap();
+    let jsonl = fs::read_to_string(one.join(JSONL_FILE)).unwrap();
+    let kept: String = jsonl.split_inclusive('\n').take(3).collect();
+    assert!(kept.contains(r#""bistable":true"#), "{kept}");
+    fs::write(killed.join(JSONL_FILE), kept).unwrap();
+    assert_eq!(run(&killed, 2, None, true).ran, 1);
+    assert_same(&one, &killed);
+    for d in [one, two, merged, killed].iter().chain(&shards) {
+        let _ = fs::remove_dir_all(d);
+    }
+}
+
+/// A model without a falling speed curve runs no second run and writes no
+/// bistability columns.
+#[test]
+fn plain_models_get_no_bistability_columns() {
+    let dir = tmp("plain");
+    let opts = SweepOptions {
+        output: Some(dir.clone()),
+        ..SweepOptions::default()
+    };
+    let out = sweep(CLOSED, &GRID, opts).unwrap().run(&mut ()).unwrap();
+    assert!(!out.manifest.columns.bistability);
+    assert!(
+        out.records
+            .iter()
+            .all(|r| { r.results.as_ref().is_some_and(|m| m.bistability.is_none()) })
+    );
+    let csv = fs::read_to_string(dir.join(CSV_FILE)).unwrap();
+    assert!(!csv.lines().next().unwrap().contains("bistable"));
+    let _ = fs::remove_dir_all(dir);
+}

@@ -8,7 +8,8 @@ use qsim_analytic::{mva, usl};
 use qsim_kernel::{NetworkSpec, Speed, StationKind, Workload};
 use serde::Serialize;
 
-/// Memory exact MVA may use before it is refused, bytes.
+/// Memory exact MVA may use before it is refused, bytes, unless the caller
+/// gives its own limit (the `_within` functions; `qsim solve --max-memory`).
 pub const MEMORY_LIMIT_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
 /// Elementary steps exact MVA may take before it is refused (some seconds).
 pub const STEP_LIMIT: f64 = 2.0e9;
@@ -25,7 +26,12 @@ pub struct MvaCost {
 impl MvaCost {
     /// Whether it is within [`MEMORY_LIMIT_BYTES`] and [`STEP_LIMIT`].
     pub fn affordable(&self) -> bool {
-        self.memory_bytes <= MEMORY_LIMIT_BYTES && self.steps <= STEP_LIMIT
+        self.affordable_within(MEMORY_LIMIT_BYTES)
+    }
+
+    /// Whether it is within `memory_limit_bytes` and [`STEP_LIMIT`].
+    pub fn affordable_within(&self, memory_limit_bytes: f64) -> bool {
+        self.memory_bytes <= memory_limit_bytes && self.steps <= STEP_LIMIT
     }
 }
 
@@ -49,15 +55,15 @@ pub fn mva_cost(spec: &NetworkSpec, population: u32) -> MvaCost {
     }
 }
 
-fn check_cost(spec: &NetworkSpec, population: u32) -> Result<(), Error> {
+fn check_cost(spec: &NetworkSpec, population: u32, memory_limit_bytes: f64) -> Result<(), Error> {
     let cost = mva_cost(spec, population);
-    if cost.affordable() {
+    if cost.affordable_within(memory_limit_bytes) {
         Ok(())
     } else {
         Err(Error::TooLarge {
             population,
             cost,
-            memory_limit_bytes: MEMORY_LIMIT_BYTES,
+            memory_limit_bytes,
             step_limit: STEP_LIMIT,
         })
     }
@@ -122,7 +128,18 @@ pub fn mva_stations(spec: &NetworkSpec, class: usize) -> Result<Vec<mva::Station
 /// 1..=`max_n`, refused with [`Error::TooLarge`] before allocating when it
 /// would cost too much.
 pub fn mva_single(spec: &NetworkSpec, class: usize, max_n: u32) -> Result<mva::MvaSolution, Error> {
-    check_cost(spec, max_n)?;
+    mva_single_within(spec, class, max_n, MEMORY_LIMIT_BYTES)
+}
+
+/// [`mva_single`] refused above `memory_limit_bytes` instead of
+/// [`MEMORY_LIMIT_BYTES`].
+pub fn mva_single_within(
+    spec: &NetworkSpec,
+    class: usize,
+    max_n: u32,
+    memory_limit_bytes: f64,
+) -> Result<mva::MvaSolution, Error> {
+    check_cost(spec, max_n, memory_limit_bytes)?;
     let (_, think) = closed_class(spec, class).ok_or_else(|| Error::NotClosed {
         class: spec.classes[class].name.clone(),
     })?;
@@ -165,13 +182,23 @@ pub struct Bistability {
 /// enough: a shallow basin such as models/pgo.toml's is left within a
 /// fraction of a second.)
 pub fn bistability(spec: &NetworkSpec, class: usize) -> Result<Option<Bistability>, Error> {
+    bistability_within(spec, class, MEMORY_LIMIT_BYTES)
+}
+
+/// [`bistability`] refused above `memory_limit_bytes` instead of
+/// [`MEMORY_LIMIT_BYTES`].
+pub fn bistability_within(
+    spec: &NetworkSpec,
+    class: usize,
+    memory_limit_bytes: f64,
+) -> Result<Option<Bistability>, Error> {
     let Some((population, think)) = closed_class(spec, class) else {
         return Ok(None);
     };
     if spec.classes.len() != 1 {
         return Ok(None);
     }
-    check_cost(spec, population)?;
+    check_cost(spec, population, memory_limit_bytes)?;
     let visits = visit_ratios(spec, class).ok_or_else(|| Error::Trapped {
         class: spec.classes[class].name.clone(),
     })?;

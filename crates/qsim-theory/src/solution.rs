@@ -2,7 +2,9 @@
 //! open and mixed product-form networks, and M/G/1 for a lone FCFS server.
 
 use crate::Error;
-use crate::closed::{Bistability, bistability, closed_class, mva_single};
+use crate::closed::{
+    Bistability, MEMORY_LIMIT_BYTES, bistability_within, closed_class, mva_single_within,
+};
 use crate::kind::fcfs_single_server;
 use crate::product_form::reasons;
 use crate::visits::visit_ratios;
@@ -79,6 +81,12 @@ fn is_delay(spec: &NetworkSpec, s: usize) -> bool {
 /// Poisson class through one FCFS single server (and delays); otherwise the
 /// network must be product-form ([`Error::NotProductForm`] lists why not).
 pub fn solve(spec: &NetworkSpec) -> Result<Figures, Error> {
+    solve_within(spec, MEMORY_LIMIT_BYTES)
+}
+
+/// [`solve`] with exact MVA refused above `memory_limit_bytes` (see
+/// [`crate::closed::mva_cost`]) instead of [`MEMORY_LIMIT_BYTES`].
+pub fn solve_within(spec: &NetworkSpec, memory_limit_bytes: f64) -> Result<Figures, Error> {
     if let Some(f) = mg1(spec)? {
         return Ok(f);
     }
@@ -91,7 +99,7 @@ pub fn solve(spec: &NetworkSpec) -> Result<Figures, Error> {
         .filter(|&c| matches!(spec.classes[c].workload, Workload::Open { .. }))
         .collect();
     if open.is_empty() && nc == 1 {
-        return closed_single(spec);
+        return closed_single(spec, memory_limit_bytes);
     }
     if open.len() == nc {
         return open_network(spec, &open);
@@ -99,11 +107,11 @@ pub fn solve(spec: &NetworkSpec) -> Result<Figures, Error> {
     mixed(spec, &open)
 }
 
-fn closed_single(spec: &NetworkSpec) -> Result<Figures, Error> {
+fn closed_single(spec: &NetworkSpec, memory_limit_bytes: f64) -> Result<Figures, Error> {
     let (population, _) = closed_class(spec, 0).expect("a closed class");
-    let sol = mva_single(spec, 0, population)?;
+    let sol = mva_single_within(spec, 0, population, memory_limit_bytes)?;
     let mut f = figures_at(spec, &sol, population);
-    f.bistability = bistability(spec, 0)?;
+    f.bistability = bistability_within(spec, 0, memory_limit_bytes)?;
     Ok(f)
 }
 

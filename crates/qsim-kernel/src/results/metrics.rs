@@ -163,6 +163,14 @@ pub mod names {
     pub const MEAN_WAITING: &str = "mean_waiting";
     /// Mean jobs inside a region.
     pub const MEAN_INSIDE: &str = "mean_inside";
+    /// Whether the two-ended check found two operating points (a sweep
+    /// point's verdict from two runs, so not a row of [`METRICS`]).
+    ///
+    /// [`METRICS`]: super::METRICS
+    pub const BISTABLE: &str = "bistable";
+    /// System throughput of the run started from the other end (all jobs
+    /// at the collapsing station, or all thinking), beside the point's own.
+    pub const OTHER_END_THROUGHPUT_PER_S: &str = "other_end_throughput_per_s";
 }
 
 use names::*;
