@@ -71,6 +71,9 @@ pub(crate) const SMALL_MIN: usize = 24;
 /// Levels of the radix heap: one per byte of the time bits.
 const LEVELS: usize = 8;
 
+/// Capacity (events) an emptied radix bucket keeps.
+const KEEP: usize = 256;
+
 /// The radix-heap layout (see the module docs).
 #[derive(Clone, Debug, Default)]
 struct Radix {
@@ -205,6 +208,13 @@ impl Radix {
             }
         }
         src.clear();
+        // A bucket keeps a small capacity for reuse; a large one (a high
+        // bucket that held a share of a big population) is freed, or the
+        // list would keep the high-water mark of every bucket it ever used
+        // and grow with the length of the run.
+        if src.capacity() > KEEP {
+            src = Vec::new();
+        }
         self.buckets[256 * d + v] = src;
         true
     }
@@ -715,6 +725,36 @@ mod tests {
             }
             assert!(switches > 2, "seed {seed}: {switches} layout switches");
         }
+    }
+
+    #[test]
+    fn emptied_radix_buckets_give_back_large_capacity() {
+        // 5000 events pending, each one handed out rescheduled about 1000 s
+        // later, for 40 turnovers (the clock crosses several powers of
+        // two, so many high buckets fill and empty). A bucket holding more
+        // than KEEP events' room must be one filled since it was last
+        // emptied (room at most twice its events, from doubling), or the
+        // list keeps every bucket's high-water mark.
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(17);
+        let mut fel = Fel::new();
+        for i in 0..5000u64 {
+            fel.push(rng.random::<f64>() * 2000.0, i);
+        }
+        for step in 0..200_000u64 {
+            let e = fel.pop().unwrap();
+            fel.push(e.time() + rng.random::<f64>() * 2000.0, e.ev);
+            if step % 10_000 == 0 {
+                for (k, b) in fel.radix.buckets.iter().enumerate() {
+                    assert!(
+                        b.capacity() <= KEEP.max(2 * b.len()),
+                        "step {step}: bucket {k} holds {} events in room for {}",
+                        b.len(),
+                        b.capacity()
+                    );
+                }
+            }
+        }
+        assert!(!fel.is_small());
     }
 
     #[test]
