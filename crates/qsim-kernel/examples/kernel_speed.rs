@@ -4,7 +4,10 @@
 //!
 //! Usage: `cargo run -p qsim-kernel --release --example kernel_speed -- mm1 10000000`
 //! or `... -- closed3 1000000` (model, then completed interactions); `batch3`
-//! is `closed3` without think time.
+//! is `closed3` without think time. `latch100` and `latch500`: N threads
+//! looping through one latch whose speed falls with contention (every
+//! arrival and departure re-times the holder). `think1m`: 10^6 users
+//! thinking (~10^6 pending events) in front of one server.
 
 use qsim_kernel::*;
 
@@ -17,6 +20,37 @@ fn q(name: &str, mean: f64) -> Result<StationSpec, DistError> {
         },
         service: vec![Some(Dist::exponential(mean)?)],
         speed: None,
+    })
+}
+
+/// The latch of `models/latch_numa.toml` (2000/s at 100 threads present,
+/// 200/s at 500), alone in a loop of `n` threads with 5 ms of think time.
+fn latch_loop(n: u32) -> Result<NetworkSpec, DistError> {
+    let table = [
+        (100.0, 2000.0),
+        (200.0, 1125.0),
+        (300.0, 632.0),
+        (400.0, 356.0),
+        (500.0, 200.0),
+        (1000.0, 100.0),
+    ];
+    Ok(NetworkSpec {
+        stations: vec![StationSpec {
+            name: "latch1".into(),
+            kind: StationKind::Latch(LatchSpec::default()),
+            service: vec![Some(Dist::exponential(0.0005)?)],
+            speed: Some(Speed::Table(table.to_vec())),
+        }],
+        classes: vec![ClassSpec {
+            name: "threads".into(),
+            workload: Workload::Closed {
+                population: n,
+                think: Some(Dist::exponential(0.005)?),
+            },
+            routing: Routing::Sequence(vec![0]),
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
     })
 }
 
@@ -34,6 +68,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 name: "default".into(),
                 workload: Workload::Open {
                     interarrival: Dist::exponential(1.0 / 0.9)?,
+                },
+                routing: Routing::Sequence(vec![0]),
+                priority: 0,
+            }],
+            ..NetworkSpec::default()
+        },
+        "latch100" => latch_loop(100)?,
+        "latch500" => latch_loop(500)?,
+        // 10^6 users, 1000 s think, 0.5 ms service: ~1000 interactions/s,
+        // server utilization ~0.5, nearly every user thinking.
+        "think1m" => NetworkSpec {
+            stations: vec![q("server", 0.0005)?],
+            classes: vec![ClassSpec {
+                name: "users".into(),
+                workload: Workload::Closed {
+                    population: 1_000_000,
+                    think: Some(Dist::exponential(1000.0)?),
                 },
                 routing: Routing::Sequence(vec![0]),
                 priority: 0,

@@ -1,40 +1,55 @@
-//! The future-event list: events keyed by (time bits, sequence number),
-//! kept in a sorted array while there are few of them and in a 4-ary
-//! min-heap once there are many.
+//! The future-event list: events keyed by time, kept in a sorted array
+//! while there are few of them and in a radix heap once there are many.
 //!
 //! Times are finite and non-negative, so the IEEE-754 bit pattern of a time
-//! orders like the number itself and the heap compares plain integers. The
-//! sequence number is the order in which events were scheduled; it breaks
-//! ties between equal times, which gives the kernel's rule for simultaneous
+//! orders like the number itself and the list compares plain integers.
+//! Ties between equal times follow the kernel's rule for simultaneous
 //! events: **events with equal times are processed in the order they were
 //! scheduled (FIFO)**. An event is a packed `u64` (kind and operands), so
 //! scheduling never allocates once the list has grown to its working size.
 //!
+//! Events are handed out in time order, and the kernel only schedules at
+//! or after the current time, so the list is *monotone*: a pushed time is
+//! never earlier than the last event handed out. The radix heap is built
+//! for that case; an earlier push is still placed correctly, at the cost of
+//! rebuilding the heap (tests do it, the kernel does not).
+//!
 //! Why two layouts: most models keep a few dozen events pending (one per
 //! busy server and per thinking user). For those, inserting into a sorted
 //! array by shifting a handful of entries and taking the earliest from its
-//! end is cheaper than a heap's sift, whose early exit is a branch the
-//! processor mispredicts about once per event. Past [`SMALL_MAX`] pending
-//! events the heap's logarithmic cost wins and the list switches to it,
-//! switching back below [`SMALL_MIN`] (the gap keeps a list that hovers
-//! around one size from converting back and forth).
+//! end is the cheapest there is. Past [`SMALL_MAX`] pending events the list
+//! switches to a radix heap, switching back below [`SMALL_MIN`] (the gap
+//! keeps a list that hovers around one size from converting back and
+//! forth).
 //!
-//! The array needs no sequence numbers: a new event is placed before every
-//! pending event with the same time (the array is sorted latest first), so
-//! one 64-bit compare of times decides, and the array's order among equal
-//! times *is* the scheduling order. Switching to the heap numbers the
-//! entries in that order; switching back sorts by (time, sequence). Which
-//! layout holds the events therefore never changes the order in which they
-//! are handed out.
+//! The radix heap works on the time bits one byte (digit) at a time.
+//! `last` is the time of the last event handed out; `cur` holds the events
+//! due exactly then, and bucket (d, v) the later events whose bits first
+//! differ from `last` in byte d, where they read v. A push is an xor, a
+//! leading-zero count and an append. When `cur` runs dry, the lowest
+//! non-empty bucket (lowest level, then lowest digit) holds the earliest
+//! events; its earliest time becomes `last` and its events move to `cur`
+//! or to lower levels. An event only ever moves down a level, so it moves
+//! at most 8 times (about 5 for a typical think-time spread), and all the
+//! work is appends and sequential passes over contiguous vectors: with a
+//! million events pending, a binary or 4-ary heap pays a cache miss per
+//! level instead.
+//!
+//! FIFO among equal times without sequence numbers: in both layouts every
+//! container keeps its events in scheduling order among equal times. The
+//! array places a new event before every pending one with the same time
+//! (it is sorted latest first and handed out from the end). A heap bucket
+//! only ever receives appended new events, or the whole content of a higher
+//! bucket, in order, while it is empty; equal times always share a bucket;
+//! and `cur` is read from the front. Switching layouts keeps that order
+//! (a stable sort by time on the way back), so which layout holds the
+//! events never changes the order in which they are handed out.
 
 /// One scheduled event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
     /// Bit pattern of the event time.
     pub t: u64,
-    /// Scheduling order, unique per list while in the heap layout (0 for
-    /// an event handed out by the array layout, which orders without it).
-    pub seq: u64,
     /// The packed event.
     pub ev: u64,
 }
@@ -47,96 +62,246 @@ impl Entry {
     }
 }
 
-#[inline(always)]
-fn less(a: &Entry, b: &Entry) -> bool {
-    // Lexicographic (t, seq) as one 128-bit compare: compiles to cmp/sbb
-    // without a branch, so choosing a child in the heap does not mispredict.
-    ((u128::from(a.t) << 64) | u128::from(a.seq)) < ((u128::from(b.t) << 64) | u128::from(b.seq))
-}
-
-/// Padding entry that sorts after every real event (real times are finite,
-/// so their bits are below `u64::MAX`).
-const SENTINEL: Entry = Entry {
-    t: u64::MAX,
-    seq: u64::MAX,
-    ev: 0,
-};
-
-/// An event in the array layout: no sequence number (see the module docs).
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    t: u64,
-    ev: u64,
-}
-
-/// Sentinel slots kept after the live entries: the children `4i+1..=4i+4`
-/// of any node with `4i+1 < n` then all exist, so picking the smallest child
-/// is always the same branch-free tournament of four.
-const PAD: usize = 3;
-
-/// Above this many pending events the list becomes a heap.
+/// Above this many pending events the list becomes a radix heap.
 pub(crate) const SMALL_MAX: usize = 48;
 
-/// Below this many pending events a heap becomes a sorted array again.
+/// Below this many pending events a radix heap becomes a sorted array again.
 pub(crate) const SMALL_MIN: usize = 24;
 
-/// Sifts `e` down from the root of the 4-ary heap at `h` with `n` live
-/// slots (the root being free) and stores it.
-///
-/// # Safety
-/// `h` must point to at least `n + PAD` initialized entries, `n >= 1`, with
-/// sentinels in every slot from `n` on.
-#[inline(always)]
-unsafe fn sift_down(h: *mut Entry, n: usize, e: Entry) {
-    // SAFETY (all accesses): the loop only reads children f..=f+3 with
-    // f < n, so f + 3 < n + PAD; i is always 0 or a previously read index.
-    unsafe {
-        let mut i = 0;
-        loop {
-            let f = 4 * i + 1;
-            if f >= n {
-                break;
-            }
-            // The smallest of the four children (tournament of branch-free
-            // compares; missing children are sentinels and never win).
-            let a = f + usize::from(less(&*h.add(f + 1), &*h.add(f)));
-            let b = f + 2 + usize::from(less(&*h.add(f + 3), &*h.add(f + 2)));
-            let c = if less(&*h.add(b), &*h.add(a)) { b } else { a };
-            if less(&*h.add(c), &e) {
-                *h.add(i) = *h.add(c);
-                i = c;
+/// Levels of the radix heap: one per byte of the time bits.
+const LEVELS: usize = 8;
+
+/// Capacity (events) an emptied radix bucket keeps.
+const KEEP: usize = 256;
+
+/// The radix-heap layout (see the module docs).
+#[derive(Clone, Debug, Default)]
+struct Radix {
+    /// The events due exactly at `last`, read from the front: live ones
+    /// are `cur[head..]`.
+    cur: Vec<Entry>,
+    head: usize,
+    /// Bucket `256·d + v`: the events whose time bits first differ from
+    /// `last` in byte `d`, where they read `v`. Allocated on first use.
+    buckets: Vec<Vec<Entry>>,
+    /// Bit `d` set when level `d` has a non-empty bucket.
+    levels: u32,
+    /// Per level, bit `v` set when bucket `v` of that level is non-empty.
+    digits: [[u64; 4]; LEVELS],
+    /// Time bits of the last event handed out (a lower bound of every
+    /// pending time).
+    last: u64,
+    len: usize,
+    /// Where the records named by an event's operand `b` live (address of
+    /// record 0 and bytes per record; 0 when not set): see
+    /// [`Fel::set_records`].
+    rec_base: usize,
+    rec_size: usize,
+}
+
+impl Radix {
+    #[inline(always)]
+    fn push(&mut self, e: Entry) {
+        if e.t <= self.last {
+            if e.t == self.last {
+                self.cur.push(e);
+                self.len += 1;
             } else {
-                break;
+                self.push_before_last(e);
+            }
+            return;
+        }
+        self.len += 1;
+        self.place(e);
+    }
+
+    /// Files an event later than `last` into its bucket.
+    #[inline(always)]
+    fn place(&mut self, e: Entry) {
+        let d = ((63 - (e.t ^ self.last).leading_zeros()) >> 3) as usize;
+        let v = ((e.t >> (8 * d)) & 0xFF) as usize;
+        self.levels |= 1 << d;
+        self.digits[d][v >> 6] |= 1 << (v & 63);
+        // SAFETY: d < LEVELS and v < 256, and `buckets` holds 256·LEVELS
+        // vectors from the switch to this layout on.
+        unsafe { self.buckets.get_unchecked_mut(256 * d + v) }.push(e);
+    }
+
+    /// An event earlier than `last` (a non-monotone push, or a push after a
+    /// `peek` moved `last` up to the earliest pending time; the kernel does
+    /// neither). It is earlier than every pending event: rebuild the
+    /// buckets around it, in order.
+    #[cold]
+    fn push_before_last(&mut self, e: Entry) {
+        let mut all = Vec::with_capacity(self.len);
+        self.drain_sorted(&mut all);
+        self.last = e.t;
+        self.push(e);
+        for &x in &all {
+            self.push(x);
+        }
+    }
+
+    /// Makes `cur` hold the earliest events; false when empty.
+    #[inline(always)]
+    fn refill(&mut self) -> bool {
+        if self.head < self.cur.len() {
+            return true;
+        }
+        self.refill_slow()
+    }
+
+    #[inline(never)]
+    fn refill_slow(&mut self) -> bool {
+        self.cur.clear();
+        self.head = 0;
+        if self.levels == 0 {
+            return false;
+        }
+        // The lowest non-empty bucket of the lowest non-empty level holds
+        // the earliest events: above byte d their bits equal `last`'s, and
+        // byte d is the smallest present.
+        let d = self.levels.trailing_zeros() as usize;
+        let w = self.digits[d].iter().position(|&m| m != 0).unwrap_or(0);
+        let v = 64 * w + self.digits[d][w].trailing_zeros() as usize;
+        // The words are read before the store: comparing the whole array
+        // after it is a wide load of a word just stored, which stalls.
+        let words = self.digits[d];
+        let left = words[w] & !(1 << (v & 63));
+        self.digits[d][w] = left;
+        // Words before `w` are empty.
+        let later = match w {
+            0 => words[1] | words[2] | words[3],
+            1 => words[2] | words[3],
+            2 => words[3],
+            _ => 0,
+        };
+        if left | later == 0 {
+            self.levels &= !(1 << d);
+        }
+        let bucket = &mut self.buckets[256 * d + v];
+        if let [e] = bucket[..] {
+            // Alone in its bucket (the common case at the lowest levels
+            // once events are spread out): it is the earliest.
+            bucket.clear();
+            self.last = e.t;
+            self.cur.push(e);
+            return true;
+        }
+        let mut src = std::mem::take(bucket);
+        if d == 0 {
+            // Only byte 0 differs from `last`: every event here has the
+            // same time; the bucket becomes `cur` as it is.
+            self.last = src[0].t;
+            std::mem::swap(&mut self.cur, &mut src);
+            self.buckets[v] = src;
+            return true;
+        }
+        self.last = src.iter().map(|e| e.t).min().unwrap_or(self.last);
+        // Every event moves to a lower level (or to `cur`), into buckets
+        // that are empty now: their scheduling order is kept.
+        for &e in &src {
+            if e.t == self.last {
+                self.cur.push(e);
+            } else {
+                self.place(e);
             }
         }
-        *h.add(i) = e;
+        src.clear();
+        // A bucket keeps a small capacity for reuse; a large one (a high
+        // bucket that held a share of a big population) is freed, or the
+        // list would keep the high-water mark of every bucket it ever used
+        // and grow with the length of the run.
+        if src.capacity() > KEEP {
+            src = Vec::new();
+        }
+        self.buckets[256 * d + v] = src;
+        true
+    }
+
+    /// Prefetches the record of the event that will probably be handed
+    /// out next: the next one due at `last`, else the first of the lowest
+    /// bucket (the next exactly at level 0, one of the next few above).
+    #[inline(always)]
+    fn prefetch_next(&self) {
+        let next = if let Some(e) = self.cur.get(self.head) {
+            e.ev
+        } else if self.levels != 0 {
+            let d = self.levels.trailing_zeros() as usize;
+            let w = self.digits[d].iter().position(|&m| m != 0).unwrap_or(0);
+            let v = 64 * w + self.digits[d][w].trailing_zeros() as usize;
+            match self.buckets.get(256 * d + v).and_then(|b| b.first()) {
+                Some(e) => e.ev,
+                None => return,
+            }
+        } else {
+            return;
+        };
+        let addr = self
+            .rec_base
+            .wrapping_add(((next >> 32) as usize).wrapping_mul(self.rec_size));
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is only a hint: it reads nothing the program
+        // sees and never faults, whatever the address.
+        unsafe {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            _mm_prefetch::<_MM_HINT_T0>(addr as *const i8);
+            // A record may straddle two cache lines: its first 32 bytes
+            // (the fields read first) are covered either way.
+            _mm_prefetch::<_MM_HINT_T0>(addr.wrapping_add(31) as *const i8);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = addr;
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) -> Option<Entry> {
+        if !self.refill() {
+            return None;
+        }
+        let e = self.cur[self.head];
+        self.head += 1;
+        self.len -= 1;
+        Some(e)
+    }
+
+    /// Every pending event, earliest first (FIFO among equal times); the
+    /// heap is left empty, its buckets keep their capacity.
+    fn drain_sorted(&mut self, out: &mut Vec<Entry>) {
+        out.extend_from_slice(&self.cur[self.head..]);
+        self.cur.clear();
+        for b in &mut self.buckets {
+            out.extend_from_slice(b);
+            b.clear();
+        }
+        // Stable: equal times keep their (scheduling) order.
+        out.sort_by_key(|e| e.t);
+        self.head = 0;
+        self.levels = 0;
+        self.digits = [[0; 4]; LEVELS];
+        self.len = 0;
+        self.last = 0;
     }
 }
 
-/// The future-event list, FIFO among equal times.
+/// The future-event list, FIFO among equal times, monotone (see the module
+/// docs).
 ///
 /// Besides `push` and `pop`, the event loop uses [`Fel::take_min`] and
-/// [`Fel::settle`]. In heap layout `take_min` hands out the earliest event
-/// but leaves its root slot empty (a "hole"); the first event scheduled
-/// while handling it drops straight into the hole and is sifted down once,
-/// instead of the usual remove-the-root plus insert-at-the-bottom (two
-/// sifts). `settle` closes a hole nothing filled. In array layout
-/// `take_min` simply removes the last entry and `settle` has nothing to do.
+/// [`Fel::settle`]: `take_min` hands out the earliest event, `settle`
+/// (after the event has been handled) lets a radix heap that has shrunk
+/// become an array again.
 #[derive(Clone, Debug)]
 pub(crate) struct Fel {
     /// Array layout (`small`): the pending events sorted latest first, so
     /// the earliest is at the end; among equal times the later scheduled
     /// comes first. Fixed capacity (`SMALL_MAX + 1`), live slots
     /// `list[..len]`: no capacity checks on the hot path.
-    list: Box<[Slot]>,
+    list: Box<[Entry]>,
     len: usize,
-    /// Heap layout (`!small`): live entries `heap[..heap.len() - PAD]`,
-    /// then `PAD` sentinels; with `hole`, slot 0 is free (its old entry was
-    /// handed out). Holds only the sentinels in array layout.
-    heap: Vec<Entry>,
-    /// Next sequence number (heap layout).
-    seq: u64,
-    hole: bool,
+    /// Radix-heap layout (`!small`); empty in array layout. Boxed: its
+    /// bucket masks would otherwise push the simulation's hot fields apart.
+    radix: Box<Radix>,
     small: bool,
 }
 
@@ -149,14 +314,10 @@ impl Default for Fel {
 impl Fel {
     /// An empty list.
     pub fn new() -> Fel {
-        let mut heap = Vec::with_capacity(64);
-        heap.extend([SENTINEL; PAD]);
         Fel {
-            list: vec![Slot { t: 0, ev: 0 }; SMALL_MAX + 1].into_boxed_slice(),
+            list: vec![Entry { t: 0, ev: 0 }; SMALL_MAX + 1].into_boxed_slice(),
             len: 0,
-            heap,
-            seq: 0,
-            hole: false,
+            radix: Box::default(),
             small: true,
         }
     }
@@ -165,11 +326,7 @@ impl Fel {
     #[allow(dead_code)]
     #[inline]
     pub fn len(&self) -> usize {
-        if self.small {
-            self.len
-        } else {
-            self.heap.len() - PAD - usize::from(self.hole)
-        }
+        if self.small { self.len } else { self.radix.len }
     }
 
     /// Whether the events are in the sorted-array layout (tests).
@@ -178,15 +335,15 @@ impl Fel {
         self.small
     }
 
-    /// Inserts an event into the sorted array; switches to the heap layout
+    /// Inserts an event into the sorted array; switches to the radix heap
     /// when the array grows past [`SMALL_MAX`].
     #[inline(always)]
     fn insert_sorted(&mut self, t: u64, ev: u64) {
         let n = self.len;
-        let e = Slot { t, ev };
+        let e = Entry { t, ev };
         self.len = n + 1;
         let p = self.list.as_mut_ptr();
-        // SAFETY: n <= SMALL_MAX (the array switches to the heap layout as
+        // SAFETY: n <= SMALL_MAX (the array switches to the radix heap as
         // soon as it holds SMALL_MAX + 1 events), so slots 0..=n exist; i
         // runs from n down to 0 and only slots i - 1 and i are touched.
         unsafe {
@@ -211,48 +368,43 @@ impl Fel {
             *p.add(i) = e;
         }
         if n >= SMALL_MAX {
-            self.switch_to_heap();
+            self.switch_to_radix();
         }
     }
 
-    /// Array layout to heap layout: the array read backwards is sorted by
-    /// (time, scheduling order), which numbered in that order is a heap.
+    /// Array layout to radix heap: the array read backwards is in the
+    /// order the events are due (FIFO among equal times).
     #[cold]
-    fn switch_to_heap(&mut self) {
-        debug_assert!(self.small && !self.hole);
-        self.heap.clear();
-        let mut seq = self.seq;
+    fn switch_to_radix(&mut self) {
+        debug_assert!(self.small && self.radix.len == 0);
         let n = std::mem::take(&mut self.len);
-        self.heap.extend(self.list[..n].iter().rev().map(|x| {
-            seq += 1;
-            Entry {
-                t: x.t,
-                seq,
-                ev: x.ev,
-            }
-        }));
-        self.seq = seq + 1;
-        self.heap.extend([SENTINEL; PAD]);
+        if self.radix.buckets.is_empty() {
+            self.radix.buckets = vec![Vec::new(); 256 * LEVELS];
+        }
+        // The last event handed out is not known here; 0 is a lower bound
+        // of every time (the first refill then sorts the events out).
+        self.radix.last = 0;
+        for &e in self.list[..n].iter().rev() {
+            self.radix.push(e);
+        }
         self.small = false;
     }
 
-    /// Heap layout to array layout.
+    /// Radix heap to array layout.
     #[cold]
     fn switch_to_array(&mut self) {
-        debug_assert!(!self.small && !self.hole);
-        let n = self.heap.len() - PAD;
-        let live = &mut self.heap[..n];
-        live.sort_unstable_by_key(|e| std::cmp::Reverse((e.t, e.seq)));
-        for (slot, e) in self.list.iter_mut().zip(live.iter()) {
-            *slot = Slot { t: e.t, ev: e.ev };
+        debug_assert!(!self.small);
+        let mut all = Vec::with_capacity(self.radix.len);
+        self.radix.drain_sorted(&mut all);
+        self.len = all.len();
+        for (slot, e) in self.list.iter_mut().zip(all.iter().rev()) {
+            *slot = *e;
         }
-        self.len = n;
-        self.heap.truncate(0);
-        self.heap.extend([SENTINEL; PAD]);
         self.small = true;
     }
 
-    /// Schedules `ev` at `t` seconds (`t` finite and >= 0).
+    /// Schedules `ev` at `t` seconds (`t` finite and >= 0; fast when no
+    /// earlier than the last event handed out).
     #[inline(always)]
     pub fn push(&mut self, t: f64, ev: u64) {
         debug_assert!(t.is_finite() && t >= 0.0, "bad event time {t}");
@@ -262,92 +414,88 @@ impl Fel {
             self.insert_sorted(t, ev);
             return;
         }
-        let e = Entry {
-            t,
-            seq: self.seq,
-            ev,
-        };
-        self.seq += 1;
-        let n = self.heap.len() - PAD;
-        if self.hole {
-            // Fill the root left by `take_min`: one sift down.
-            self.hole = false;
-            let h = self.heap.as_mut_ptr();
-            // SAFETY: the vector holds n + PAD entries, n >= 1 (the hole),
-            // sentinels from n on.
-            // (The heap layout never holds fewer than SMALL_MIN events.)
-            unsafe { sift_down(h, n, e) };
+        self.radix_push(Entry { t, ev });
+    }
+
+    // The radix layout's entry points stay out of line so that the event
+    // loop, inlined around the array layout, keeps its registers.
+    #[inline(never)]
+    fn radix_push(&mut self, e: Entry) {
+        self.radix.push(e);
+    }
+
+    #[inline(never)]
+    fn radix_take(&mut self) -> Option<Entry> {
+        let e = self.radix.pop();
+        if self.radix.rec_base != 0 {
+            self.radix.prefetch_next();
+        }
+        e
+    }
+
+    /// Tells the list where the records named by operand `b` of an event
+    /// (bits 32..64) live: `base` is the address of record 0, `size` the
+    /// bytes per record. With many events pending, handing one out then
+    /// prefetches the record of the event likely to come next, which is
+    /// otherwise a cache miss the handler waits for. Only an address is
+    /// computed (a prefetch never faults), so a stale `base` costs speed,
+    /// never correctness.
+    pub fn set_records(&mut self, base: usize, size: usize) {
+        self.radix.rec_base = base;
+        self.radix.rec_size = size;
+    }
+
+    /// Removes the pending event `ev` scheduled at `t` if the list is in
+    /// the array layout (a scan of at most [`SMALL_MAX`] entries, earliest
+    /// first); in the radix layout, or when it is not found, the event
+    /// stays and its handler must recognize it as stale.
+    #[inline]
+    pub fn cancel(&mut self, t: f64, ev: u64) {
+        if !self.small {
             return;
         }
-        // One more sentinel at the end; the new entry goes into the first
-        // sentinel slot, index n (the old live length).
+        let t = (t + 0.0).to_bits();
+        let n = self.len;
+        let live = &mut self.list[..n];
         let mut i = n;
-        self.heap.push(SENTINEL);
-        let h = self.heap.as_mut_ptr();
-        // SAFETY: every index used is < len: i starts at n < len and only
-        // decreases to parents (i − 1) / 4.
-        unsafe {
-            while i > 0 {
-                let p = (i - 1) / 4;
-                if less(&e, &*h.add(p)) {
-                    *h.add(i) = *h.add(p);
-                    i = p;
-                } else {
-                    break;
+        while i > 0 {
+            i -= 1;
+            if live[i].t == t && live[i].ev == ev {
+                // Closing the gap keeps the array sorted, ties in order
+                // (a plain loop: the gap is a few entries, memmove's call
+                // would cost more).
+                for k in i..n - 1 {
+                    live[k] = live[k + 1];
                 }
+                self.len = n - 1;
+                return;
             }
-            *h.add(i) = e;
         }
     }
 
-    /// The earliest event (the first scheduled among equal times), leaving
-    /// its slot as a hole for the next `push`; call [`Fel::settle`] once the
-    /// event has been handled.
+    /// Removes and returns the earliest event (the first scheduled among
+    /// equal times); call [`Fel::settle`] once the event has been handled.
     #[inline(always)]
     pub fn take_min(&mut self) -> Option<Entry> {
-        debug_assert!(!self.hole, "take_min with a hole: settle first");
         if self.small {
             if self.len == 0 {
                 return None;
             }
             self.len -= 1;
             // SAFETY: len < list.len() always (see `insert_sorted`).
-            let x = unsafe { *self.list.get_unchecked(self.len) };
-            return Some(Entry {
-                t: x.t,
-                seq: 0,
-                ev: x.ev,
-            });
+            return Some(unsafe { *self.list.get_unchecked(self.len) });
         }
-        if self.heap.len() == PAD {
-            return None;
-        }
-        self.hole = true;
-        // SAFETY: the heap is non-empty, so slot 0 is live.
-        Some(unsafe { *self.heap.as_ptr() })
+        self.radix_take()
     }
 
-    /// Closes the hole left by [`Fel::take_min`] if no `push` filled it.
+    /// Returns a radix heap that has shrunk below [`SMALL_MIN`] to the
+    /// array layout.
     #[inline(always)]
     pub fn settle(&mut self) {
-        if !self.hole {
+        if self.small {
             return;
         }
-        self.hole = false;
-        // Drop one sentinel; the last live entry (index n) becomes a
-        // sentinel slot and is sifted down into the hole at the root.
-        self.heap.pop();
-        let n = self.heap.len() - PAD;
-        let h = self.heap.as_mut_ptr();
-        // SAFETY: the vector now has n + PAD elements and slot n was live.
-        unsafe {
-            let last = *h.add(n);
-            *h.add(n) = SENTINEL;
-            if n > 0 {
-                sift_down(h, n, last);
-            }
-        }
-        if n < SMALL_MIN {
+        if self.radix.len < SMALL_MIN {
             self.switch_to_array();
         }
     }
@@ -362,18 +510,14 @@ impl Fel {
         Some(e)
     }
 
-    /// The earliest event without removing it.
+    /// The earliest event without removing it (a radix heap may sort its
+    /// buckets to find it, hence `&mut`).
     #[inline]
-    pub fn peek(&self) -> Option<Entry> {
-        debug_assert!(!self.hole, "peek with a hole");
+    pub fn peek(&mut self) -> Option<Entry> {
         if self.small {
-            self.list[..self.len].last().map(|x| Entry {
-                t: x.t,
-                seq: 0,
-                ev: x.ev,
-            })
-        } else if self.heap.len() > PAD {
-            self.heap.first().copied()
+            self.list[..self.len].last().copied()
+        } else if self.radix.refill() {
+            Some(self.radix.cur[self.radix.head])
         } else {
             None
         }
@@ -383,7 +527,7 @@ impl Fel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::{Rng, SeedableRng};
+    use rand::{Rng, RngExt, SeedableRng};
     use rand_xoshiro::Xoshiro256PlusPlus;
 
     #[test]
@@ -445,7 +589,7 @@ mod tests {
     }
 
     #[test]
-    fn take_min_then_push_fills_the_hole_correctly() {
+    fn pushes_while_handling_an_event_keep_the_order() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
         let mut fel = Fel::new();
         let mut reference: Vec<(u64, u64)> = Vec::new();
@@ -524,7 +668,7 @@ mod tests {
     }
 
     #[test]
-    fn hovering_at_both_thresholds_with_ties_and_an_open_hole() {
+    fn hovering_at_both_thresholds_with_ties_and_pushes_while_handling() {
         // Sizes oscillate around SMALL_MIN and SMALL_MAX, times come from
         // {now, now + 1, now + 2} (many ties), and up to two events are
         // scheduled while the earliest is being handled; every pop and
@@ -584,11 +728,192 @@ mod tests {
     }
 
     #[test]
+    fn emptied_radix_buckets_give_back_large_capacity() {
+        // 5000 events pending, each one handed out rescheduled about 1000 s
+        // later, for 40 turnovers (the clock crosses several powers of
+        // two, so many high buckets fill and empty). A bucket holding more
+        // than KEEP events' room must be one filled since it was last
+        // emptied (room at most twice its events, from doubling), or the
+        // list keeps every bucket's high-water mark.
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(17);
+        let mut fel = Fel::new();
+        for i in 0..5000u64 {
+            fel.push(rng.random::<f64>() * 2000.0, i);
+        }
+        for step in 0..200_000u64 {
+            let e = fel.pop().unwrap();
+            fel.push(e.time() + rng.random::<f64>() * 2000.0, e.ev);
+            if step % 10_000 == 0 {
+                for (k, b) in fel.radix.buckets.iter().enumerate() {
+                    assert!(
+                        b.capacity() <= KEEP.max(2 * b.len()),
+                        "step {step}: bucket {k} holds {} events in room for {}",
+                        b.len(),
+                        b.capacity()
+                    );
+                }
+            }
+        }
+        assert!(!fel.is_small());
+    }
+
+    #[test]
     fn zero_and_negative_zero_are_the_same_time() {
         let mut fel = Fel::new();
         fel.push(0.0, 1);
         fel.push(-0.0, 2);
         assert_eq!(fel.pop().unwrap().ev, 1);
         assert_eq!(fel.pop().unwrap().ev, 2);
+    }
+
+    /// Drives the list like the kernel (take the earliest, schedule a few
+    /// events no earlier than it, settle) against a map ordered by (time,
+    /// scheduling order), checking every event handed out and every peek.
+    /// `draw(rng, now)` gives the time of a new event.
+    fn check_against_map(
+        seed: u64,
+        steps: usize,
+        initial: usize,
+        draw: impl Fn(&mut Xoshiro256PlusPlus, f64) -> f64,
+    ) -> (bool, bool) {
+        use std::collections::BTreeMap;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut fel = Fel::new();
+        let mut reference: BTreeMap<(u64, u64), ()> = BTreeMap::new();
+        let mut next = 0u64;
+        let (mut saw_small, mut saw_radix) = (false, false);
+        for _ in 0..initial {
+            let t = draw(&mut rng, 0.0);
+            fel.push(t, next);
+            reference.insert(((t + 0.0).to_bits(), next), ());
+            next += 1;
+        }
+        for step in 0..steps {
+            if step % 7 == 0 {
+                assert_eq!(
+                    fel.peek().map(|e| (e.t, e.ev)),
+                    reference.keys().next().copied(),
+                    "peek, seed {seed} step {step}"
+                );
+            }
+            let Some(got) = fel.take_min() else {
+                let t = draw(&mut rng, 0.0);
+                fel.push(t, next);
+                reference.insert(((t + 0.0).to_bits(), next), ());
+                next += 1;
+                continue;
+            };
+            let (t, e) = reference.pop_first().unwrap().0;
+            assert_eq!((got.t, got.ev), (t, e), "seed {seed} step {step}");
+            let now = got.time();
+            // Alternately shrink (half an event per event on average) and
+            // grow (one and a half) for 400 steps: ±200 events, across
+            // both switching thresholds.
+            let k = if step / 400 % 2 == 0 { 2 } else { 4 };
+            for _ in 0..rng.next_u64() % k {
+                let t = draw(&mut rng, now);
+                fel.push(t, next);
+                reference.insert(((t + 0.0).to_bits(), next), ());
+                next += 1;
+            }
+            fel.settle();
+            assert_eq!(fel.len(), reference.len());
+            saw_small |= fel.is_small();
+            saw_radix |= !fel.is_small();
+        }
+        (saw_small, saw_radix)
+    }
+
+    #[test]
+    fn radix_layout_matches_an_ordered_map_with_ties() {
+        // Ties at the current time (zero delays), on a coarse grid, and
+        // continuous times, across both layouts and their switches.
+        for seed in 0..200u64 {
+            let (small, radix) =
+                check_against_map(seed, 3_000, 60, |rng, now| match rng.next_u64() % 4 {
+                    0 => now,
+                    1 => now.ceil() + (rng.next_u64() % 4) as f64,
+                    _ => now + rng.random::<f64>() * 10.0,
+                });
+            assert!(small && radix, "seed {seed}: one layout unused");
+        }
+    }
+
+    #[test]
+    fn radix_layout_handles_times_of_every_magnitude() {
+        // Times from 1e-300 to 1e300 and exactly 0.0 use every bucket.
+        for seed in 0..20u64 {
+            check_against_map(seed, 20_000, 2_000, |rng, now| {
+                let e = (rng.next_u64() % 600) as i32 - 300;
+                match rng.next_u64() % 8 {
+                    0 => now,
+                    _ => (now + 10f64.powi(e) * rng.random::<f64>()).min(f64::MAX),
+                }
+            });
+        }
+    }
+
+    #[test]
+    fn many_pending_events_come_out_in_order() {
+        // 100,000 pending continuous times: the kernel's large-population
+        // case, where most events move down several buckets.
+        check_against_map(1, 300_000, 100_000, |rng, now| {
+            now - (-rng.random::<f64>()).ln_1p() * 1000.0
+        });
+    }
+
+    #[test]
+    fn cancel_removes_from_the_array_and_leaves_the_radix_heap_alone() {
+        // Random pushes (many ties), takes and cancels of pending, already
+        // handed out and never scheduled events, checked against a map.
+        use std::collections::BTreeMap;
+        for seed in 0..200u64 {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let mut fel = Fel::new();
+            let mut reference: BTreeMap<(u64, u64), ()> = BTreeMap::new();
+            let (mut next, mut now) = (0u64, 0.0f64);
+            for step in 0..2_000 {
+                match rng.next_u64() % 4 {
+                    0 | 1 if fel.len() < SMALL_MAX => {
+                        let t = now + (rng.next_u64() % 3) as f64;
+                        fel.push(t, next);
+                        reference.insert((t.to_bits(), next), ());
+                        next += 1;
+                    }
+                    2 => {
+                        // A pending event (or, half the time, one with a
+                        // time it does not have).
+                        let Some(&(t, e)) = reference.keys().nth(step % (reference.len() + 1))
+                        else {
+                            continue;
+                        };
+                        let exact = rng.next_u64() % 2 == 0;
+                        let t = f64::from_bits(t) + if exact { 0.0 } else { 0.5 };
+                        fel.cancel(t, e);
+                        if exact {
+                            reference.remove(&(t.to_bits(), e));
+                        }
+                    }
+                    _ => {
+                        if let Some(got) = fel.pop() {
+                            now = got.time();
+                            let want = reference.pop_first().unwrap().0;
+                            assert_eq!((got.t, got.ev), want, "seed {seed} step {step}");
+                            // Already handed out: nothing to remove.
+                            fel.cancel(now, got.ev);
+                        }
+                    }
+                }
+                assert_eq!(fel.len(), reference.len(), "seed {seed} step {step}");
+            }
+        }
+        // Radix layout: the event stays (its handler sees it is stale).
+        let mut fel = Fel::new();
+        for i in 0..100u64 {
+            fel.push(i as f64, i);
+        }
+        assert!(!fel.is_small());
+        fel.cancel(50.0, 50);
+        assert_eq!(fel.len(), 100);
     }
 }

@@ -194,6 +194,50 @@ fn load_dependent_station_matches_birth_death_chain() {
 }
 
 #[test]
+fn thousands_of_thinking_users_match_exact_mva() {
+    // 2000 users (100 s think) in front of one FCFS server (0.04 s): some
+    // 2000 events pending, which the event list holds in its radix-heap
+    // layout. Exact answer: the finite-source queue by exact MVA.
+    let (pop, z, s) = (2000u32, 100.0, 0.04);
+    let n = net(
+        vec![queue("server", 1, Discipline::Fcfs, exp(s))],
+        vec![closed_class(pop, Some(exp(z)), vec![0])],
+    );
+    let r = run(&n, &cfg(10, 100_000)).unwrap();
+    let (mut q, mut x) = (0.0, 0.0);
+    for k in 1..=pop {
+        let rt = s * (1.0 + q);
+        x = f64::from(k) / (z + rt);
+        q = x * rt;
+    }
+    close("throughput", r.system.throughput_per_s, x, 0.003);
+    close("mean jobs at the server", r.stations[0].mean_jobs, q, 0.01);
+}
+
+#[test]
+fn half_a_million_thinking_users_match_exact_mva() {
+    // 500,000 users (5000 s think) in front of one FCFS server (5 ms,
+    // about half busy): half a million events pending, in the radix-heap
+    // layout with the job prefetch, and a job slab large enough to be
+    // asked for huge pages. Exact answer: the finite-source queue by exact
+    // MVA; tolerance from the run's own intervals.
+    let (pop, z, s) = (500_000u32, 5000.0, 0.005);
+    let n = net(
+        vec![queue("server", 1, Discipline::Fcfs, exp(s))],
+        vec![closed_class(pop, Some(exp(z)), vec![0])],
+    );
+    let r = run(&n, &cfg(4, 20_000)).unwrap();
+    let (mut q, mut x) = (0.0, 0.0);
+    for k in 1..=pop {
+        let rt = s * (1.0 + q);
+        x = f64::from(k) / (z + rt);
+        q = x * rt;
+    }
+    close("throughput", r.system.throughput_per_s, x, 0.0);
+    close("mean jobs at the server", r.stations[0].mean_jobs, q, 0.0);
+}
+
+#[test]
 fn closed_loop_throughput_is_exactly_rate_of_n() {
     // N jobs loop through one station with zero think time. The departing
     // job rejoins at the same instant, so the station always holds N jobs

@@ -143,6 +143,15 @@ impl Simulation {
             }
         }
         // Closed classes: every job thinking, or all queued at one station.
+        let closed: usize = spec
+            .classes
+            .iter()
+            .map(|cl| match cl.workload {
+                Workload::Closed { population, .. } => population as usize,
+                Workload::Open { .. } => 0,
+            })
+            .sum();
+        self.reserve_jobs(closed);
         let mut njob = 0u32;
         for (c, cl) in spec.classes.iter().enumerate() {
             let Workload::Closed { population, .. } = cl.workload else {

@@ -64,6 +64,30 @@ pub(super) struct Job {
     pub(super) node: u32,
 }
 
+/// Asks the kernel to back the whole 2 MiB pages inside `[addr, addr +
+/// bytes)` with huge pages, when there are at least eight of them (a hint:
+/// contents and validity of the memory do not change, and a refusal is
+/// ignored).
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(addr: usize, bytes: usize) {
+    const HUGE: usize = 2 << 20;
+    const MADV_HUGEPAGE: i32 = 14;
+    unsafe extern "C" {
+        fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
+    }
+    let start = addr.next_multiple_of(HUGE);
+    let end = (addr + bytes) / HUGE * HUGE;
+    if end >= start + 8 * HUGE {
+        // SAFETY: the range is page-aligned and inside one live allocation
+        // (the caller's); MADV_HUGEPAGE changes how the kernel backs it,
+        // never what it holds.
+        unsafe { madvise(start as *mut std::ffi::c_void, end - start, MADV_HUGEPAGE) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_addr: usize, _bytes: usize) {}
+
 impl Simulation {
     #[inline]
     pub(super) fn alloc(&mut self, class: u32) -> u32 {
@@ -82,9 +106,24 @@ impl Simulation {
             None => {
                 let j = self.jobs.len() as u32;
                 self.jobs.push(Job { node: j, ..job });
+                // The slab may have moved: the event list prefetches from it.
+                self.fel
+                    .set_records(self.jobs.as_ptr() as usize, std::mem::size_of::<Job>());
                 j
             }
         }
+    }
+
+    /// Makes room for `n` jobs at once (closed populations). A slab of
+    /// millions of jobs is read at random (each think time ends at its own
+    /// moment): on Linux it is asked to live in huge pages, so that those
+    /// reads do not also miss the address-translation cache.
+    pub(super) fn reserve_jobs(&mut self, n: usize) {
+        self.jobs.reserve_exact(n);
+        let bytes = self.jobs.capacity() * std::mem::size_of::<Job>();
+        advise_huge_pages(self.jobs.as_ptr() as usize, bytes);
+        self.fel
+            .set_records(self.jobs.as_ptr() as usize, std::mem::size_of::<Job>());
     }
 
     /// Job `j` ends its think time and starts an interaction.

@@ -54,6 +54,8 @@ pub(super) struct VClock {
     pub(super) pending: bool,
     pub(super) pend_tag: f64,
     pub(super) pend_g: f64,
+    /// Time of the pending completion event.
+    pub(super) pend_t: f64,
     pub(super) dirty: bool,
     /// Latch threads burning this station's capacity (spinning, being
     /// switched in, or running a critical section): they share it like
@@ -79,6 +81,7 @@ impl VClock {
             pending: false,
             pend_tag: 0.0,
             pend_g: 0.0,
+            pend_t: 0.0,
             dirty: false,
             spinners: 0,
             latches: Vec::new(),
@@ -205,6 +208,7 @@ impl Simulation {
             vc.advance(now);
             let Some(tag) = vc.insvc.min_tag() else {
                 if vc.pending {
+                    self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
                     vc.version = vc.version.wrapping_add(1);
                     vc.pending = false;
                 }
@@ -218,12 +222,19 @@ impl Simulation {
             if vc.pending && vc.pend_tag == tag && vc.pend_g == g {
                 continue;
             }
+            // Re-timed: the old completion is taken out of the list when it
+            // is cheap to find (array layout); otherwise its version makes
+            // it stale. Either way at most one live completion per station.
+            if vc.pending {
+                self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
+            }
             vc.version = vc.version.wrapping_add(1);
             vc.pending = true;
             vc.pend_tag = tag;
             vc.pend_g = g;
             let dt = (tag - vc.v).max(0.0) / g;
-            self.fel.push(later(now, dt), ev(EV_VDONE, s, vc.version));
+            vc.pend_t = later(now, dt);
+            self.fel.push(vc.pend_t, ev(EV_VDONE, s, vc.version));
         }
         while let Some(cpu) = self.spin_dirty.pop() {
             self.latch_cpu_changed(cpu as usize);
