@@ -329,6 +329,17 @@ fn simulation() -> Value {
     warmup["oneOf"]
         .as_array_mut()
         .expect("an array")
+        .push(table(
+            vec![(
+                "fraction",
+                json!({"type": "number", "minimum": 0.0, "exclusiveMaximum": 1.0, "description": "share of the stop"}),
+                "share of the stop",
+            )],
+            &["fraction"],
+        ));
+    warmup["oneOf"]
+        .as_array_mut()
+        .expect("an array")
         .push(one_of_words(&["mser5", "none"]));
     table(
         vec![

@@ -71,6 +71,25 @@ pub(super) fn simulation(
                 "mser5" => Warmup::Mser5,
                 _ => Warmup::None,
             }),
+            // `{ fraction = F }`: that share of whatever stop the run ends
+            // up with, so `--jobs`/`--time` rescale it.
+            V::Table(_) if n.get("fraction").is_some() => {
+                ctx.check_keys(n, p, &["fraction"], p);
+                let f = n.get("fraction").expect("checked above");
+                let fp = child(p, "fraction");
+                let x = ctx.non_negative(f, &fp, "fraction of the stop")?;
+                if x >= 1.0 {
+                    ctx.error(
+                        &f.origin,
+                        &fp,
+                        format!(
+                            "expected a fraction of the stop below 1 (0.1 discards the first tenth), found {x}"
+                        ),
+                    );
+                    return None;
+                }
+                Some(Warmup::Fraction(x))
+            }
             _ => jobs_or_time(ctx, n, p, true).map(|x| match x {
                 JobsOrTime::Jobs(j) => Warmup::Jobs(j),
                 JobsOrTime::Time(t) => Warmup::Time(t),
@@ -194,7 +213,7 @@ enum JobsOrTime {
 
 fn jobs_or_time(ctx: &mut Ctx<'_>, n: &Node, path: &str, zero_ok: bool) -> Option<JobsOrTime> {
     let form = if zero_ok {
-        "{ jobs = 10000 }, { time_s = 10.0 }, \"mser5\" or \"none\""
+        "{ jobs = 10000 }, { time_s = 10.0 }, { fraction = 0.1 }, \"mser5\" or \"none\""
     } else {
         "{ jobs = 100000 } or { time_s = 1000.0 }"
     };

@@ -86,6 +86,27 @@ fn defaults_without_simulation_section() {
 }
 
 #[test]
+fn warmup_fraction_follows_the_stop_that_applies() {
+    let t =
+        format!("[simulation]\nstop = {{ jobs = 50000 }}\nwarmup = {{ fraction = 0.2 }}\n{MM1}");
+    let mut run = load(&t, &[]).run;
+    assert_eq!(run.effective_warmup(), Warmup::Jobs(10_000));
+    run.stop = Stop::Jobs(1_000);
+    assert_eq!(run.effective_warmup(), Warmup::Jobs(200));
+    run.stop = Stop::Time(40.0);
+    assert_eq!(run.effective_warmup(), Warmup::Time(8.0));
+    // A whole stop or more is refused where it is written.
+    let bad = format!("[simulation]\nwarmup = {{ fraction = 1.0 }}\n{MM1}");
+    let e = load_str("m.toml", &bad, &[]).unwrap_err().to_string();
+    assert!(
+        e.contains("m.toml:2:23")
+            && e.contains("simulation.warmup.fraction")
+            && e.contains("below 1"),
+        "{e}"
+    );
+}
+
+#[test]
 fn full_model_builds_the_expected_spec() {
     let text = r#"
 [simulation]
