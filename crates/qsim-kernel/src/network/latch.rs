@@ -142,7 +142,11 @@ impl LatchSpec {
             }
         }
         let d = s.spin_wait_delay;
-        if s.poll_delay == PollDelay::Units && d.is_finite() && d >= 0.0 && (d.fract() != 0.0 || d > 1e9) {
+        if s.poll_delay == PollDelay::Units
+            && d.is_finite()
+            && d >= 0.0
+            && (d.fract() != 0.0 || d > 1e9)
+        {
             c.error(
                 &[spin, Field::Key("spin_wait_delay")],
                 format!(
