@@ -101,17 +101,20 @@ fn the_event_saving_path_matches_poll_by_poll() {
     // also give up and sleep; without and with a spin cpu (which slows
     // polls, switch-ins and the holder as the cpu fills), waking one or all.
     let cases = [
-        ("no cpu, wake one", 3, net_case(None, Wake::One, 3), 6),
-        ("cpu, wake all", 4, net_case(Some(0), Wake::All, 4), 8),
+        ("no cpu, wake one", 3, net_case(None, Wake::One, 3), 6, 8e-6),
+        ("cpu, wake all", 4, net_case(Some(0), Wake::All, 4), 8, 8e-6),
+        ("cpu, 1 round", 1, net_case(Some(0), Wake::One, 1), 8, 8e-6),
+        // Sections 10x a poll's delay: most polls find the latch held.
         (
-            "cpu, wake one, 1 round",
-            1,
-            net_case(Some(0), Wake::One, 1),
-            8,
+            "cpu, long sections",
+            30,
+            net_case(Some(0), Wake::One, 30),
+            4,
+            7e-5,
         ),
     ];
-    for (name, rounds, (latch, cores), threads) in cases {
-        let spec = net(latch, threads, cores, 0.000_03, 0.000_008);
+    for (name, rounds, (latch, cores), threads, cs_s) in cases {
+        let spec = net(latch, threads, cores, 0.000_03, cs_s);
         let fast = run_net(with_path(spec.clone(), false), 6, 12_000);
         let slow = run_net(with_path(spec, true), 6, 12_000);
         let (f, s) = (&fast, &slow);
@@ -175,6 +178,14 @@ fn the_event_saving_path_matches_poll_by_poll() {
         // every poll either wins or gives up: nothing to save).
         assert!(fl.mean_spinning.unwrap().mean > 0.05, "{name}: {fl:?}");
         assert!(fl.mean_sleeping.unwrap().mean > 0.01, "{name}: {fl:?}");
+        if cs_s > 1e-5 {
+            assert!(
+                f.events * 2 < s.events,
+                "{name}: {} events vs {} poll by poll",
+                f.events,
+                s.events
+            );
+        }
         assert!(
             f.events < s.events || (rounds == 1 && f.events == s.events),
             "{name}: {} events vs {} poll by poll",
@@ -184,8 +195,9 @@ fn the_event_saving_path_matches_poll_by_poll() {
     }
 }
 
-/// A latch spinning at delay 6 with `rounds` rounds; 2 cores when it
-/// spins on the cpu (else 4, and the cpu is not charged).
+/// A latch spinning at delay 6 (polls 7 µs apart on average) with
+/// `rounds` rounds; 2 cores when it spins on the cpu (else 4, and the cpu
+/// is not charged).
 fn net_case(cpu: Option<usize>, wake: Wake, rounds: u32) -> (LatchSpec, u32) {
     let cores = if cpu.is_some() { 2 } else { 4 };
     (

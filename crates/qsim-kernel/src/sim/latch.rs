@@ -31,8 +31,6 @@ pub(super) struct LatchRt {
     /// are not `WAKING`; `free_slots` lists the unused ones.
     pub(super) slots: Vec<SpinSlot>,
     pub(super) free_slots: Vec<u32>,
-    /// Scratch space for re-keying `waits`.
-    pub(super) scratch: Vec<(u64, u32)>,
     /// Polls made and the sum of their delays (seconds of CPU), measured.
     pub(super) poll_count: u64,
     pub(super) poll_sum: f64,
@@ -95,19 +93,13 @@ pub(super) struct LatchRt {
 /// far below it.
 pub(super) const WAKING: u32 = 1 << 31;
 
-/// Polls a spinner's checkpoint lies ahead of its last confirmed poll in
-/// the event-saving path: a spinner that neither wins nor gives up costs
-/// one event per this many polls.
-const CHUNK: u32 = 64;
-
 /// One spin episode: a waiter from the time it starts spinning until it
 /// takes the latch or gives up and sleeps.
 ///
 /// Its poll delays are a stream of their own: delay k is a pure function
-/// of (`seed`, k) (SplitMix64 at position k), so the episode's polls can
-/// be drawn forward again from any confirmed poll and give the same
-/// times. This is what lets the event-saving path skip the polls that
-/// find the latch held: only the polls after a release are looked at.
+/// of (`seed`, k) (SplitMix64 at position k), so the poll-by-poll path and
+/// the event-saving path, which draws a run of polls at once, see the same
+/// polls.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct SpinSlot {
     pub(super) job: u32,
@@ -116,12 +108,6 @@ pub(super) struct SpinSlot {
     pub(super) polls: u32,
     /// Thread time of the last confirmed poll (or of the start).
     pub(super) tag: f64,
-    /// Event-saving path: thread time and number of the checkpoint poll,
-    /// the poll where the episode is next looked at while the latch stays
-    /// held (the `spin_rounds`-th poll, where it gives up, or `CHUNK`
-    /// polls ahead).
-    pub(super) ck_tag: f64,
-    pub(super) ck_polls: u32,
 }
 
 impl LatchRt {
@@ -140,7 +126,6 @@ impl LatchRt {
             poll_by_poll: sp.is_some_and(|sp| sp.poll_by_poll),
             slots: Vec::new(),
             free_slots: Vec::new(),
-            scratch: Vec::new(),
             poll_count: 0,
             poll_sum: 0.0,
             area_occ: 0.0,
@@ -223,7 +208,7 @@ impl LatchRt {
             (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64) * self.units_f() * self.unit_s
         } else {
             // Multiply-high: a whole number in [0, units).
-            ((u128::from(x) * u128::from(self.units)) >> 64) as f64 * self.unit_s
+            (((u128::from(x) * u128::from(self.units)) >> 64) as u64) as f64 * self.unit_s
         }
     }
 
@@ -241,8 +226,6 @@ impl LatchRt {
             seed: self.rng.next_u64(),
             polls: 0,
             tag,
-            ck_tag: tag,
-            ck_polls: 0,
         };
         match self.free_slots.pop() {
             Some(i) => {
@@ -267,68 +250,37 @@ impl LatchRt {
         sl.tag = tag;
     }
 
-    /// Draws slot `i`'s checkpoint: its polls forward from the last
-    /// confirmed one, up to the `spin_rounds`-th or `CHUNK` ahead.
-    fn checkpoint(&mut self, i: u32) {
-        let sl = self.slots[i as usize];
-        let last = self.rounds.min(sl.polls.saturating_add(CHUNK));
-        let mut t = sl.tag;
-        for k in sl.polls..last {
-            t += self.poll_delay(sl.seed, k);
+    /// Thread time until which the latch is surely held, the thread clock
+    /// being at `now`: the end of the running critical section (its
+    /// remaining work is thread time: the holder and the spinners run at
+    /// the same share of the cpu), less a margin for rounding. −∞ (no
+    /// skipping) poll by poll, during a NUMA hand-off, or with a speed
+    /// curve (the section's speed may rise before it ends).
+    fn held_until(&self, now: f64) -> f64 {
+        if self.poll_by_poll || self.speed.is_some() || self.cs_job == NONE {
+            return f64::NEG_INFINITY;
         }
-        let sl = &mut self.slots[i as usize];
-        sl.ck_tag = t;
-        sl.ck_polls = last;
+        let left = (self.cs_work - (now - self.cs_since) * self.cs_rate).max(0.0);
+        let end = self.t_clock + left;
+        end - 1e-12 * (1.0 + end.abs())
     }
 
-    /// Slot `i`'s first poll at or after thread time `r`, the latch having
-    /// been released at `r`: the polls before `r` found it held and are
-    /// confirmed. Stops at the `spin_rounds`-th poll (at which it gives up
-    /// if that comes first, a tie only).
-    fn first_poll_from(&mut self, i: u32, r: f64) -> f64 {
+    /// The next poll of slot `i` that needs an event: its next poll, or
+    /// in the event-saving path the first from thread time `held_until`
+    /// on (the latch is held until then, so the polls before it fail and
+    /// are confirmed here without events), but never beyond its
+    /// `spin_rounds`-th poll, where it gives up.
+    fn next_poll(&mut self, i: u32, held_until: f64) -> f64 {
         let sl = self.slots[i as usize];
-        let (mut polls, mut t) = (sl.polls, sl.tag);
-        while polls < self.rounds {
-            let next = t + self.poll_delay(sl.seed, polls);
-            if next >= r {
-                self.confirm(i, polls, t);
-                return next;
-            }
+        let (mut polls, mut tag) = (sl.polls, sl.tag);
+        let mut next = tag + self.poll_delay(sl.seed, polls);
+        while next < held_until && polls + 1 < self.rounds {
             polls += 1;
-            t = next;
+            tag = next;
+            next = tag + self.poll_delay(sl.seed, polls);
         }
-        self.confirm(i, polls, t);
-        t
-    }
-
-    /// Event-saving path: re-keys every spinner in `waits` after the latch
-    /// was released at thread time `r` (`Some`: each one's next event is
-    /// its first poll from `r`) or taken again (`None`: its checkpoint).
-    fn rekey(&mut self, released: Option<f64>) {
-        if self.spinners == 0 || self.poll_by_poll {
-            return;
-        }
-        let mut old = std::mem::take(&mut self.scratch);
-        std::mem::swap(&mut old, &mut self.waits.h);
-        for &(bits, e) in &old {
-            if e & WAKING != 0 {
-                self.waits.push(f64::from_bits(bits), e);
-                continue;
-            }
-            let key = match released {
-                Some(r) => self.first_poll_from(e, r),
-                None => {
-                    let sl = self.slots[e as usize];
-                    if sl.ck_polls <= sl.polls {
-                        self.checkpoint(e);
-                    }
-                    self.slots[e as usize].ck_tag
-                }
-            };
-            self.waits.push(key, e);
-        }
-        old.clear();
-        self.scratch = old;
+        self.confirm(i, polls, tag);
+        next
     }
 }
 
@@ -476,12 +428,7 @@ impl Simulation {
             // Uncontended: take it at once (no hand-off).
             l.held = true;
             st.stats.busy = 1;
-            let spinning = l.spinners > 0;
-            l.rekey(None);
             self.latch_start_cs(j, s);
-            if spinning {
-                self.latch_schedule_wait_soon(s);
-            }
             return;
         }
         self.latch_retime_cs(s);
@@ -500,12 +447,8 @@ impl Simulation {
             l.spinners += 1;
             l.advance(now);
             let i = l.open_slot(j, l.t_clock);
-            let key = if l.poll_by_poll {
-                l.t_clock + l.poll_delay(l.slots[i as usize].seed, 0)
-            } else {
-                l.checkpoint(i);
-                l.slots[i as usize].ck_tag
-            };
+            let until = l.held_until(now);
+            let key = l.next_poll(i, until);
             l.waits.push(key, i);
             self.latch_cpu_burn(s, 1);
             self.latch_schedule_wait_soon(s);
@@ -685,9 +628,6 @@ impl Simulation {
                 }
                 l.waking += wake as u32;
                 woken = wake as i32;
-                // Only the spinners' first polls from now can take it.
-                let r = l.t_clock;
-                l.rekey(Some(r));
             }
         }
         // The holder's thread leaves the cpu; woken ones come onto it.
@@ -728,11 +668,7 @@ impl Simulation {
         self.latch_schedule_wait_soon(s);
     }
 
-    /// A poll of latch `s` by the spinner of slot `i` at thread time
-    /// `tag`. Poll by poll, it is the spinner's next poll. In the
-    /// event-saving path it is its first poll since a release when the
-    /// latch is free, else its checkpoint (every poll up to it found the
-    /// latch held).
+    /// The spinner of slot `i` polls latch `s` at thread time `tag`.
     fn latch_poll(&mut self, s: usize, i: u32, tag: f64) {
         let now = self.now;
         let st = &mut self.stations[s];
@@ -740,42 +676,28 @@ impl Simulation {
             return;
         };
         let sl = l.slots[i as usize];
-        if !l.held && sl.polls < l.rounds {
+        l.confirm(i, sl.polls + 1, tag);
+        if !l.held {
             // This poll finds it free: take it.
-            l.poll_count += 1;
-            l.poll_sum += tag - sl.tag;
             st.stats.acc(now);
             st.stats.busy = 1;
             l.held = true;
             l.spinners -= 1;
             l.free_slots.push(i);
-            l.rekey(None);
             self.latch_cpu_burn(s, -1);
             self.latch_handoff(sl.job, s);
             return;
         }
-        let polls = if l.poll_by_poll {
-            l.confirm(i, sl.polls + 1, tag);
-            sl.polls + 1
-        } else if sl.polls < l.rounds {
-            l.confirm(i, sl.ck_polls, sl.ck_tag);
-            sl.ck_polls
-        } else {
-            // Its last round ended at the release (a tie): it gave up.
-            sl.polls
-        };
-        if polls >= l.rounds {
+        if sl.polls + 1 >= l.rounds {
             // Give up spinning: sleep until a release wakes it.
             l.spinners -= 1;
             l.sleepers.push_back(sl.job);
             l.free_slots.push(i);
             self.latch_cpu_burn(s, -1);
-        } else if l.poll_by_poll {
-            let key = tag + l.poll_delay(sl.seed, polls);
-            l.waits.push(key, i);
         } else {
-            l.checkpoint(i);
-            l.waits.push(l.slots[i as usize].ck_tag, i);
+            let until = l.held_until(now);
+            let key = l.next_poll(i, until);
+            l.waits.push(key, i);
         }
     }
 
@@ -791,7 +713,6 @@ impl Simulation {
             st.stats.acc(now);
             st.stats.busy = 1;
             l.held = true;
-            l.rekey(None);
             self.latch_handoff(j, s);
             return;
         }
