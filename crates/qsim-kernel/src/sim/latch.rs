@@ -415,6 +415,8 @@ impl Simulation {
         self.latch_schedule_wait(s);
     }
 
+    // Kept out of the event loop: the plain queue path stays tight.
+    #[inline(never)]
     pub(super) fn latch_arrive(&mut self, j: u32, s: usize) {
         let now = self.now;
         let st = &mut self.stations[s];
@@ -585,6 +587,8 @@ impl Simulation {
     }
 
     /// End of a critical section (stale when it was re-timed since).
+    // Kept out of the event loop: the plain queue path stays tight.
+    #[inline(never)]
     pub(super) fn on_latch_done(&mut self, s: usize, version: u32) {
         let now = self.now;
         let st = &mut self.stations[s];
@@ -640,6 +644,8 @@ impl Simulation {
 
     /// The earliest pending poll or switch-in of latch `s` is due (stale
     /// when it was re-timed since).
+    // Kept out of the event loop: the plain queue path stays tight.
+    #[inline(never)]
     pub(super) fn on_latch_poll(&mut self, s: usize, version: u32) {
         let now = self.now;
         let Kind::Latch(l) = &mut self.stations[s].kind else {
