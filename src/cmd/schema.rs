@@ -258,6 +258,11 @@ fn station() -> Value {
                 table(
                     vec![
                         ("spin_wait_delay", number_min(0.0), "the delay setting d"),
+                        (
+                            "poll_delay",
+                            one_of_words(&["units", "uniform"]),
+                            "a poll's delay: whole units below d, or continuous",
+                        ),
                         ("pause_cycles", number_min(0.0), "cycles per PAUSE"),
                         (
                             "pauses_per_unit",

@@ -55,7 +55,9 @@
 //!   each contended hand-off costs `local_handoff_s` or `remote_handoff_s`
 //!   depending on the previous holder's node. An uncontended acquire is free.
 //! * Latch with spin: a waiter that finds the latch held polls it after
-//!   each wait of U[0, d·pauses_per_unit·pause_cycles/clock_ghz) ns and
+//!   each wait of a whole number of units uniform on {0, …, d − 1}, a unit
+//!   being pauses_per_unit·pause_cycles/clock_ghz ns (`PollDelay::Units`,
+//!   InnoDB), or of U[0, d units) (`PollDelay::Uniform`), and
 //!   takes it only when a poll finds it free (so a released latch sits idle
 //!   until the next poll: hand-off gaps grow with d); after `spin_rounds`
 //!   failed polls it sleeps (with `spin_rounds = 0` it sleeps at once). A

@@ -200,9 +200,12 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             );
             let spin =
                 matches!(&st.kind, crate::network::StationKind::Latch(l) if l.spin.is_some());
+            let mechanism = matches!(&st.kind,
+                crate::network::StationKind::Latch(l) if l.spin.is_some() || l.numa.is_some());
             let get = |r: &ReplicationResult| r.stations.get(i).cloned().unwrap_or_default();
             let departures = |r: &ReplicationResult| get(r).throughput_per_s * r.measured_time_s;
             let batches = |r: &ReplicationResult| get(r).batches_per_s * r.measured_time_s;
+            let polls = |r: &ReplicationResult| get(r).polls_per_s * r.measured_time_s;
             let e = |metric: &str,
                      f: &dyn Fn(&ReplicationStation) -> f64,
                      w: &dyn Fn(&ReplicationResult) -> f64| {
@@ -225,6 +228,10 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 batches_per_s: grouped.then(|| e("batches_per_s", &|s| s.batches_per_s, &time)),
                 mean_spinning: spin.then(|| e("mean_spinning", &|s| s.mean_spinning, &time)),
                 mean_sleeping: spin.then(|| e("mean_sleeping", &|s| s.mean_sleeping, &time)),
+                occupancy: mechanism.then(|| e("occupancy", &|s| s.occupancy, &time)),
+                polls_per_s: spin.then(|| e("polls_per_s", &|s| s.polls_per_s, &time)),
+                mean_poll_delay_s: spin
+                    .then(|| e("mean_poll_delay_s", &|s| s.mean_poll_delay_s, &polls)),
             }
         })
         .collect();

@@ -14,12 +14,14 @@ fn exp(m: f64) -> Dist {
 fn skylake_spin(d: f64, cpu: Option<usize>) -> SpinSpec {
     SpinSpec {
         spin_wait_delay: d,
+        poll_delay: PollDelay::Units,
         pause_cycles: 140.0,
         pauses_per_unit: 50.0,
         clock_ghz: 2.5,
         spin_rounds: 30,
         context_switch_s: 0.000_01,
         cpu,
+        poll_by_poll: false,
     }
 }
 
@@ -400,12 +402,14 @@ fn numa_handoffs_collapse_throughput_when_threads_outnumber_cores() {
 fn longer_spin_delay_lowers_latch_throughput_and_burns_cpu() {
     let spin = |d: f64| SpinSpec {
         spin_wait_delay: d,
+        poll_delay: PollDelay::Units,
         pause_cycles: 140.0,
         pauses_per_unit: 50.0,
         clock_ghz: 2.0,
         spin_rounds: 30,
         context_switch_s: 0.000_02,
         cpu: Some(0),
+        poll_by_poll: false,
     };
     let res = |d: f64, wake: Wake| {
         // A short critical section (10 µs) next to poll waits of up to
@@ -808,6 +812,7 @@ fn a_spinner_spins_while_the_holder_finishes_its_section() {
     let (s, z) = (0.001, 0.0005);
     let spin = SpinSpec {
         spin_rounds: 1_000_000,
+        poll_delay: PollDelay::Uniform,
         ..skylake_spin(0.1, None)
     };
     let spec = NetworkSpec {

@@ -34,8 +34,11 @@ pub struct NumaSpec {
 /// Spin-wait before sleeping (InnoDB-style `spin_wait_delay`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpinSpec {
-    /// `spin_wait_delay` d: a poll waits uniform [0, d·pauses_per_unit·pause_cycles/clock_ghz) ns.
+    /// `spin_wait_delay` d: the bound of a poll's delay, in units of
+    /// `pauses_per_unit` PAUSE instructions (see [`PollDelay`]).
     pub spin_wait_delay: f64,
+    /// How a poll's delay is drawn from d.
+    pub poll_delay: PollDelay,
     /// Cycles per PAUSE instruction (10 on Broadwell, 140 on Skylake).
     pub pause_cycles: f64,
     /// PAUSE instructions per unit of delay (50 in InnoDB).
@@ -51,6 +54,42 @@ pub struct SpinSpec {
     /// more job there for sharing and utilization, and its poll waits,
     /// switch-in and critical section go at its share of a server.
     pub cpu: Option<StationId>,
+    /// Run the spin mechanism poll by poll (one event per poll), the
+    /// reference the default event-saving path is tested against; the two
+    /// give the same distribution of outcomes.
+    #[doc(hidden)]
+    pub poll_by_poll: bool,
+}
+
+/// The distribution of one poll's delay (`ut_delay`) given
+/// `spin_wait_delay` d, with u = pauses_per_unit·pause_cycles/clock_ghz ns
+/// the length of one unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PollDelay {
+    /// InnoDB: a whole number of units, uniform on {0, 1, …, d − 1} (mean
+    /// (d − 1)/2 units); d must be a whole number; d = 0 means no delay.
+    #[default]
+    Units,
+    /// A continuous uniform on [0, d·u) (mean d/2 units).
+    Uniform,
+}
+
+impl SpinSpec {
+    /// Length of one unit of delay in seconds of CPU.
+    pub fn unit_s(&self) -> f64 {
+        self.pauses_per_unit * self.pause_cycles / self.clock_ghz * 1e-9
+    }
+
+    /// Mean delay of one poll in seconds of CPU (the exact mean of the
+    /// `poll_delay` distribution).
+    pub fn mean_poll_delay_s(&self) -> f64 {
+        let d = self.spin_wait_delay;
+        let units = match self.poll_delay {
+            PollDelay::Units => (d - 1.0).max(0.0) / 2.0,
+            PollDelay::Uniform => d / 2.0,
+        };
+        units * self.unit_s()
+    }
 }
 
 /// Whom a latch release wakes.
@@ -101,6 +140,20 @@ impl LatchSpec {
                     format!("expected {what} >= 0, found {}", fmt_num(v)),
                 );
             }
+        }
+        let d = s.spin_wait_delay;
+        if s.poll_delay == PollDelay::Units
+            && d.is_finite()
+            && d >= 0.0
+            && (d.fract() != 0.0 || d > 1e9)
+        {
+            c.error(
+                &[spin, Field::Key("spin_wait_delay")],
+                format!(
+                    "expected a whole number of units up to 1e9 with poll_delay = \"units\", found {}; use poll_delay = \"uniform\" for a continuous delay",
+                    fmt_num(d)
+                ),
+            );
         }
         c.time(&[spin, Field::Key("context_switch_s")], s.context_switch_s);
         if !(s.clock_ghz.is_finite() && s.clock_ghz > 0.0) {

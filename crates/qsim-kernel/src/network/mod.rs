@@ -25,7 +25,7 @@ mod timeless;
 
 pub use batch::BatchSpec;
 pub use fork::{ForkSpec, JoinSpec, Spread};
-pub use latch::{LatchSpec, NumaSpec, SpinSpec, Wake};
+pub use latch::{LatchSpec, NumaSpec, PollDelay, SpinSpec, Wake};
 pub use link::{LinkSpec, MAX_PIPELINE};
 pub use queue::{Discipline, MAX_SERVERS};
 pub use routing::{Routing, Target};

@@ -159,6 +159,12 @@ pub mod names {
     pub const MEAN_SPINNING: &str = "mean_spinning";
     /// Mean threads asleep on a latch.
     pub const MEAN_SLEEPING: &str = "mean_sleeping";
+    /// Fraction of time anyone is at a latch with mechanisms.
+    pub const OCCUPANCY: &str = "occupancy";
+    /// Polls per second at a spin latch.
+    pub const POLLS_PER_S: &str = "polls_per_s";
+    /// Mean poll delay at a spin latch, seconds of CPU.
+    pub const MEAN_POLL_DELAY_S: &str = "mean_poll_delay_s";
     /// Mean jobs waiting for admission to a region.
     pub const MEAN_WAITING: &str = "mean_waiting";
     /// Mean jobs inside a region.
@@ -324,7 +330,7 @@ const fn station(
     }
 }
 
-const STATION: [Metric; 9] = [
+const STATION: [Metric; 12] = [
     station(
         THROUGHPUT_PER_S,
         Unit::PerSecond,
@@ -339,7 +345,7 @@ const STATION: [Metric; 9] = [
         UTILIZATION,
         Unit::Fraction,
         "utilization",
-        "busy fraction: mean busy servers / servers (0 for a delay station)",
+        "busy fraction: mean busy servers / servers (0 for a delay station); for a latch, the fraction of time it is held",
         true,
         &[],
         |s| Some(s.utilization),
@@ -415,6 +421,36 @@ const STATION: [Metric; 9] = [
         |s| s.mean_sleeping,
         |s| s.mean_sleeping,
     ),
+    station(
+        OCCUPANCY,
+        Unit::Fraction,
+        "occupancy",
+        "fraction of time anyone holds, waits for or is being handed the latch (latches with `numa` or `spin`)",
+        false,
+        &[],
+        |s| s.occupancy,
+        |s| s.occupancy,
+    ),
+    station(
+        POLLS_PER_S,
+        Unit::PerSecond,
+        "polls /s",
+        "polls of the latch by spinning waiters per second (latches with `spin`)",
+        false,
+        &[],
+        |s| s.polls_per_s,
+        |s| s.polls_per_s,
+    ),
+    station(
+        MEAN_POLL_DELAY_S,
+        Unit::Seconds,
+        "poll delay",
+        "mean delay before a spinner's poll (one `ut_delay`), seconds of CPU (latches with `spin`; 0 when no waiter polled)",
+        false,
+        &[],
+        |s| s.mean_poll_delay_s,
+        |s| s.mean_poll_delay_s,
+    ),
 ];
 
 const fn region(
@@ -472,7 +508,7 @@ const REGION: [Metric; 3] = [
 ];
 
 /// Every metric, by scope and then in report order.
-pub static METRICS: [Metric; 27] = [
+pub static METRICS: [Metric; 30] = [
     SYSTEM_FLOW[0],
     SYSTEM_FLOW[1],
     SYSTEM_FLOW[2],
@@ -490,6 +526,9 @@ pub static METRICS: [Metric; 27] = [
     STATION[6],
     STATION[7],
     STATION[8],
+    STATION[9],
+    STATION[10],
+    STATION[11],
     CLASS_FLOW[0],
     CLASS_FLOW[1],
     CLASS_FLOW[2],

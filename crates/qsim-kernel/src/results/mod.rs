@@ -179,6 +179,15 @@ pub struct StationResults {
     /// including woken ones still being switched back in (latches with
     /// `spin`).
     pub mean_sleeping: Option<Estimate>,
+    /// Fraction of time anyone holds, waits for or is being handed the
+    /// latch (latches with `numa` or `spin`; their `utilization` is the
+    /// fraction of time the latch is held).
+    pub occupancy: Option<Estimate>,
+    /// Polls per second (latches with `spin`).
+    pub polls_per_s: Option<Estimate>,
+    /// Mean delay between a spinner's polls, seconds of CPU (latches with
+    /// `spin`; 0 when no poll was made).
+    pub mean_poll_delay_s: Option<Estimate>,
 }
 
 /// Figures of one job class.
@@ -310,6 +319,13 @@ pub struct ReplicationStation {
     /// Time-average threads asleep or being switched in (spin latches),
     /// 0 otherwise.
     pub mean_sleeping: f64,
+    /// Fraction of time anyone is at the latch (latches with mechanisms),
+    /// 0 otherwise.
+    pub occupancy: f64,
+    /// Polls per second (spin latches), 0 otherwise.
+    pub polls_per_s: f64,
+    /// Mean poll delay, seconds of CPU (spin latches; 0 without polls).
+    pub mean_poll_delay_s: f64,
 }
 
 /// One replication's figures for a region.

@@ -58,8 +58,6 @@ pub(super) struct Job {
     pub(super) fork: u32,
     /// Target station while waiting for region admission.
     pub(super) pending: u32,
-    /// Polls done by a spinning latch waiter.
-    pub(super) polls: u32,
     /// Thread number (placement of closed jobs on NUMA nodes).
     pub(super) node: u32,
 }

@@ -6,8 +6,9 @@ use super::vclock::SpeedRt;
 use super::waiting::TagHeap;
 use super::{Kind, Simulation, StationRt};
 use crate::dist::unit;
-use crate::network::{LatchSpec, NumaSpec, SpinSpec, Wake};
-use crate::rng::SimRng;
+use crate::network::{LatchSpec, NumaSpec, PollDelay, SpinSpec, Wake};
+use crate::rng::{SimRng, splitmix64};
+use rand::Rng;
 use std::collections::VecDeque;
 
 /// NUMA placement and hand-off state of a latch.
@@ -16,8 +17,27 @@ pub(super) struct LatchRt {
     pub(super) numa: Option<NumaSpec>,
     pub(super) spin: Option<SpinSpec>,
     pub(super) wake: Wake,
-    /// Upper bound of one poll wait in seconds.
-    pub(super) poll_max_s: f64,
+    /// One unit of poll delay, seconds of CPU.
+    pub(super) unit_s: f64,
+    /// `spin_wait_delay` as a whole number of units (`PollDelay::Units`).
+    pub(super) units: u64,
+    /// Polls are drawn as a continuous uniform (`PollDelay::Uniform`).
+    pub(super) uniform: bool,
+    /// Failed polls that send a spinner to sleep (`spin_rounds`).
+    pub(super) rounds: u32,
+    /// Event per poll (the reference path) rather than per hand-off.
+    pub(super) poll_by_poll: bool,
+    /// Spin episodes in progress, indexed by the values of `waits` that
+    /// are not `WAKING`; `free_slots` lists the unused ones.
+    pub(super) slots: Vec<SpinSlot>,
+    pub(super) free_slots: Vec<u32>,
+    /// Polls made and the sum of their delays (seconds of CPU), measured.
+    pub(super) poll_count: u64,
+    pub(super) poll_sum: f64,
+    /// Measured area under "anyone present" (holding, waiting or being
+    /// handed the latch), integrated up to `occ_since`.
+    pub(super) area_occ: f64,
+    pub(super) occ_since: f64,
     pub(super) speed: Option<SpeedRt>,
     pub(super) rng: SimRng,
     /// Holding, or reserved for a job in hand-off / a woken sleeper.
@@ -73,18 +93,43 @@ pub(super) struct LatchRt {
 /// far below it.
 pub(super) const WAKING: u32 = 1 << 31;
 
+/// One spin episode: a waiter from the time it starts spinning until it
+/// takes the latch or gives up and sleeps.
+///
+/// Its poll delays are a stream of their own: delay k is a pure function
+/// of (`seed`, k) (SplitMix64 at position k), so the poll-by-poll path and
+/// the event-saving path, which draws a run of polls at once, see the same
+/// polls.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct SpinSlot {
+    pub(super) job: u32,
+    pub(super) seed: u64,
+    /// Polls confirmed so far (all found the latch held).
+    pub(super) polls: u32,
+    /// Thread time of the last confirmed poll (or of the start).
+    pub(super) tag: f64,
+}
+
 impl LatchRt {
     /// A free latch with a NUMA or spin mechanism; `rng` is the station's
     /// mechanism stream.
     pub(super) fn new(l: &LatchSpec, speed: Option<SpeedRt>, rng: SimRng) -> LatchRt {
-        let poll_max_s = l.spin.as_ref().map_or(0.0, |sp| {
-            sp.spin_wait_delay * sp.pauses_per_unit * sp.pause_cycles / sp.clock_ghz * 1e-9
-        });
+        let sp = l.spin.as_ref();
         LatchRt {
             numa: l.numa.clone(),
             spin: l.spin.clone(),
             wake: l.wake,
-            poll_max_s,
+            unit_s: sp.map_or(0.0, SpinSpec::unit_s),
+            units: sp.map_or(0, |sp| sp.spin_wait_delay as u64),
+            uniform: sp.is_some_and(|sp| sp.poll_delay == PollDelay::Uniform),
+            rounds: sp.map_or(0, |sp| sp.spin_rounds),
+            poll_by_poll: sp.is_some_and(|sp| sp.poll_by_poll),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            poll_count: 0,
+            poll_sum: 0.0,
+            area_occ: 0.0,
+            occ_since: 0.0,
             speed,
             rng,
             held: false,
@@ -136,9 +181,106 @@ impl LatchRt {
         self.counts_since = now;
     }
 
-    /// One `ut_delay`: a uniform draw in [0, poll_max_s) of thread time.
-    fn draw_poll(&mut self) -> f64 {
-        self.poll_max_s * unit(&mut self.rng)
+    /// Integrates the "anyone present" area up to `now` for `n` present;
+    /// call before changing the number present.
+    #[inline]
+    fn acc_occ(&mut self, now: f64, n: u32) {
+        if n > 0 {
+            self.area_occ += now - self.occ_since;
+        }
+        self.occ_since = now;
+    }
+
+    /// Delay k (0-based) of the spin episode with stream `seed`: one
+    /// `ut_delay`, in seconds of thread time.
+    ///
+    /// InnoDB draws ut_rnd_interval(0, srv_spin_wait_delay) units; in
+    /// MySQL 5.5-5.7 (storage/innobase/include/ut0rnd.ic) that is
+    /// low + rnd % (high - low), a whole number in [0, d - 1] (the
+    /// header's "can generate also this value" for `high` is not what the
+    /// code does), and 0 when d = 0; MySQL 8.0 calls
+    /// ut::random_from_interval instead. `PollDelay::Units` follows 5.7.
+    #[inline]
+    fn poll_delay(&self, seed: u64, k: u32) -> f64 {
+        let mut state = seed.wrapping_add(u64::from(k).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let x = splitmix64(&mut state);
+        if self.uniform {
+            (x >> 11) as f64 * (1.0 / (1u64 << 53) as f64) * self.units_f() * self.unit_s
+        } else {
+            // Multiply-high: a whole number in [0, units).
+            (((u128::from(x) * u128::from(self.units)) >> 64) as u64) as f64 * self.unit_s
+        }
+    }
+
+    /// `spin_wait_delay` as a number (continuous with `Uniform`).
+    #[inline]
+    fn units_f(&self) -> f64 {
+        self.spin.as_ref().map_or(0.0, |sp| sp.spin_wait_delay)
+    }
+
+    /// Starts a spin episode for job `j` at thread time `tag`; returns
+    /// its slot.
+    fn open_slot(&mut self, j: u32, tag: f64) -> u32 {
+        let slot = SpinSlot {
+            job: j,
+            seed: self.rng.next_u64(),
+            polls: 0,
+            tag,
+        };
+        match self.free_slots.pop() {
+            Some(i) => {
+                self.slots[i as usize] = slot;
+                i
+            }
+            None => {
+                self.slots.push(slot);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Confirms the polls of slot `i` up to `polls`, at thread time `tag`
+    /// (each found the latch held).
+    #[inline]
+    fn confirm(&mut self, i: u32, polls: u32, tag: f64) {
+        let sl = &mut self.slots[i as usize];
+        self.poll_count += u64::from(polls - sl.polls);
+        self.poll_sum += tag - sl.tag;
+        sl.polls = polls;
+        sl.tag = tag;
+    }
+
+    /// Thread time until which the latch is surely held, the thread clock
+    /// being at `now`: the end of the running critical section (its
+    /// remaining work is thread time: the holder and the spinners run at
+    /// the same share of the cpu), less a margin for rounding. −∞ (no
+    /// skipping) poll by poll, during a NUMA hand-off, or with a speed
+    /// curve (the section's speed may rise before it ends).
+    fn held_until(&self, now: f64) -> f64 {
+        if self.poll_by_poll || self.speed.is_some() || self.cs_job == NONE {
+            return f64::NEG_INFINITY;
+        }
+        let left = (self.cs_work - (now - self.cs_since) * self.cs_rate).max(0.0);
+        let end = self.t_clock + left;
+        end - 1e-12 * (1.0 + end.abs())
+    }
+
+    /// The next poll of slot `i` that needs an event: its next poll, or
+    /// in the event-saving path the first from thread time `held_until`
+    /// on (the latch is held until then, so the polls before it fail and
+    /// are confirmed here without events), but never beyond its
+    /// `spin_rounds`-th poll, where it gives up.
+    fn next_poll(&mut self, i: u32, held_until: f64) -> f64 {
+        let sl = self.slots[i as usize];
+        let (mut polls, mut tag) = (sl.polls, sl.tag);
+        let mut next = tag + self.poll_delay(sl.seed, polls);
+        while next < held_until && polls + 1 < self.rounds {
+            polls += 1;
+            tag = next;
+            next = tag + self.poll_delay(sl.seed, polls);
+        }
+        self.confirm(i, polls, tag);
+        next
     }
 }
 
@@ -273,6 +415,8 @@ impl Simulation {
         self.latch_schedule_wait(s);
     }
 
+    // Kept out of the event loop: the plain queue path stays tight.
+    #[inline(never)]
     pub(super) fn latch_arrive(&mut self, j: u32, s: usize) {
         let now = self.now;
         let st = &mut self.stations[s];
@@ -280,11 +424,12 @@ impl Simulation {
             return;
         };
         st.stats.acc(now);
+        l.acc_occ(now, st.stats.n);
         st.stats.n += 1;
-        st.stats.busy = 1;
         if !l.held {
             // Uncontended: take it at once (no hand-off).
             l.held = true;
+            st.stats.busy = 1;
             self.latch_start_cs(j, s);
             return;
         }
@@ -300,12 +445,13 @@ impl Simulation {
             return;
         };
         l.acc_waiters(now);
-        if l.spin.as_ref().is_some_and(|sp| sp.spin_rounds > 0) {
+        if l.spin.is_some() && l.rounds > 0 {
             l.spinners += 1;
-            self.jobs[j as usize].polls = 0;
             l.advance(now);
-            let tag = l.t_clock + l.draw_poll();
-            l.waits.push(tag, j);
+            let i = l.open_slot(j, l.t_clock);
+            let until = l.held_until(now);
+            let key = l.next_poll(i, until);
+            l.waits.push(key, i);
             self.latch_cpu_burn(s, 1);
             self.latch_schedule_wait_soon(s);
         } else {
@@ -441,6 +587,8 @@ impl Simulation {
     }
 
     /// End of a critical section (stale when it was re-timed since).
+    // Kept out of the event loop: the plain queue path stays tight.
+    #[inline(never)]
     pub(super) fn on_latch_done(&mut self, s: usize, version: u32) {
         let now = self.now;
         let st = &mut self.stations[s];
@@ -454,9 +602,12 @@ impl Simulation {
         l.acc_waiters(now);
         let j = std::mem::replace(&mut l.cs_job, NONE);
         st.stats.acc(now);
+        l.acc_occ(now, st.stats.n);
         st.stats.n -= 1;
-        // Busy while anyone holds, waits for, or is being handed the latch.
-        st.stats.busy = u32::from(st.stats.n > 0);
+        // Without spinning, a sleeper is handed the latch at once: it
+        // stays held (utilization is the held fraction).
+        l.held = l.spin.is_none() && !l.sleepers.is_empty();
+        st.stats.busy = u32::from(l.held);
         Simulation::record_departure(&mut st.stats, &self.jobs[j as usize], now);
         let mut woken = 0;
         match &l.spin {
@@ -464,14 +615,11 @@ impl Simulation {
                 // Sleeping waiters get the latch in FIFO order.
                 if let Some(nx) = l.sleepers.pop_front() {
                     self.latch_handoff(nx, s);
-                } else {
-                    l.held = false;
                 }
             }
             Some(spin) => {
                 // Free: the next spinner to poll takes it; sleepers are woken
                 // and must run `context_switch_s` on the cpu first.
-                l.held = false;
                 let cs = spin.context_switch_s;
                 let wake = match l.wake {
                     Wake::One => l.sleepers.len().min(1),
@@ -496,6 +644,8 @@ impl Simulation {
 
     /// The earliest pending poll or switch-in of latch `s` is due (stale
     /// when it was re-timed since).
+    // Kept out of the event loop: the plain queue path stays tight.
+    #[inline(never)]
     pub(super) fn on_latch_poll(&mut self, s: usize, version: u32) {
         let now = self.now;
         let Kind::Latch(l) = &mut self.stations[s].kind else {
@@ -519,44 +669,55 @@ impl Simulation {
             l.waking -= 1;
             self.latch_switched_in(s, e & !WAKING);
         } else {
-            self.latch_poll(s, e);
+            self.latch_poll(s, e, tag);
         }
         self.latch_schedule_wait_soon(s);
     }
 
-    /// Spinner `j` polls latch `s`.
-    fn latch_poll(&mut self, s: usize, j: u32) {
-        let Kind::Latch(l) = &mut self.stations[s].kind else {
+    /// The spinner of slot `i` polls latch `s` at thread time `tag`.
+    fn latch_poll(&mut self, s: usize, i: u32, tag: f64) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
             return;
         };
+        let sl = l.slots[i as usize];
+        l.confirm(i, sl.polls + 1, tag);
         if !l.held {
+            // This poll finds it free: take it.
+            st.stats.acc(now);
+            st.stats.busy = 1;
             l.held = true;
             l.spinners -= 1;
+            l.free_slots.push(i);
             self.latch_cpu_burn(s, -1);
-            self.latch_handoff(j, s);
+            self.latch_handoff(sl.job, s);
             return;
         }
-        let rounds = l.spin.as_ref().map_or(0, |sp| sp.spin_rounds);
-        let job = &mut self.jobs[j as usize];
-        job.polls += 1;
-        if job.polls >= rounds {
+        if sl.polls + 1 >= l.rounds {
             // Give up spinning: sleep until a release wakes it.
             l.spinners -= 1;
-            l.sleepers.push_back(j);
+            l.sleepers.push_back(sl.job);
+            l.free_slots.push(i);
             self.latch_cpu_burn(s, -1);
         } else {
-            let tag = l.t_clock + l.draw_poll();
-            l.waits.push(tag, j);
+            let until = l.held_until(now);
+            let key = l.next_poll(i, until);
+            l.waits.push(key, i);
         }
     }
 
     /// Woken sleeper `j` runs again.
     fn latch_switched_in(&mut self, s: usize, j: u32) {
         self.latch_cpu_burn(s, -1);
-        let Kind::Latch(l) = &mut self.stations[s].kind else {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
             return;
         };
         if !l.held {
+            st.stats.acc(now);
+            st.stats.busy = 1;
             l.held = true;
             self.latch_handoff(j, s);
             return;

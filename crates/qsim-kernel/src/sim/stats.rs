@@ -203,6 +203,10 @@ impl Simulation {
                 l.area_spin = 0.0;
                 l.area_sleep = 0.0;
                 l.counts_since = now;
+                l.area_occ = 0.0;
+                l.occ_since = now;
+                l.poll_count = 0;
+                l.poll_sum = 0.0;
             }
         }
         for cl in &mut self.classes {
@@ -390,6 +394,16 @@ impl Simulation {
                     }
                     _ => (0.0, 0.0),
                 };
+                // Latches with mechanisms: `busy` is "held", so utilization
+                // is the held fraction; occupancy counts anyone present.
+                let (occupancy, polls, poll_delay) = match &st.kind {
+                    Kind::Latch(l) => (
+                        per_s(l.area_occ + if s.n > 0 { now - l.occ_since } else { 0.0 }),
+                        per_s(l.poll_count as f64),
+                        ratio(l.poll_sum, l.poll_count as f64),
+                    ),
+                    _ => (0.0, 0.0, 0.0),
+                };
                 ReplicationStation {
                     throughput_per_s: per_s(d),
                     utilization: if st.servers > 0.0 {
@@ -412,6 +426,9 @@ impl Simulation {
                     },
                     mean_spinning: spinning,
                     mean_sleeping: sleeping,
+                    occupancy,
+                    polls_per_s: polls,
+                    mean_poll_delay_s: poll_delay,
                 }
             })
             .collect();

@@ -3,7 +3,7 @@
 use crate::build::{Names, Table};
 use crate::ctx::Ctx;
 use crate::tree::Node;
-use qsim_kernel::{LatchSpec, NumaSpec, SpinSpec, Wake};
+use qsim_kernel::{LatchSpec, NumaSpec, PollDelay, SpinSpec, Wake};
 
 pub(super) const KEYS: &[&str] = &["numa", "spin", "wake"];
 const NUMA_KEYS: &[&str] = &[
@@ -15,6 +15,7 @@ const NUMA_KEYS: &[&str] = &[
 ];
 const SPIN_KEYS: &[&str] = &[
     "spin_wait_delay",
+    "poll_delay",
     "pause_cycles",
     "pauses_per_unit",
     "clock_ghz",
@@ -85,6 +86,12 @@ fn spin(ctx: &mut Ctx<'_>, names: &Names<'_>, node: &Node, path: &str) -> Option
     let t = Table { node, path };
     let number = |ctx: &mut Ctx<'_>, n: &Node, p: &str| ctx.f64(n, p);
     let delay = t.req(ctx, "spin_wait_delay", "a delay in units (>= 0)", number);
+    let poll_delay = t.opt(ctx, "poll_delay", PollDelay::Units, |ctx, n, p| {
+        ctx.choice(n, p, &["units", "uniform"]).map(|w| match w {
+            "uniform" => PollDelay::Uniform,
+            _ => PollDelay::Units,
+        })
+    });
     let cycles = t.req(ctx, "pause_cycles", "a number of cycles (>= 0)", number);
     let per_unit = t.opt(ctx, "pauses_per_unit", 50.0, number);
     let cs = t.req(ctx, "context_switch_s", "a time in seconds (>= 0)", number);
@@ -97,11 +104,13 @@ fn spin(ctx: &mut Ctx<'_>, names: &Names<'_>, node: &Node, path: &str) -> Option
     });
     Some(SpinSpec {
         spin_wait_delay: delay?,
+        poll_delay: poll_delay?,
         pause_cycles: cycles?,
         pauses_per_unit: per_unit?,
         clock_ghz: ghz?,
         spin_rounds: rounds?,
         context_switch_s: cs?,
         cpu: cpu?,
+        poll_by_poll: false,
     })
 }

@@ -1,0 +1,355 @@
+//! Spin latches: the event-saving path against the poll-by-poll reference,
+//! the InnoDB poll delay against its exact mean, and a latch's utilization
+//! (the fraction of time it is held) against exact answers.
+
+use qsim_kernel::*;
+
+fn exp(m: f64) -> Dist {
+    Dist::exponential(m).unwrap()
+}
+
+/// InnoDB's settings on a 2.5 GHz Skylake: one unit is 50 PAUSEs of 140
+/// cycles, 2.8 µs.
+fn spin(d: f64, rounds: u32, cpu: Option<usize>) -> SpinSpec {
+    SpinSpec {
+        spin_wait_delay: d,
+        poll_delay: PollDelay::Units,
+        pause_cycles: 140.0,
+        pauses_per_unit: 50.0,
+        clock_ghz: 2.5,
+        spin_rounds: rounds,
+        context_switch_s: 0.000_01,
+        cpu,
+        poll_by_poll: false,
+    }
+}
+
+/// `threads` threads loop: `cpu_s` of work on a PS cpu with `cores` cores,
+/// then the latch (critical section `cs_s`, exponential).
+fn net(latch: LatchSpec, threads: u32, cores: u32, cpu_s: f64, cs_s: f64) -> NetworkSpec {
+    NetworkSpec {
+        stations: vec![
+            StationSpec {
+                name: "cpu".into(),
+                kind: StationKind::Queue {
+                    servers: cores,
+                    discipline: Discipline::Ps,
+                },
+                service: vec![Some(exp(cpu_s))],
+                speed: None,
+            },
+            StationSpec {
+                name: "latch".into(),
+                kind: StationKind::Latch(latch),
+                service: vec![Some(exp(cs_s))],
+                speed: None,
+            },
+        ],
+        classes: vec![ClassSpec {
+            name: "c".into(),
+            workload: Workload::Closed {
+                population: threads,
+                think: None,
+            },
+            routing: Routing::Sequence(vec![0, 1]),
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
+    }
+}
+
+fn run_net(spec: NetworkSpec, reps: u32, jobs: u64) -> RunResults {
+    let n = Network::new(spec).unwrap();
+    let c = RunConfig {
+        replications: reps,
+        stop: Stop::Jobs(jobs),
+        warmup: Warmup::Jobs(jobs / 10),
+        ..RunConfig::default()
+    };
+    run(&n, &c).unwrap()
+}
+
+fn with_path(mut spec: NetworkSpec, poll_by_poll: bool) -> NetworkSpec {
+    for st in &mut spec.stations {
+        if let StationKind::Latch(LatchSpec { spin: Some(sp), .. }) = &mut st.kind {
+            sp.poll_by_poll = poll_by_poll;
+        }
+    }
+    spec
+}
+
+/// Two estimates agree: their difference is within twice the root sum of
+/// squares of their 95% half-widths. For independent runs that is about
+/// 5 standard errors of the difference (half-width ≈ 2.6 se at 6
+/// replications); the two paths share their random streams, which only
+/// makes the difference smaller.
+fn agree(what: &str, a: Estimate, b: Estimate) {
+    let tol = 2.0 * (a.ci95 * a.ci95 + b.ci95 * b.ci95).sqrt();
+    assert!(
+        tol.is_finite() && (a.mean - b.mean).abs() <= tol,
+        "{what}: event-saving {} ± {} vs poll by poll {} ± {} (tolerance {tol})",
+        a.mean,
+        a.ci95,
+        b.mean,
+        b.ci95
+    );
+}
+
+#[test]
+fn the_event_saving_path_matches_poll_by_poll() {
+    // Small contended latches: 6-8 threads, few rounds so that waiters
+    // also give up and sleep; without and with a spin cpu (which slows
+    // polls, switch-ins and the holder as the cpu fills), waking one or all.
+    let cases = [
+        ("no cpu, wake one", 3, net_case(None, Wake::One, 3), 6, 8e-6),
+        ("cpu, wake all", 4, net_case(Some(0), Wake::All, 4), 8, 8e-6),
+        ("cpu, 1 round", 1, net_case(Some(0), Wake::One, 1), 8, 8e-6),
+        // Sections 10x a poll's delay: most polls find the latch held.
+        (
+            "cpu, long sections",
+            30,
+            net_case(Some(0), Wake::One, 30),
+            4,
+            7e-5,
+        ),
+    ];
+    for (name, rounds, (latch, cores), threads, cs_s) in cases {
+        let spec = net(latch, threads, cores, 0.000_03, cs_s);
+        let fast = run_net(with_path(spec.clone(), false), 6, 12_000);
+        let slow = run_net(with_path(spec, true), 6, 12_000);
+        let (f, s) = (&fast, &slow);
+        agree(
+            &format!("{name}: throughput"),
+            f.system.throughput_per_s,
+            s.system.throughput_per_s,
+        );
+        let mean = |r: &RunResults| Estimate {
+            mean: r.system.response_time_s.mean,
+            ci95: r.system.response_time_s.ci95,
+        };
+        agree(&format!("{name}: response"), mean(f), mean(s));
+        // Stronger: the two paths draw the same poll delays (each spin
+        // episode's stream) and consume the latch's stream alike, so they
+        // follow the same sample path up to the rounding of the thread
+        // clock. A skipped, extra or misplaced poll would show here.
+        for (m, a, b) in [
+            (
+                "throughput",
+                f.system.throughput_per_s.mean,
+                s.system.throughput_per_s.mean,
+            ),
+            (
+                "response",
+                f.system.response_time_s.mean,
+                s.system.response_time_s.mean,
+            ),
+        ] {
+            assert!(
+                (a - b).abs() <= 1e-6 * b.abs(),
+                "{name}: {m} {a} vs {b} poll by poll: not the same sample path"
+            );
+        }
+        agree(
+            &format!("{name}: p99"),
+            f.system.response_time_s.p99,
+            s.system.response_time_s.p99,
+        );
+        let (fl, sl) = (&f.stations[1], &s.stations[1]);
+        agree(
+            &format!("{name}: latch wait"),
+            fl.wait_time_s,
+            sl.wait_time_s,
+        );
+        for (m, a, b) in [
+            ("spinning", fl.mean_spinning, sl.mean_spinning),
+            ("sleeping", fl.mean_sleeping, sl.mean_sleeping),
+            ("polls/s", fl.polls_per_s, sl.polls_per_s),
+            ("poll delay", fl.mean_poll_delay_s, sl.mean_poll_delay_s),
+        ] {
+            agree(&format!("{name}: {m}"), a.unwrap(), b.unwrap());
+        }
+        agree(
+            &format!("{name}: cpu utilization"),
+            f.stations[0].utilization,
+            s.stations[0].utilization,
+        );
+        // The models do contend, spin and sleep, and the fast path saves
+        // the events of the polls that find the latch held (with one round
+        // every poll either wins or gives up: nothing to save).
+        assert!(fl.mean_spinning.unwrap().mean > 0.05, "{name}: {fl:?}");
+        assert!(fl.mean_sleeping.unwrap().mean > 0.01, "{name}: {fl:?}");
+        if cs_s > 1e-5 {
+            assert!(
+                f.events * 2 < s.events,
+                "{name}: {} events vs {} poll by poll",
+                f.events,
+                s.events
+            );
+        }
+        assert!(
+            f.events < s.events || (rounds == 1 && f.events == s.events),
+            "{name}: {} events vs {} poll by poll",
+            f.events,
+            s.events
+        );
+    }
+}
+
+/// A latch spinning at delay 6 (polls 7 µs apart on average) with
+/// `rounds` rounds; 2 cores when it spins on the cpu (else 4, and the cpu
+/// is not charged).
+fn net_case(cpu: Option<usize>, wake: Wake, rounds: u32) -> (LatchSpec, u32) {
+    let cores = if cpu.is_some() { 2 } else { 4 };
+    (
+        LatchSpec {
+            numa: None,
+            spin: Some(spin(6.0, rounds, cpu)),
+            wake,
+        },
+        cores,
+    )
+}
+
+#[test]
+fn mean_poll_delay_is_the_mean_of_whole_units() {
+    // InnoDB draws ut_rnd_interval(0, d) = a whole number in {0, …, d − 1}
+    // of 2.8 µs units: mean (d − 1)/2 units, 7 µs at d = 6; the continuous
+    // uniform on [0, d) units has mean d/2, 8.4 µs. The two differ by 20%,
+    // so the test tells them apart (and an inclusive bound, d/2 units, too).
+    for (poll_delay, poll_by_poll) in [
+        (PollDelay::Units, false),
+        (PollDelay::Units, true),
+        (PollDelay::Uniform, false),
+    ] {
+        let mut sp = spin(6.0, 30, None);
+        sp.poll_delay = poll_delay;
+        sp.poll_by_poll = poll_by_poll;
+        let exact = sp.mean_poll_delay_s();
+        let units = if poll_delay == PollDelay::Units {
+            2.5
+        } else {
+            3.0
+        };
+        assert!((exact - units * 2.8e-6).abs() < 1e-15, "{exact}");
+        let latch = LatchSpec {
+            numa: None,
+            spin: Some(sp),
+            wake: Wake::One,
+        };
+        let r = run_net(net(latch, 8, 8, 0.000_03, 0.000_008), 4, 10_000);
+        let st = &r.stations[1];
+        let m = st.mean_poll_delay_s.unwrap();
+        // Every poll's delay is an independent draw and the number of
+        // polls an episode makes is a stopping time, so the ratio of
+        // summed delays to polls estimates the mean (Wald); 4 CI
+        // half-widths of slack.
+        assert!(
+            (m.mean - exact).abs() <= 4.0 * m.ci95 && m.ci95 < 0.02 * exact,
+            "{poll_delay:?} (poll by poll {poll_by_poll}): {} ± {} vs exact {exact}",
+            m.mean,
+            m.ci95
+        );
+        assert!(st.polls_per_s.unwrap().mean > 1e4, "{st:?}");
+    }
+}
+
+#[test]
+fn latch_utilization_is_the_held_fraction() {
+    // A latch with zero-cost NUMA hand-offs runs the mechanism code yet
+    // serves FIFO like one server: N threads thinking Exp(Z) then holding
+    // Exp(S) is the machine-repairman model, with exact held fraction
+    // U = 1 − p0, p0 = 1 / Σ_n N!/(N − n)! (S/Z)^n.
+    let (n, z, s) = (5u32, 0.004, 0.001);
+    let mut term = 1.0;
+    let mut sum = 1.0;
+    for k in 1..=n {
+        term *= f64::from(n - k + 1) * s / z;
+        sum += term;
+    }
+    let u_exact = 1.0 - 1.0 / sum;
+    let numa = NumaSpec {
+        nodes: 1,
+        cores_per_node: 64,
+        local_handoff_s: 0.0,
+        remote_handoff_s: 0.0,
+        migration_s: 0.0,
+    };
+    let mut spec = net(
+        LatchSpec {
+            numa: Some(numa),
+            spin: None,
+            wake: Wake::One,
+        },
+        n,
+        1,
+        z,
+        s,
+    );
+    // The think time is a delay station: the cpu becomes an infinite server.
+    spec.stations[0].kind = StationKind::Delay;
+    let r = run_net(spec, 6, 40_000);
+    let u = r.stations[1].utilization;
+    assert!(
+        (u.mean - u_exact).abs() <= 4.0 * u.ci95,
+        "held fraction {} ± {} vs exact {u_exact}",
+        u.mean,
+        u.ci95
+    );
+    // Occupancy (anyone present) is P(n > 0), the same here.
+    let occ = r.stations[1].occupancy.unwrap();
+    assert!((occ.mean - u.mean).abs() < 1e-9, "{occ:?} vs {u:?}");
+
+    // A spin latch: released, it stays free until the next poll, so
+    // waiters are present while nobody holds it. The held fraction still
+    // obeys the utilization law U = X·S, while occupancy is far larger.
+    let r = run_net(
+        net(net_case(None, Wake::One, 30).0, 8, 8, 0.000_03, 0.000_008),
+        6,
+        12_000,
+    );
+    let st = &r.stations[1];
+    let law = st.throughput_per_s.mean * 0.000_008;
+    // X·S carries the throughput's relative error and the mean critical
+    // section's sampling error (about 1/sqrt(departures)); 4 half-widths.
+    let tol = 4.0
+        * (st.utilization.ci95 + law * st.throughput_per_s.ci95 / st.throughput_per_s.mean)
+        + 4.0 * law / (st.throughput_per_s.mean * r.measured_time_s).sqrt();
+    assert!(
+        (st.utilization.mean - law).abs() <= tol,
+        "held {:?} vs X·S {law} (tolerance {tol})",
+        st.utilization
+    );
+    let occ = st.occupancy.unwrap().mean;
+    assert!(
+        occ <= 1.0 && occ > st.utilization.mean + 0.1,
+        "occupancy {occ} vs held {:?}",
+        st.utilization
+    );
+}
+
+#[test]
+fn units_need_a_whole_spin_wait_delay() {
+    let spec = net(
+        LatchSpec {
+            numa: None,
+            spin: Some(spin(2.5, 30, None)),
+            wake: Wake::One,
+        },
+        4,
+        4,
+        0.001,
+        0.0001,
+    );
+    let err = Network::new(spec.clone()).unwrap_err();
+    assert!(
+        err.iter()
+            .any(|e| e.path == "stations.latch.spin.spin_wait_delay"
+                && e.message.contains("whole number")),
+        "{err:?}"
+    );
+    let mut ok = spec;
+    if let StationKind::Latch(LatchSpec { spin: Some(sp), .. }) = &mut ok.stations[1].kind {
+        sp.poll_delay = PollDelay::Uniform;
+    }
+    assert!(Network::new(ok).is_ok());
+}
