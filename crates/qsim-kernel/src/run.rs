@@ -200,7 +200,12 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             );
             let spin =
                 matches!(&st.kind, crate::network::StationKind::Latch(l) if l.spin.is_some());
+            let finite = network.capacity(i).is_some();
             let get = |r: &ReplicationResult| r.stations.get(i).cloned().unwrap_or_default();
+            let offered = |r: &ReplicationResult| {
+                let s = get(r);
+                (s.throughput_per_s + s.dropped_per_s) * r.measured_time_s
+            };
             let departures = |r: &ReplicationResult| get(r).throughput_per_s * r.measured_time_s;
             let batches = |r: &ReplicationResult| get(r).batches_per_s * r.measured_time_s;
             let e = |metric: &str,
@@ -225,6 +230,9 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 batches_per_s: grouped.then(|| e("batches_per_s", &|s| s.batches_per_s, &time)),
                 mean_spinning: spin.then(|| e("mean_spinning", &|s| s.mean_spinning, &time)),
                 mean_sleeping: spin.then(|| e("mean_sleeping", &|s| s.mean_sleeping, &time)),
+                dropped_per_s: finite.then(|| e("dropped_per_s", &|s| s.dropped_per_s, &time)),
+                loss_probability: finite
+                    .then(|| e("loss_probability", &|s| s.loss_probability, &offered)),
             }
         })
         .collect();

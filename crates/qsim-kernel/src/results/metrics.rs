@@ -163,6 +163,10 @@ pub mod names {
     pub const MEAN_WAITING: &str = "mean_waiting";
     /// Mean jobs inside a region.
     pub const MEAN_INSIDE: &str = "mean_inside";
+    /// Arrivals lost per second at a full station.
+    pub const DROPPED_PER_S: &str = "dropped_per_s";
+    /// Fraction of arrivals lost at a full station.
+    pub const LOSS_PROBABILITY: &str = "loss_probability";
 }
 
 use names::*;
@@ -409,6 +413,30 @@ const STATION: [Metric; 9] = [
     ),
 ];
 
+/// Stations with a finite capacity (`capacity` with `when_full = "drop"`).
+const CAPACITY: [Metric; 2] = [
+    station(
+        DROPPED_PER_S,
+        Unit::PerSecond,
+        "dropped /s",
+        "arrivals lost per second because the station was full (stations with a capacity)",
+        true,
+        &[],
+        |s| s.dropped_per_s,
+        |s| s.dropped_per_s,
+    ),
+    station(
+        LOSS_PROBABILITY,
+        Unit::Fraction,
+        "loss",
+        "fraction of arrivals lost because the station was full (stations with a capacity)",
+        true,
+        &[],
+        |s| s.loss_probability,
+        |s| s.loss_probability,
+    ),
+];
+
 const fn region(
     name: &'static str,
     unit: Unit,
@@ -464,7 +492,7 @@ const REGION: [Metric; 3] = [
 ];
 
 /// Every metric, by scope and then in report order.
-pub static METRICS: [Metric; 27] = [
+pub static METRICS: [Metric; 29] = [
     SYSTEM_FLOW[0],
     SYSTEM_FLOW[1],
     SYSTEM_FLOW[2],
@@ -482,6 +510,8 @@ pub static METRICS: [Metric; 27] = [
     STATION[6],
     STATION[7],
     STATION[8],
+    CAPACITY[0],
+    CAPACITY[1],
     CLASS_FLOW[0],
     CLASS_FLOW[1],
     CLASS_FLOW[2],

@@ -179,6 +179,12 @@ pub struct StationResults {
     /// including woken ones still being switched back in (latches with
     /// `spin`).
     pub mean_sleeping: Option<Estimate>,
+    /// Arrivals lost per second because the station was full (stations
+    /// with a capacity).
+    pub dropped_per_s: Option<Estimate>,
+    /// Fraction of arrivals lost because the station was full (stations
+    /// with a capacity).
+    pub loss_probability: Option<Estimate>,
 }
 
 /// Figures of one job class.
@@ -310,6 +316,10 @@ pub struct ReplicationStation {
     /// Time-average threads asleep or being switched in (spin latches),
     /// 0 otherwise.
     pub mean_sleeping: f64,
+    /// Arrivals lost per second (finite capacity), 0 otherwise.
+    pub dropped_per_s: f64,
+    /// Fraction of arrivals lost (finite capacity), 0 otherwise.
+    pub loss_probability: f64,
 }
 
 /// One replication's figures for a region.

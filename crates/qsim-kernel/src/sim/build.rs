@@ -60,6 +60,15 @@ impl Simulation {
             .enumerate()
             .map(|(s, st)| station(st, s, spec.classes.len(), seed, index))
             .collect();
+        for (s, cap) in spec.capacity.iter().enumerate() {
+            // `Network::new` admits a capacity only on a plain queue.
+            if let (Some(cap), Kind::Queue { c }) = (cap, &stations[s].kind) {
+                stations[s].kind = Kind::Finite {
+                    c: *c,
+                    limit: cap.limit,
+                };
+            }
+        }
         link_spin_cpus(&mut stations);
         let regions = regions(spec, &mut stations);
         let classes = spec

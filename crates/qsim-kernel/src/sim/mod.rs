@@ -87,6 +87,12 @@ enum Kind {
     Queue {
         c: u32,
     },
+    /// A plain queue with at most `limit` jobs present; an arrival that
+    /// finds it full is lost (`queue::drop_job`).
+    Finite {
+        c: u32,
+        limit: u32,
+    },
     /// Speed curve or PS.
     V(Box<VClock>),
     Latch(Box<LatchRt>),
@@ -421,6 +427,7 @@ impl Simulation {
         }
         match &mut st.kind {
             Kind::Queue { .. } => {}
+            &mut Kind::Finite { c, limit } => self.finite_arrive(j, s, c, limit),
             Kind::Delay => Simulation::delay_arrive(st, job, j, s, now, &mut self.fel),
             Kind::V(_) => self.vclock_arrive(j, s),
             Kind::Latch(_) => self.latch_arrive(j, s),

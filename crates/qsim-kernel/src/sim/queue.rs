@@ -2,7 +2,7 @@
 //! scheduled directly, and time averages come from per-job sums (see
 //! [`StStats`](super::stats::StStats)). This is the hot path.
 
-use super::event::{EV_DONE, ev, later};
+use super::event::{EV_DONE, EXIT, NONE, ev, later};
 use super::job::Job;
 use super::{ClassRt, Kind, Simulation, StationRt};
 use crate::fel::Fel;
@@ -81,7 +81,7 @@ impl Simulation {
         Simulation::record_departure(&mut st.stats, job, now);
         // Plain station: per-job sums instead of `acc` (see `StStats`).
         st.stats.sum_arr -= job.t_arr;
-        if let Kind::Queue { .. } = st.kind {
+        if let Kind::Queue { .. } | Kind::Finite { .. } = st.kind {
             st.stats.sum_start -= job.t_start;
             if let Some(nx) = st.waiting.pop() {
                 st.stats.sum_start += now;
@@ -97,5 +97,38 @@ impl Simulation {
             }
         }
         self.leave_hot(j, s as u32);
+    }
+
+    /// Job `j` (already marked as arrived) comes to plain queue `s` with
+    /// `c` servers and room for `limit` jobs: it joins it, or is lost.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn finite_arrive(&mut self, j: u32, s: usize, c: u32, limit: u32) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        st.stats.offered += 1;
+        if st.stats.n < limit {
+            let job = &mut self.jobs[j as usize];
+            Simulation::queue_arrive(st, job, j, s, c, now, &mut self.fel, &self.classes);
+            return;
+        }
+        st.stats.dropped += 1;
+        let job = &mut self.jobs[j as usize];
+        job.station = EXIT;
+        if job.fork != NONE {
+            // A lost sub-job's work is not done; its join still counts it.
+            let join = self.forks[job.fork as usize].join;
+            self.arrive(j, join as usize);
+            return;
+        }
+        let class = job.class as usize;
+        self.in_network -= 1;
+        if self.classes[class].open.is_some() {
+            self.free.push(j);
+        } else {
+            // `Network::new` admits only closed classes with a think time
+            // here: the job thinks, then starts a new interaction.
+            self.think(j);
+        }
     }
 }

@@ -54,6 +54,10 @@ pub(super) struct StStats {
     pub(super) sum_wait: f64,
     pub(super) batches: u64,
     pub(super) batch_jobs: u64,
+    /// Finite-capacity stations: arrivals, and those lost because the
+    /// station was full.
+    pub(super) offered: u64,
+    pub(super) dropped: u64,
 }
 
 impl StStats {
@@ -347,16 +351,18 @@ impl Simulation {
             .iter()
             .map(|st| {
                 let s = &st.stats;
-                let (area_n, area_busy) = if matches!(st.kind, Kind::Queue { .. } | Kind::Delay) {
-                    let (area_n, area_busy) =
-                        s.plain_areas(now, matches!(st.kind, Kind::Queue { .. }));
+                let (area_n, area_busy) = if matches!(
+                    st.kind,
+                    Kind::Queue { .. } | Kind::Finite { .. } | Kind::Delay
+                ) {
+                    let (area_n, area_busy) = s.plain_areas(now, !matches!(st.kind, Kind::Delay));
                     // Debug builds (tests) also integrate the areas the
                     // other way (`acc` at every change) and compare.
                     #[cfg(debug_assertions)]
                     {
                         let dt = now - s.last;
                         let n = s.area_n + f64::from(s.n) * dt;
-                        let b = if matches!(st.kind, Kind::Queue { .. }) {
+                        let b = if !matches!(st.kind, Kind::Delay) {
                             s.area_busy + f64::from(s.busy) * dt
                         } else {
                             0.0
@@ -412,6 +418,8 @@ impl Simulation {
                     },
                     mean_spinning: spinning,
                     mean_sleeping: sleeping,
+                    dropped_per_s: per_s(s.dropped as f64),
+                    loss_probability: ratio(s.dropped as f64, s.offered as f64),
                 }
             })
             .collect();
