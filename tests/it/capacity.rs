@@ -1,0 +1,209 @@
+//! Finite capacity (`capacity`, `when_full`) against exact answers: M/M/1/K,
+//! Erlang B (M/M/c/c), and a finite-source loss queue (closed class whose
+//! lost jobs go back to think).
+
+use crate::support::{assert_close, mean_of, model, qsim, run};
+use qsim_analytic::single;
+
+fn open_finite(rate: f64, servers: u32, capacity: u32) -> String {
+    format!(
+        r#"
+[workload]
+type = "open"
+rate_per_s = {rate}
+route = ["server"]
+
+[stations.server]
+kind = "queue"
+servers = {servers}
+service = {{ dist = "exponential", mean = 1.0 }}
+capacity = {capacity}
+when_full = "drop"
+"#
+    )
+}
+
+#[test]
+fn mm1k_overloaded_matches_exact_loss_jobs_and_throughput() {
+    // rho = 1.5: an infinite queue would grow for ever; K = 4 keeps it finite.
+    let m = model(&open_finite(1.5, 1, 4), &[]);
+    let r = run(&m, 10, 100_000, 5_000);
+    let exact = single::mmck(1.5, 1.0, 1, 4).unwrap();
+    let st = &r.stations[0];
+    let loss = st
+        .loss_probability
+        .expect("a finite station reports its loss");
+    assert_close("M/M/1/4 loss", loss, exact.prob_blocking, 10, 0.0, 0.02);
+    let dropped = st.dropped_per_s.expect("and its losses per second");
+    assert_close(
+        "M/M/1/4 dropped per second",
+        dropped,
+        1.5 * exact.prob_blocking,
+        10,
+        0.0,
+        0.02,
+    );
+    assert_close(
+        "M/M/1/4 mean jobs",
+        st.mean_jobs,
+        exact.mean_number,
+        10,
+        0.0,
+        0.02,
+    );
+    assert_close(
+        "M/M/1/4 throughput",
+        r.system.throughput_per_s,
+        exact.throughput_per_s,
+        10,
+        0.0,
+        0.02,
+    );
+    // The response time is that of the completed (admitted) jobs.
+    assert_close(
+        "M/M/1/4 response",
+        mean_of(&r.system.response_time_s),
+        exact.mean_response_s,
+        10,
+        0.0,
+        0.02,
+    );
+}
+
+#[test]
+fn erlang_b_blocking_from_a_plain_model() {
+    // M/M/5/5 offered 4 erlangs: no waiting room, blocking B(5, 4).
+    let m = model(&open_finite(4.0, 5, 5), &[]);
+    let r = run(&m, 10, 100_000, 5_000);
+    let b = single::erlang_b(5, 4.0).unwrap();
+    let st = &r.stations[0];
+    let loss = st.loss_probability.unwrap();
+    assert_close("Erlang B(5, 4) blocking", loss, b, 10, 0.0, 0.03);
+    // Nobody waits in a loss system.
+    assert_eq!(st.wait_time_s.mean, 0.0);
+    assert_close(
+        "M/M/5/5 utilization",
+        st.utilization,
+        4.0 * (1.0 - b) / 5.0,
+        10,
+        0.0,
+        0.02,
+    );
+}
+
+#[test]
+fn closed_class_lost_jobs_think_again_finite_source_chain() {
+    // N = 6 users thinking 2 s (exponential) in front of an M/M/1/3 queue:
+    // with n at the station, N - n think, so arrivals come at (N - n)/Z while
+    // n < K, a birth-death chain; a lost job thinks again.
+    let text = r#"
+[workload]
+type = "closed"
+population = 6
+think = { dist = "exponential", mean = 2.0 }
+route = ["server"]
+
+[stations.server]
+kind = "queue"
+service = { dist = "exponential", mean = 1.0 }
+capacity = 3
+when_full = "drop"
+"#;
+    let m = model(text, &[]);
+    let r = run(&m, 10, 100_000, 5_000);
+    let (n_users, z, k) = (6.0, 2.0, 3usize);
+    let mut p = vec![1.0];
+    for n in 1..=k {
+        let up = (n_users - (n - 1) as f64) / z;
+        p.push(p[n - 1] * up / 1.0);
+    }
+    let total: f64 = p.iter().sum();
+    p.iter_mut().for_each(|x| *x /= total);
+    let arrivals: Vec<f64> = (0..=k).map(|n| (n_users - n as f64) / z * p[n]).collect();
+    let offered: f64 = arrivals.iter().sum();
+    let loss = arrivals[k] / offered;
+    let throughput = offered - arrivals[k];
+    let mean_jobs: f64 = p.iter().enumerate().map(|(n, q)| n as f64 * q).sum();
+    let st = &r.stations[0];
+    assert_close(
+        "finite source loss",
+        st.loss_probability.unwrap(),
+        loss,
+        10,
+        0.0,
+        0.02,
+    );
+    assert_close(
+        "finite source throughput",
+        r.system.throughput_per_s,
+        throughput,
+        10,
+        0.0,
+        0.02,
+    );
+    assert_close(
+        "finite source mean jobs",
+        st.mean_jobs,
+        mean_jobs,
+        10,
+        0.0,
+        0.02,
+    );
+}
+
+#[test]
+fn capacity_rules_are_located_errors() {
+    let dir = std::env::temp_dir().join(format!("qsim-capacity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.toml");
+    std::fs::write(&path, open_finite(1.0, 2, 1)).unwrap();
+    let out = qsim(&["check", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains(
+            "m.toml:11:12: stations.server.capacity: expected a capacity >= servers (2), found 1"
+        ),
+        "{err}"
+    );
+    // A closed class without a think time would retry a lost job at the
+    // same instant for ever.
+    let text = r#"
+[workload]
+type = "closed"
+population = 3
+route = ["server"]
+
+[stations.server]
+kind = "queue"
+service = { dist = "exponential", mean = 1.0 }
+capacity = 2
+"#;
+    std::fs::write(&path, text).unwrap();
+    let out = qsim(&["check", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("stations.server.capacity: closed class"),
+        "{err}"
+    );
+    assert!(err.contains("give the class a think time"), "{err}");
+    // when_full without a capacity.
+    let text = open_finite(1.0, 1, 2).replace("capacity = 2\n", "");
+    std::fs::write(&path, text).unwrap();
+    let out = qsim(&["check", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("stations.server.when_full: when_full applies"),
+        "{err}"
+    );
+    // PS is not supported.
+    let text = open_finite(0.5, 1, 2).replace("servers = 1", "servers = 1\ndiscipline = \"ps\"");
+    std::fs::write(&path, text).unwrap();
+    let out = qsim(&["check", path.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("capacity is supported on fixed-speed queue"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
