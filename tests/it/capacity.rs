@@ -207,3 +207,66 @@ capacity = 2
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn solve_prints_exact_mmck_and_erlang_b_and_nothing_it_cannot_know() {
+    let dir = std::env::temp_dir().join(format!("qsim-capacity-solve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.toml");
+    let p = path.to_str().unwrap();
+    std::fs::write(&path, open_finite(1.5, 1, 4)).unwrap();
+    let out = qsim(&["solve", p, "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let exact = single::mmck(1.5, 1.0, 1, 4).unwrap();
+    let text = v.to_string();
+    assert!(text.contains("M/M/1/4 at station server"), "{text}");
+    let loss = text
+        .split("\"loss_probability\":")
+        .nth(1)
+        .and_then(|s| s.split([',', '}']).next())
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .expect("solve reports the loss probability");
+    assert!((loss - exact.prob_blocking).abs() < 1e-12, "{loss}");
+    // K = c: Erlang B.
+    std::fs::write(&path, open_finite(4.0, 5, 5)).unwrap();
+    let out = qsim(&["solve", p]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Erlang B (M/M/5/5)"), "{text}");
+    let b = single::erlang_b(5, 4.0).unwrap();
+    assert!(text.contains(&format!("{b:.6}")), "{text}");
+    // A second station after the finite one: no exact method, and no
+    // Jackson figures that would ignore the losses.
+    let two = open_finite(1.5, 1, 4).replace(
+        "route = [\"server\"]",
+        "route = [\"server\", \"disk\"]\n\n[stations.disk]\nkind = \"queue\"\nservice = { dist = \"exponential\", mean = 0.5 }",
+    );
+    std::fs::write(&path, two).unwrap();
+    let out = qsim(&["solve", p]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("outside the exact methods"), "{text}");
+    assert!(text.contains("station server: finite capacity 4"), "{text}");
+    // A closed class: the bounds do not allow for lost jobs, so none.
+    let closed = r#"
+[workload]
+type = "closed"
+population = 6
+think = { dist = "exponential", mean = 2.0 }
+route = ["server"]
+
+[stations.server]
+kind = "queue"
+service = { dist = "exponential", mean = 1.0 }
+capacity = 3
+"#;
+    std::fs::write(&path, closed).unwrap();
+    let out = qsim(&["solve", p]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("no bounds"), "{text}");
+    assert!(!text.contains("throughput  <="), "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+}
