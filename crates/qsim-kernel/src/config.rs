@@ -71,6 +71,13 @@ pub struct RunConfig {
     pub max_events: u64,
     /// Worker threads for replications; 0 means one per core. Never changes results.
     pub threads: usize,
+    /// Per-station distributions: response and waiting-time percentiles,
+    /// P(wait > 0), variance of the number present and P(n >= `jobs_tail_k`).
+    /// Off by default: it records two histogram entries per departure and
+    /// integrates the number present at every change.
+    pub station_tails: bool,
+    /// The k of P(n >= k) at each station (with `station_tails`).
+    pub jobs_tail_k: u32,
 }
 
 impl Default for RunConfig {
@@ -85,6 +92,8 @@ impl Default for RunConfig {
             max_jobs_present: 10_000_000,
             max_events: 20_000_000_000,
             threads: 0,
+            station_tails: false,
+            jobs_tail_k: 10,
         }
     }
 }

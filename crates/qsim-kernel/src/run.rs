@@ -233,6 +233,31 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 dropped_per_s: finite.then(|| e("dropped_per_s", &|s| s.dropped_per_s, &time)),
                 loss_probability: finite
                     .then(|| e("loss_probability", &|s| s.loss_probability, &offered)),
+                tails: config.station_tails.then(|| {
+                    let t = |r: &ReplicationResult| get(r).tails.unwrap_or_default();
+                    let per_rep = |f: &dyn Fn(&ReplicationTails) -> f64| {
+                        estimate(reps.iter().map(|r| f(&t(r))))
+                    };
+                    TailResults {
+                        response_time_p50_s: per_rep(&|t| t.response_time_s[0]),
+                        response_time_p90_s: per_rep(&|t| t.response_time_s[1]),
+                        response_time_p99_s: per_rep(&|t| t.response_time_s[2]),
+                        wait_time_p50_s: per_rep(&|t| t.wait_time_s[0]),
+                        wait_time_p90_s: per_rep(&|t| t.wait_time_s[1]),
+                        wait_time_p99_s: per_rep(&|t| t.wait_time_s[2]),
+                        wait_probability: e(
+                            "wait_probability",
+                            &|s| s.tails.as_ref().map_or(0.0, |t| t.wait_probability),
+                            &departures,
+                        ),
+                        jobs_variance: per_rep(&|t| t.jobs_variance),
+                        jobs_tail_probability: e(
+                            "jobs_tail_probability",
+                            &|s| s.tails.as_ref().map_or(0.0, |t| t.jobs_tail_probability),
+                            &time,
+                        ),
+                    }
+                }),
             }
         })
         .collect();

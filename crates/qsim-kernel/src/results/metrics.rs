@@ -167,6 +167,18 @@ pub mod names {
     pub const DROPPED_PER_S: &str = "dropped_per_s";
     /// Fraction of arrivals lost at a full station.
     pub const LOSS_PROBABILITY: &str = "loss_probability";
+    /// Median wait before service at a station, seconds.
+    pub const WAIT_TIME_P50_S: &str = "wait_time_p50_s";
+    /// 90th-percentile wait before service at a station, seconds.
+    pub const WAIT_TIME_P90_S: &str = "wait_time_p90_s";
+    /// 99th-percentile wait before service at a station, seconds.
+    pub const WAIT_TIME_P99_S: &str = "wait_time_p99_s";
+    /// Fraction of jobs that waited before service at a station.
+    pub const WAIT_PROBABILITY: &str = "wait_probability";
+    /// Variance of the number present at a station.
+    pub const JOBS_VARIANCE: &str = "jobs_variance";
+    /// Fraction of time with at least `simulation.jobs_tail_k` jobs present.
+    pub const JOBS_TAIL_PROBABILITY: &str = "jobs_tail_probability";
 }
 
 use names::*;
@@ -437,6 +449,98 @@ const CAPACITY: [Metric; 2] = [
     ),
 ];
 
+/// One per-station distribution figure (`simulation.station_tails`).
+const fn tail(
+    name: &'static str,
+    unit: Unit,
+    label: &'static str,
+    doc: &'static str,
+    summary: fn(&StationResults) -> Option<Estimate>,
+    replication: fn(&ReplicationStation) -> f64,
+) -> Metric {
+    station(name, unit, label, doc, false, &[], summary, replication)
+}
+
+fn rep_tail(s: &ReplicationStation, f: fn(&ReplicationTails) -> f64) -> f64 {
+    s.tails.as_ref().map_or(0.0, f)
+}
+
+/// Per-station distributions, present with `simulation.station_tails`.
+const TAILS: [Metric; 9] = [
+    tail(
+        RESPONSE_TIME_P50_S,
+        Unit::Seconds,
+        "p50",
+        "median time from arrival at the station to departure (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.response_time_p50_s),
+        |s| rep_tail(s, |t| t.response_time_s[0]),
+    ),
+    tail(
+        RESPONSE_TIME_P90_S,
+        Unit::Seconds,
+        "p90",
+        "90th percentile of the time at the station (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.response_time_p90_s),
+        |s| rep_tail(s, |t| t.response_time_s[1]),
+    ),
+    tail(
+        RESPONSE_TIME_P99_S,
+        Unit::Seconds,
+        "p99",
+        "99th percentile of the time at the station (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.response_time_p99_s),
+        |s| rep_tail(s, |t| t.response_time_s[2]),
+    ),
+    tail(
+        WAIT_TIME_P50_S,
+        Unit::Seconds,
+        "wait p50",
+        "median wait before service (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.wait_time_p50_s),
+        |s| rep_tail(s, |t| t.wait_time_s[0]),
+    ),
+    tail(
+        WAIT_TIME_P90_S,
+        Unit::Seconds,
+        "wait p90",
+        "90th percentile of the wait before service (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.wait_time_p90_s),
+        |s| rep_tail(s, |t| t.wait_time_s[1]),
+    ),
+    tail(
+        WAIT_TIME_P99_S,
+        Unit::Seconds,
+        "wait p99",
+        "99th percentile of the wait before service (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.wait_time_p99_s),
+        |s| rep_tail(s, |t| t.wait_time_s[2]),
+    ),
+    tail(
+        WAIT_PROBABILITY,
+        Unit::Fraction,
+        "P(wait > 0)",
+        "fraction of the jobs that left the station that had waited for service (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.wait_probability),
+        |s| rep_tail(s, |t| t.wait_probability),
+    ),
+    tail(
+        JOBS_VARIANCE,
+        Unit::Jobs,
+        "var jobs",
+        "time-average variance of the number present, in jobs squared (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.jobs_variance),
+        |s| rep_tail(s, |t| t.jobs_variance),
+    ),
+    tail(
+        JOBS_TAIL_PROBABILITY,
+        Unit::Fraction,
+        "P(n >= k)",
+        "fraction of time with at least k jobs present, k = `simulation.jobs_tail_k` (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.jobs_tail_probability),
+        |s| rep_tail(s, |t| t.jobs_tail_probability),
+    ),
+];
+
 const fn region(
     name: &'static str,
     unit: Unit,
@@ -492,7 +596,7 @@ const REGION: [Metric; 3] = [
 ];
 
 /// Every metric, by scope and then in report order.
-pub static METRICS: [Metric; 29] = [
+pub static METRICS: [Metric; 38] = [
     SYSTEM_FLOW[0],
     SYSTEM_FLOW[1],
     SYSTEM_FLOW[2],
@@ -512,6 +616,15 @@ pub static METRICS: [Metric; 29] = [
     STATION[8],
     CAPACITY[0],
     CAPACITY[1],
+    TAILS[0],
+    TAILS[1],
+    TAILS[2],
+    TAILS[3],
+    TAILS[4],
+    TAILS[5],
+    TAILS[6],
+    TAILS[7],
+    TAILS[8],
     CLASS_FLOW[0],
     CLASS_FLOW[1],
     CLASS_FLOW[2],
@@ -554,6 +667,22 @@ impl Metric {
         metrics(scope)
             .find(|m| m.name == name)
             .unwrap_or_else(|| panic!("no {} metric {name}", scope.key()))
+    }
+
+    /// Whether it is a per-station distribution figure, reported only with
+    /// `simulation.station_tails` (tables show them in their own section).
+    pub fn is_station_tail(&self) -> bool {
+        self.scope == MetricScope::Station
+            && (self.is_percentile()
+                || matches!(
+                    self.name,
+                    WAIT_TIME_P50_S
+                        | WAIT_TIME_P90_S
+                        | WAIT_TIME_P99_S
+                        | WAIT_PROBABILITY
+                        | JOBS_VARIANCE
+                        | JOBS_TAIL_PROBABILITY
+                ))
     }
 
     /// Its key path for one item: `throughput_per_s` for a system metric,

@@ -185,6 +185,8 @@ pub struct StationResults {
     /// Fraction of arrivals lost because the station was full (stations
     /// with a capacity).
     pub loss_probability: Option<Estimate>,
+    /// Distributions at the station (with `station_tails`).
+    pub tails: Option<TailResults>,
 }
 
 /// Figures of one job class.
@@ -320,6 +322,47 @@ pub struct ReplicationStation {
     pub dropped_per_s: f64,
     /// Fraction of arrivals lost (finite capacity), 0 otherwise.
     pub loss_probability: f64,
+    /// Distributions at the station, with `station_tails`.
+    pub tails: Option<ReplicationTails>,
+}
+
+/// One replication's per-station distributions (`station_tails`).
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct ReplicationTails {
+    /// p50, p90, p99 of the time at the station, seconds (0 in checkpoints).
+    pub response_time_s: [f64; 3],
+    /// p50, p90, p99 of the wait before service, seconds (0 in checkpoints).
+    pub wait_time_s: [f64; 3],
+    /// Fraction of departed jobs that waited before service.
+    pub wait_probability: f64,
+    /// Time-average variance of the number present.
+    pub jobs_variance: f64,
+    /// Fraction of time with at least `jobs_tail_k` jobs present (NaN when
+    /// k is beyond the distribution's buckets).
+    pub jobs_tail_probability: f64,
+}
+
+/// Per-station distributions across replications (`station_tails`).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct TailResults {
+    /// Median time at the station.
+    pub response_time_p50_s: Estimate,
+    /// 90th percentile of the time at the station.
+    pub response_time_p90_s: Estimate,
+    /// 99th percentile of the time at the station.
+    pub response_time_p99_s: Estimate,
+    /// Median wait before service.
+    pub wait_time_p50_s: Estimate,
+    /// 90th percentile of the wait before service.
+    pub wait_time_p90_s: Estimate,
+    /// 99th percentile of the wait before service.
+    pub wait_time_p99_s: Estimate,
+    /// P(wait > 0): fraction of jobs that waited.
+    pub wait_probability: Estimate,
+    /// Variance of the number present (time average).
+    pub jobs_variance: Estimate,
+    /// P(n >= k), k = `jobs_tail_k`: fraction of time with at least k present.
+    pub jobs_tail_probability: Estimate,
 }
 
 /// One replication's figures for a region.

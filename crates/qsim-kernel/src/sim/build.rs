@@ -69,6 +69,11 @@ impl Simulation {
                 };
             }
         }
+        if config.station_tails {
+            for st in &mut stations {
+                st.stats.tails = Some(Box::new(super::stats::StationTails::new()));
+            }
+        }
         link_spin_cpus(&mut stations);
         let regions = regions(spec, &mut stations);
         let classes = spec
@@ -119,6 +124,7 @@ impl Simulation {
             mark_end: f64::INFINITY,
             finished: false,
             sla: config.sla_s.unwrap_or(f64::INFINITY),
+            jobs_tail_k: config.jobs_tail_k,
             mser: mser.then(Mser::new),
             error: None,
             index,

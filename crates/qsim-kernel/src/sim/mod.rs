@@ -186,6 +186,8 @@ pub struct Simulation {
     mark_end: f64,
     finished: bool,
     sla: f64,
+    /// The k of `jobs_tail_probability`, P(n >= k) (station tails).
+    jobs_tail_k: u32,
     mser: Option<Mser>,
     error: Option<RunError>,
     index: u32,

@@ -24,8 +24,7 @@ impl Simulation {
         classes: &[ClassRt],
     ) {
         let class = job.class as usize;
-        #[cfg(debug_assertions)]
-        st.stats.acc(now);
+        st.stats.acc_plain(now);
         st.stats.n += 1;
         st.stats.sum_arr += now;
         if st.stats.busy < c {
@@ -55,8 +54,7 @@ impl Simulation {
         fel: &mut Fel,
     ) {
         let class = job.class as usize;
-        #[cfg(debug_assertions)]
-        st.stats.acc(now);
+        st.stats.acc_plain(now);
         st.stats.n += 1;
         st.stats.sum_arr += now;
         job.t_start = now;
@@ -74,8 +72,7 @@ impl Simulation {
         // station index already in bounds (`stations` is never resized) and
         // a job id from the slab's allocator (the slab never shrinks).
         let st = unsafe { self.stations.get_unchecked_mut(s) };
-        #[cfg(debug_assertions)]
-        st.stats.acc(now);
+        st.stats.acc_plain(now);
         st.stats.n -= 1;
         let job = unsafe { self.jobs.get_unchecked(j as usize) };
         Simulation::record_departure(&mut st.stats, job, now);

@@ -32,7 +32,7 @@ pub(super) struct ClassStats {
 /// `t_arr` or `t_start` at a plain station must keep these two sums in
 /// step; debug builds (the tests) also integrate the areas with `acc` and
 /// compare both in `result`.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct StStats {
     /// Jobs present (queued and in service).
     pub(super) n: u32,
@@ -58,6 +58,53 @@ pub(super) struct StStats {
     /// station was full.
     pub(super) offered: u64,
     pub(super) dropped: u64,
+    /// Per-station distributions, when `station_tails` is set.
+    pub(super) tails: Option<Box<StationTails>>,
+}
+
+/// Buckets of the number-present distribution: 0, 1, ..., `JOBS_BINS - 2`,
+/// and the last for `JOBS_BINS - 1` or more.
+pub(crate) const JOBS_BINS: usize = 1024;
+
+/// Distributions of one station (`RunConfig::station_tails`): response and
+/// waiting times of the jobs that left, how many waited, and the time spent
+/// with each number of jobs present.
+#[derive(Clone, Debug)]
+pub(super) struct StationTails {
+    pub(super) response: Histogram,
+    pub(super) wait: Histogram,
+    pub(super) waited: u64,
+    /// Time with n jobs present, by n (see [`JOBS_BINS`]).
+    pub(super) jobs_time: Box<[f64; JOBS_BINS]>,
+    /// Integral of n^2 over time.
+    pub(super) area_n2: f64,
+}
+
+impl StationTails {
+    pub(super) fn new() -> StationTails {
+        StationTails {
+            response: Histogram::new(),
+            wait: Histogram::new(),
+            waited: 0,
+            jobs_time: Box::new([0.0; JOBS_BINS]),
+            area_n2: 0.0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.response.clear();
+        self.wait.clear();
+        self.waited = 0;
+        self.jobs_time.fill(0.0);
+        self.area_n2 = 0.0;
+    }
+
+    /// `dt` seconds passed with `n` jobs present.
+    #[inline]
+    fn time_at(&mut self, n: u32, dt: f64) {
+        self.jobs_time[(n as usize).min(JOBS_BINS - 1)] += dt;
+        self.area_n2 += f64::from(n) * f64::from(n) * dt;
+    }
 }
 
 impl StStats {
@@ -69,10 +116,30 @@ impl StStats {
         self.area_n += f64::from(self.n) * dt;
         self.area_busy += f64::from(self.busy) * dt;
         self.last = now;
+        if let Some(t) = &mut self.tails {
+            t.time_at(self.n, dt);
+        }
+    }
+
+    /// [`StStats::acc`] for a plain station, which needs it only for its
+    /// number-present distribution (and debug builds' cross-check).
+    #[inline(always)]
+    pub(super) fn acc_plain(&mut self, now: f64) {
+        #[cfg(debug_assertions)]
+        self.acc(now);
+        #[cfg(not(debug_assertions))]
+        if self.tails.is_some() {
+            self.acc(now);
+        }
     }
 
     fn reset(&mut self, now: f64) {
+        let mut tails = self.tails.take();
+        if let Some(t) = &mut tails {
+            t.clear();
+        }
         *self = StStats {
+            tails,
             n: self.n,
             busy: self.busy,
             last: now,
@@ -192,6 +259,12 @@ impl Simulation {
         stats.departures += 1;
         stats.sum_resp += now - job.t_arr;
         stats.sum_wait += job.t_start - job.t_arr;
+        if let Some(t) = &mut stats.tails {
+            t.response.record(now - job.t_arr);
+            let w = job.t_start - job.t_arr;
+            t.wait.record(w);
+            t.waited += u64::from(w > 0.0);
+        }
     }
 
     /// Resets every accumulator: the measured part starts now.
@@ -420,6 +493,35 @@ impl Simulation {
                     mean_sleeping: sleeping,
                     dropped_per_s: per_s(s.dropped as f64),
                     loss_probability: ratio(s.dropped as f64, s.offered as f64),
+                    tails: s.tails.as_ref().map(|tl| {
+                        let dt = now - s.last;
+                        let mean = per_s(area_n);
+                        let n2 = per_s(tl.area_n2 + f64::from(s.n) * f64::from(s.n) * dt);
+                        let k = self.jobs_tail_k as usize;
+                        let at_least = if k >= JOBS_BINS {
+                            f64::NAN
+                        } else {
+                            let mut time: f64 = tl.jobs_time[k..].iter().sum();
+                            if s.n as usize >= k {
+                                time += dt;
+                            }
+                            per_s(time)
+                        };
+                        let q3 = |h: &Histogram| {
+                            if percentiles {
+                                h.quantiles([0.5, 0.9, 0.99])
+                            } else {
+                                [0.0; 3]
+                            }
+                        };
+                        ReplicationTails {
+                            response_time_s: q3(&tl.response),
+                            wait_time_s: q3(&tl.wait),
+                            wait_probability: ratio(tl.waited as f64, d),
+                            jobs_variance: (n2 - mean * mean).max(0.0),
+                            jobs_tail_probability: at_least,
+                        }
+                    }),
                 }
             })
             .collect();
