@@ -223,13 +223,13 @@ fn solve_prints_exact_mmck_and_erlang_b_and_nothing_it_cannot_know() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let exact = single::mmck(1.5, 1.0, 1, 4).unwrap();
-    let text = v.to_string();
-    assert!(text.contains("M/M/1/4 at station server"), "{text}");
-    let loss = text
-        .split("\"loss_probability\":")
-        .nth(1)
-        .and_then(|s| s.split([',', '}']).next())
-        .and_then(|s| s.trim().parse::<f64>().ok())
+    assert_eq!(v["method"], "M/M/1/4 at station server");
+    let loss = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "stations.server.loss_probability")
+        .and_then(|r| r["analytic"].as_f64())
         .expect("solve reports the loss probability");
     assert!((loss - exact.prob_blocking).abs() < 1e-12, "{loss}");
     // K = c: Erlang B.
@@ -269,4 +269,133 @@ capacity = 3
     assert!(text.contains("no bounds"), "{text}");
     assert!(!text.contains("throughput  <="), "{text}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn station_tails_match_mm1_and_jackson_tandem() {
+    // M/M/1 (mu 1) then M/M/1 (mu 2) at lambda 0.7: by Jackson each
+    // station is an M/M/1 of its own, so its wait W has P(W > t) =
+    // rho e^{-mu(1-rho)t}, its time R is exponential with rate mu - lambda,
+    // P(n >= k) = rho^k and Var n = rho/(1-rho)^2.
+    let text = r#"
+[simulation]
+station_tails = true
+jobs_tail_k = 3
+
+[workload]
+type = "open"
+rate_per_s = 0.7
+route = ["first", "second"]
+
+[stations.first]
+kind = "queue"
+service = { dist = "exponential", mean = 1.0 }
+
+[stations.second]
+kind = "queue"
+service = { dist = "exponential", mean = 0.5 }
+"#;
+    let m = model(text, &[]);
+    let r = run(&m, 10, 200_000, 10_000);
+    let lambda = 0.7;
+    for (i, mu) in [(0usize, 1.0f64), (1, 2.0)] {
+        let rho = lambda / mu;
+        let t = r.stations[i]
+            .tails
+            .as_ref()
+            .expect("station tails were asked for");
+        let name = &r.stations[i].name;
+        let label = |what: &str| format!("{name} {what}");
+        assert_close(
+            &label("P(wait > 0)"),
+            t.wait_probability,
+            rho,
+            10,
+            0.0,
+            0.02,
+        );
+        assert_close(
+            &label("P(n >= 3)"),
+            t.jobs_tail_probability,
+            rho.powi(3),
+            10,
+            0.0,
+            0.05,
+        );
+        assert_close(
+            &label("variance of n"),
+            t.jobs_variance,
+            rho / (1.0 - rho).powi(2),
+            10,
+            0.0,
+            0.1,
+        );
+        // Wait quantile q (q > 1 - rho): ln(rho / (1 - q)) / (mu (1 - rho));
+        // the histogram's buckets are at most 1% wide.
+        let w = |q: f64| (rho / (1.0 - q)).ln() / (mu * (1.0 - rho));
+        assert_close(
+            &label("wait p90"),
+            t.wait_time_p90_s,
+            w(0.9),
+            10,
+            0.01,
+            0.05,
+        );
+        assert_close(
+            &label("wait p99"),
+            t.wait_time_p99_s,
+            w(0.99),
+            10,
+            0.01,
+            0.1,
+        );
+        let resp = |q: f64| single::mm1_response_percentile_s(lambda, mu, q).unwrap();
+        assert_close(
+            &label("response p50"),
+            t.response_time_p50_s,
+            resp(0.5),
+            10,
+            0.01,
+            0.05,
+        );
+        assert_close(
+            &label("response p90"),
+            t.response_time_p90_s,
+            resp(0.9),
+            10,
+            0.01,
+            0.05,
+        );
+    }
+    // At the second station (rho 0.35) more than half the jobs do not wait:
+    // the median wait is 0 (the histogram's lowest bucket, below 1e-9 s).
+    let t = r.stations[1].tails.as_ref().unwrap();
+    assert!(t.wait_time_p50_s.mean < 1e-8, "{:?}", t.wait_time_p50_s);
+}
+
+#[test]
+fn wait_probability_is_erlang_c_at_mm3() {
+    let text = r#"
+[simulation]
+station_tails = true
+
+[workload]
+type = "open"
+rate_per_s = 2.4
+route = ["server"]
+
+[stations.server]
+kind = "queue"
+servers = 3
+service = { dist = "exponential", mean = 1.0 }
+"#;
+    let m = model(text, &[]);
+    let r = run(&m, 10, 200_000, 10_000);
+    let c = single::erlang_c(3, 2.4).unwrap();
+    let t = r.stations[0].tails.as_ref().unwrap();
+    assert_close("M/M/3 P(wait > 0)", t.wait_probability, c, 10, 0.0, 0.02);
+    // Without the key, no station tails are reported.
+    let m = model(&text.replace("station_tails = true", ""), &[]);
+    let r = run(&m, 2, 1_000, 100);
+    assert!(r.stations[0].tails.is_none());
 }
