@@ -60,17 +60,24 @@ impl Simulation {
             .enumerate()
             .map(|(s, st)| station(st, s, spec.classes.len(), seed, index))
             .collect();
-        for (s, cap) in spec.capacity.iter().enumerate() {
-            // `Network::new` admits a capacity only on a plain queue.
-            if let (Some(cap), Kind::Queue { c }) = (cap, &stations[s].kind) {
-                stations[s].kind = Kind::Finite {
-                    c: *c,
-                    limit: cap.limit,
+        // Capacity and station tails take plain stations off the hot path
+        // (`Network::new` admits a capacity only on a plain queue).
+        for (s, st) in stations.iter_mut().enumerate() {
+            let limit = network.capacity(s).map(|cap| cap.limit);
+            let c = match st.kind {
+                Kind::Queue { c } => Some(c),
+                Kind::Delay => Some(u32::MAX),
+                _ => None,
+            };
+            if let Some(c) = c
+                && (limit.is_some() || config.station_tails)
+            {
+                st.kind = Kind::Plain {
+                    c,
+                    limit: limit.unwrap_or(u32::MAX),
                 };
             }
-        }
-        if config.station_tails {
-            for st in &mut stations {
+            if config.station_tails {
                 st.stats.tails = Some(Box::new(super::stats::StationTails::new()));
             }
         }

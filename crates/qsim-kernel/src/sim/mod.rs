@@ -87,9 +87,11 @@ enum Kind {
     Queue {
         c: u32,
     },
-    /// A plain queue with at most `limit` jobs present; an arrival that
-    /// finds it full is lost (`queue::drop_job`).
-    Finite {
+    /// A fixed-speed queue (`c` servers) or delay (`c = u32::MAX`) off the
+    /// hot path: with a capacity (`limit` jobs present at most; an arrival
+    /// that finds it full is lost) or with station tails (`limit =
+    /// u32::MAX`). Its completions are `EV_PLAIN_DONE` events.
+    Plain {
         c: u32,
         limit: u32,
     },
@@ -374,6 +376,7 @@ impl Simulation {
             EV_WARMUP => self.start_measuring(),
             EV_STOP => self.finished = true,
             EV_MARK => self.on_time_mark(),
+            EV_PLAIN_DONE => self.on_plain_done(a as usize, b),
             EV_BATCH_TIMER => self.on_batch_timer(a as usize, b),
             EV_GROUP_DONE => self.on_group_done(a as usize, b),
             EV_LATCH_GRANT => self.on_latch_grant(a as usize, b),
@@ -429,7 +432,7 @@ impl Simulation {
         }
         match &mut st.kind {
             Kind::Queue { .. } => {}
-            &mut Kind::Finite { c, limit } => self.finite_arrive(j, s, c, limit),
+            &mut Kind::Plain { c, limit } => self.plain_arrive(j, s, c, limit),
             Kind::Delay => Simulation::delay_arrive(st, job, j, s, now, &mut self.fel),
             Kind::V(_) => self.vclock_arrive(j, s),
             Kind::Latch(_) => self.latch_arrive(j, s),

@@ -121,18 +121,6 @@ impl StStats {
         }
     }
 
-    /// [`StStats::acc`] for a plain station, which needs it only for its
-    /// number-present distribution (and debug builds' cross-check).
-    #[inline(always)]
-    pub(super) fn acc_plain(&mut self, now: f64) {
-        #[cfg(debug_assertions)]
-        self.acc(now);
-        #[cfg(not(debug_assertions))]
-        if self.tails.is_some() {
-            self.acc(now);
-        }
-    }
-
     fn reset(&mut self, now: f64) {
         let mut tails = self.tails.take();
         if let Some(t) = &mut tails {
@@ -253,18 +241,27 @@ fn jobs_mark(n: u64, k: usize) -> u64 {
 }
 
 impl Simulation {
-    /// Records the departure of job `j` from station stats `st`.
+    /// Records the departure of job `j` from station stats `st`, and its
+    /// times in the station tails if they are kept.
     #[inline(always)]
     pub(super) fn record_departure(stats: &mut StStats, job: &Job, now: f64) {
-        stats.departures += 1;
-        stats.sum_resp += now - job.t_arr;
-        stats.sum_wait += job.t_start - job.t_arr;
+        Simulation::record_departure_plain(stats, job, now);
         if let Some(t) = &mut stats.tails {
             t.response.record(now - job.t_arr);
             let w = job.t_start - job.t_arr;
             t.wait.record(w);
             t.waited += u64::from(w > 0.0);
         }
+    }
+
+    /// [`Simulation::record_departure`] without station tails, for the hot
+    /// plain queue and delay (which become [`Kind::Plain`] when tails are
+    /// kept).
+    #[inline(always)]
+    pub(super) fn record_departure_plain(stats: &mut StStats, job: &Job, now: f64) {
+        stats.departures += 1;
+        stats.sum_resp += now - job.t_arr;
+        stats.sum_wait += job.t_start - job.t_arr;
     }
 
     /// Resets every accumulator: the measured part starts now.
@@ -426,7 +423,7 @@ impl Simulation {
                 let s = &st.stats;
                 let (area_n, area_busy) = if matches!(
                     st.kind,
-                    Kind::Queue { .. } | Kind::Finite { .. } | Kind::Delay
+                    Kind::Queue { .. } | Kind::Plain { .. } | Kind::Delay
                 ) {
                     let (area_n, area_busy) = s.plain_areas(now, !matches!(st.kind, Kind::Delay));
                     // Debug builds (tests) also integrate the areas the
