@@ -231,6 +231,16 @@ fn station() -> Value {
                 "queue discipline (queue)",
             ),
             (
+                "capacity",
+                count(1),
+                "most jobs present, in service included (queue)",
+            ),
+            (
+                "when_full",
+                one_of_words(&["drop"]),
+                "a job arriving at a full station is lost (queue with capacity)",
+            ),
+            (
                 "numa",
                 table(
                     vec![
@@ -366,6 +376,16 @@ fn simulation() -> Value {
                 "unstable beyond this many jobs",
             ),
             ("max_events", count(1), "abort after this many events"),
+            (
+                "station_tails",
+                json!({"type": "boolean"}),
+                "per-station percentiles, P(wait > 0) and number-present distribution",
+            ),
+            (
+                "jobs_tail_k",
+                count(1),
+                "the k of P(n >= k) at each station",
+            ),
         ],
         &[],
     )
