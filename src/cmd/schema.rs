@@ -197,6 +197,11 @@ fn class(with_priority: bool) -> Value {
             json!({"type": "integer"}),
             "higher is served first at priority queues",
         ));
+        keys.push((
+            "sla_s",
+            positive(),
+            "the class's response-time objective, s",
+        ));
     }
     table(keys, &[])
 }

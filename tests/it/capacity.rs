@@ -399,3 +399,49 @@ service = { dist = "exponential", mean = 1.0 }
     let r = run(&m, 2, 1_000, 100);
     assert!(r.stations[0].tails.is_none());
 }
+
+#[test]
+fn per_class_sla_at_a_shared_fcfs_queue() {
+    // Two Poisson classes (0.2/s and 0.4/s) share an exponential FCFS
+    // server (mean 1 s): FCFS does not look at classes, so each class's
+    // response time is that of the M/M/1 at lambda 0.6, exponential with
+    // rate 0.4, and P(R > s) = e^{-0.4 s} for each class's own SLA s.
+    let text = r#"
+[simulation]
+sla_s = 3.0
+
+[classes.a]
+type = "open"
+rate_per_s = 0.2
+route = ["server"]
+sla_s = 2.0
+
+[classes.b]
+type = "open"
+rate_per_s = 0.4
+route = ["server"]
+sla_s = 5.0
+
+[stations.server]
+kind = "queue"
+service = { dist = "exponential", mean = 1.0 }
+"#;
+    let m = model(text, &[]);
+    let r = run(&m, 10, 200_000, 10_000);
+    let tail = |s: f64| (-0.4 * s).exp();
+    let a = r.classes[0].sla_violation.expect("class a has an SLA");
+    let b = r.classes[1].sla_violation.expect("class b has an SLA");
+    assert_close("class a P(R > 2)", a, tail(2.0), 10, 0.0, 0.03);
+    assert_close("class b P(R > 5)", b, tail(5.0), 10, 0.0, 0.05);
+    let sys = r.system.sla_violation.expect("the system has an SLA");
+    assert_close("system P(R > 3)", sys, tail(3.0), 10, 0.0, 0.03);
+    let exact = single::mm1(0.6, 1.0).unwrap().mean_response_s;
+    for c in &r.classes {
+        assert_close(&c.name, mean_of(&c.response_time_s), exact, 10, 0.0, 0.03);
+    }
+    // Without its own SLA a class is measured against the run's.
+    let m = model(&text.replace("sla_s = 5.0\n", ""), &[]);
+    let r = run(&m, 10, 200_000, 10_000);
+    let b = r.classes[1].sla_violation.unwrap();
+    assert_close("class b P(R > 3)", b, tail(3.0), 10, 0.0, 0.03);
+}

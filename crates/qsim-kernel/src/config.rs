@@ -78,6 +78,10 @@ pub struct RunConfig {
     pub station_tails: bool,
     /// The k of P(n >= k) at each station (with `station_tails`).
     pub jobs_tail_k: u32,
+    /// Response-time SLA per class, seconds, indexed by class (empty: none
+    /// has its own): the class's P(R > SLA) is reported against its own SLA,
+    /// or against `sla_s` when it has none.
+    pub class_sla_s: Vec<Option<f64>>,
 }
 
 impl Default for RunConfig {
@@ -94,6 +98,7 @@ impl Default for RunConfig {
             threads: 0,
             station_tails: false,
             jobs_tail_k: 10,
+            class_sla_s: Vec::new(),
         }
     }
 }
@@ -157,6 +162,16 @@ pub(crate) fn check_config(config: &RunConfig) -> Result<(), RunError> {
     {
         return bad(format!(
             "sla_s must be a finite number of seconds >= 0, found {s}"
+        ));
+    }
+    if let Some(s) = config
+        .class_sla_s
+        .iter()
+        .flatten()
+        .find(|s| !(s.is_finite() && **s >= 0.0))
+    {
+        return bad(format!(
+            "a class's sla_s must be a finite number of seconds >= 0, found {s}"
         ));
     }
     if let Some(p) = config.precision

@@ -290,6 +290,19 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                     p99: p(3),
                     p999: p(4),
                 },
+                sla_violation: config
+                    .class_sla_s
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .or(config.sla_s)
+                    .map(|_| {
+                        fig(
+                            &|| format!("class.{}.sla_violation", c.name),
+                            &|r| pick(r).sla_violation,
+                            &count,
+                        )
+                    }),
             }
         })
         .collect();

@@ -235,12 +235,14 @@ pub fn to_table(report: &Report) -> String {
 
     if r.classes.len() > 1 {
         let _ = writeln!(out, "\nclasses");
+        let sla = r.classes.iter().any(|c| c.sla_violation.is_some());
         let shown: Vec<&Metric> = [
             names::THROUGHPUT_PER_S,
             names::RESPONSE_TIME_S,
             names::RESPONSE_TIME_P99_S,
         ]
         .into_iter()
+        .chain(sla.then_some(names::SLA_VIOLATION))
         .map(|n| Metric::get(MetricScope::Class, n))
         .collect();
         let mut header = vec!["name".to_string()];

@@ -75,7 +75,7 @@ pub(super) enum Read {
         summary: fn(&Estimate, &ResponseEstimate) -> Estimate,
         replication: fn(&ReplicationClass) -> f64,
     },
-    /// P(R > SLA), system only, present when an SLA is set.
+    /// P(R > SLA) of the system or a class, present when an SLA applies.
     Sla,
     /// A station figure; `None` when it does not apply to the station.
     Station {
@@ -301,6 +301,19 @@ const SLA: Metric = Metric {
     label: "P(R > SLA)",
     doc: "fraction of interactions slower than `simulation.sla_s` (present when it is set)",
     sweep_column: true,
+    aliases: &[],
+    read: Read::Sla,
+};
+
+// One table row per call: the arguments are the row's columns.
+#[allow(clippy::too_many_arguments)]
+const CLASS_SLA: Metric = Metric {
+    scope: MetricScope::Class,
+    name: SLA_VIOLATION,
+    unit: Unit::Fraction,
+    label: "P(R > SLA)",
+    doc: "fraction of the class's interactions slower than its `sla_s`, or `simulation.sla_s` when it has none (present when one is set)",
+    sweep_column: false,
     aliases: &[],
     read: Read::Sla,
 };
@@ -596,7 +609,7 @@ const REGION: [Metric; 3] = [
 ];
 
 /// Every metric, by scope and then in report order.
-pub static METRICS: [Metric; 38] = [
+pub static METRICS: [Metric; 39] = [
     SYSTEM_FLOW[0],
     SYSTEM_FLOW[1],
     SYSTEM_FLOW[2],
@@ -632,6 +645,7 @@ pub static METRICS: [Metric; 38] = [
     CLASS_FLOW[4],
     CLASS_FLOW[5],
     CLASS_FLOW[6],
+    CLASS_SLA,
     REGION[0],
     REGION[1],
     REGION[2],
@@ -706,7 +720,8 @@ impl Metric {
                 .classes
                 .get(index)
                 .map(|c| summary(&c.throughput_per_s, &c.response_time_s)),
-            (Read::Sla, _) => r.system.sla_violation,
+            (Read::Sla, MetricScope::System) => r.system.sla_violation,
+            (Read::Sla, _) => r.classes.get(index).and_then(|c| c.sla_violation),
             (Read::Station { summary, .. }, _) => r.stations.get(index).and_then(summary),
             (Read::Region { summary, .. }, _) => r.regions.get(index).map(summary),
         }
@@ -719,7 +734,8 @@ impl Metric {
         match (self.read, self.scope) {
             (Read::Flow { replication, .. }, MetricScope::System) => Some(replication(&rep.system)),
             (Read::Flow { replication, .. }, _) => rep.classes.get(index).map(replication),
-            (Read::Sla, _) => Some(rep.system.sla_violation),
+            (Read::Sla, MetricScope::System) => Some(rep.system.sla_violation),
+            (Read::Sla, _) => rep.classes.get(index).map(|c| c.sla_violation),
             (Read::Station { replication, .. }, _) => rep.stations.get(index).map(replication),
             (Read::Region { replication, .. }, _) => rep.regions.get(index).map(replication),
         }

@@ -198,6 +198,9 @@ pub struct ClassResults {
     pub throughput_per_s: Estimate,
     /// Interaction response time.
     pub response_time_s: ResponseEstimate,
+    /// Fraction of the class's interactions slower than its SLA (its own
+    /// `sla_s`, else the run's), when one applies.
+    pub sla_violation: Option<Estimate>,
 }
 
 /// Figures of one region (throttle).
@@ -414,6 +417,7 @@ impl Serialize for ClassResults {
             Read::Flow { summary, .. } => {
                 Some(summary(&self.throughput_per_s, &self.response_time_s))
             }
+            Read::Sla => self.sla_violation,
             _ => None,
         })?;
         m.end()

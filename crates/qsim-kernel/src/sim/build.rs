@@ -99,6 +99,13 @@ impl Simulation {
                 },
                 route: Route::new(&cl.routing, stations.len()),
                 priority: cl.priority,
+                sla: config
+                    .class_sla_s
+                    .get(c)
+                    .copied()
+                    .flatten()
+                    .or(config.sla_s)
+                    .unwrap_or(f64::INFINITY),
                 stats: ClassStats::default(),
             })
             .collect();

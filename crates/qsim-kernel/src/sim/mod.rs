@@ -76,6 +76,8 @@ struct ClassRt {
     think: Option<Sampler>,
     route: Route,
     priority: i32,
+    /// The class's SLA (its own, else the run's; +inf without one).
+    sla: f64,
     stats: ClassStats,
 }
 

@@ -15,6 +15,8 @@ pub(super) struct ClassStats {
     pub(super) completions: u64,
     pub(super) sum_resp: f64,
     pub(super) sla_over: u64,
+    /// Over the class's own SLA (see `ClassRt::sla`).
+    pub(super) class_sla_over: u64,
     pub(super) hist: Histogram,
 }
 
@@ -283,6 +285,7 @@ impl Simulation {
             cl.stats.completions = 0;
             cl.stats.sum_resp = 0.0;
             cl.stats.sla_over = 0;
+            cl.stats.class_sla_over = 0;
             if cl.stats.hist.count() > 0 {
                 cl.stats.hist.clear();
             }
@@ -382,7 +385,7 @@ impl Simulation {
         let per_s = |x: f64| if t > 0.0 { x / t } else { 0.0 };
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
         let qs = [0.5, 0.9, 0.95, 0.99, 0.999];
-        let class_result = |s: &ClassStats| {
+        let class_result = |s: &ClassStats, over: u64| {
             let n = s.completions as f64;
             ReplicationClass {
                 completions: s.completions,
@@ -393,16 +396,22 @@ impl Simulation {
                 } else {
                     [0.0; 5]
                 },
-                sla_violation: ratio(s.sla_over as f64, n),
+                sla_violation: ratio(over as f64, n),
             }
         };
+        // A class's P(R > SLA) is against its own SLA; the system's against
+        // the run's.
         let classes: Vec<ReplicationClass> = self
             .classes
             .iter()
-            .map(|c| class_result(&c.stats))
+            .map(|c| class_result(&c.stats, c.stats.class_sla_over))
             .collect();
         let system = if self.classes.len() == 1 {
-            classes[0].clone()
+            let s = &self.classes[0].stats;
+            ReplicationClass {
+                sla_violation: ratio(s.sla_over as f64, s.completions as f64),
+                ..classes[0].clone()
+            }
         } else {
             let mut all = ClassStats::default();
             for c in &self.classes {
@@ -413,7 +422,7 @@ impl Simulation {
                     all.hist.merge(&c.stats.hist);
                 }
             }
-            class_result(&all)
+            class_result(&all, all.sla_over)
         };
         // Spinning latch waiters are in a cpu station's `busy` already.
         let stations = self

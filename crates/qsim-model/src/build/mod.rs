@@ -327,9 +327,11 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
     }
 
     let mut classes = Vec::new();
+    let mut class_sla = Vec::new();
     let mut arrival_at = Vec::new();
     let mut piece_errors = Vec::new();
     for (ci, c) in names.classes.iter().enumerate() {
+        let mut sla = None;
         let (spec, arr) = classes::class(
             ctx,
             &names,
@@ -339,13 +341,20 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
             c,
             base,
             &mut piece_errors,
+            &mut sla,
         );
+        class_sla.push(sla);
         classes.push(spec);
         arrival_at.push(arr);
     }
 
     let regions = regions::regions(ctx, &names, root, &mut piece_errors);
-    let (run, initial) = simulation::simulation(ctx, &names, root);
+    let (mut run, initial) = simulation::simulation(ctx, &names, root);
+    if let Some(run) = &mut run
+        && class_sla.iter().any(Option::is_some)
+    {
+        run.class_sla_s = class_sla;
+    }
     let derived = metrics::metrics(ctx, &names, root);
     Built {
         stations,
