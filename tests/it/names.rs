@@ -213,7 +213,7 @@ fn sweep_columns_and_json_lines_use_the_table_names() {
     for m in METRICS.iter().filter(|m| m.sweep_column) {
         let items: &[&str] = match m.scope {
             MetricScope::System => &[""],
-            MetricScope::Station => &["cpu", "latch", "fsync"],
+            MetricScope::Station => &["cpu", "latch", "fsync", "pool"],
             MetricScope::Region => &["gate"],
             MetricScope::Class => &[],
         };

@@ -40,7 +40,8 @@ pub(super) fn capacity(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Option<Cap
     let when_full = match t.get("when_full") {
         Some(n) => {
             let p = crate::ctx::child(t.path, "when_full");
-            let w = ctx.choice(n, &p, WHEN_FULL)?;
+            // "drop" is the only choice so far.
+            ctx.choice(n, &p, WHEN_FULL)?;
             if limit.is_none() {
                 ctx.error(
                     &n.origin,
@@ -49,9 +50,7 @@ pub(super) fn capacity(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Option<Cap
                 );
                 return None;
             }
-            match w {
-                _ => WhenFull::Drop,
-            }
+            WhenFull::Drop
         }
         None => WhenFull::Drop,
     };
