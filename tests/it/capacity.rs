@@ -445,3 +445,41 @@ service = { dist = "exponential", mean = 1.0 }
     let b = r.classes[1].sla_violation.unwrap();
     assert_close("class b P(R > 3)", b, tail(3.0), 10, 0.0, 0.03);
 }
+
+#[test]
+fn connection_pool_model_matches_mmck() {
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/models/connection_pool.toml"
+    ));
+    let m = qsim_model::load_file(path, &[]).expect("models/connection_pool.toml loads");
+    let r = run(&m, 10, 200_000, 5_000);
+    let exact = single::mmck(90.0, 1.0 / 0.08, 8, 16).unwrap();
+    let st = &r.stations[0];
+    assert_close(
+        "pool loss",
+        st.loss_probability.unwrap(),
+        exact.prob_blocking,
+        10,
+        0.0,
+        0.05,
+    );
+    assert_close(
+        "pool mean jobs",
+        st.mean_jobs,
+        exact.mean_number,
+        10,
+        0.0,
+        0.02,
+    );
+    // Poisson arrivals see time averages: P(n >= 16) is the loss probability.
+    let t = st.tails.as_ref().expect("the model keeps station tails");
+    assert_close(
+        "pool P(n >= 16)",
+        t.jobs_tail_probability,
+        exact.prob_blocking,
+        10,
+        0.0,
+        0.05,
+    );
+}
