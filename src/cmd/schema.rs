@@ -197,6 +197,11 @@ fn class(with_priority: bool) -> Value {
             json!({"type": "integer"}),
             "higher is served first at priority queues",
         ));
+        keys.push((
+            "sla_s",
+            positive(),
+            "the class's response-time objective, s",
+        ));
     }
     table(keys, &[])
 }
@@ -229,6 +234,16 @@ fn station() -> Value {
                 "discipline",
                 one_of_words(&["fcfs", "ps", "lcfs", "priority"]),
                 "queue discipline (queue)",
+            ),
+            (
+                "capacity",
+                count(1),
+                "most jobs present, in service included (queue)",
+            ),
+            (
+                "when_full",
+                one_of_words(&["drop"]),
+                "a job arriving at a full station is lost (queue with capacity)",
             ),
             (
                 "numa",
@@ -382,6 +397,16 @@ fn simulation() -> Value {
                 "unstable beyond this many jobs",
             ),
             ("max_events", count(1), "abort after this many events"),
+            (
+                "station_tails",
+                json!({"type": "boolean"}),
+                "per-station percentiles, P(wait > 0) and number-present distribution",
+            ),
+            (
+                "jobs_tail_k",
+                count(1),
+                "the k of P(n >= k) at each station",
+            ),
         ],
         &[],
     )

@@ -255,6 +255,15 @@ fn rows(f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
                 sim: est,
             });
         }
+        if let Some(loss) = s.loss_probability {
+            rows.push(Row {
+                scope: "station",
+                name: s.name.clone(),
+                metric: "loss_probability",
+                analytic: loss,
+                sim: st.and_then(|x| x.loss_probability),
+            });
+        }
     }
     rows
 }
@@ -512,7 +521,10 @@ fn print_outside(
                         )?;
                     }
                 }
-                None => writeln!(out, "\nno bounds: they need a single closed class")?,
+                None => writeln!(
+                    out,
+                    "\nno bounds: they need a single closed class without finite-capacity stations"
+                )?,
             }
             writeln!(out, "\nsimulate it with: qsim run {name}")?;
         }

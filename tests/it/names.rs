@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// Every scope has a member, every optional metric applies somewhere: an
-/// SLA, a batch station, a spin latch, a region and two classes.
+/// SLA, a batch station, a spin latch, a region, two classes, a station
+/// with a capacity and station tails.
 const ALL_METRICS_MODEL: &str = r#"
 [simulation]
 replications = 2
@@ -18,12 +19,13 @@ seed = 3
 stop = { jobs = 4000 }
 warmup = { jobs = 400 }
 sla_s = 0.002
+station_tails = true
 
 [classes.web]
 type = "closed"
 population = 6
 think = { dist = "exponential", mean = 0.001 }
-route = ["cpu", "latch", "fsync"]
+route = ["cpu", "latch", "fsync", "pool"]
 
 [classes.batch]
 type = "closed"
@@ -46,6 +48,11 @@ spin = { spin_wait_delay = 6, pause_cycles = 140, clock_ghz = 2.5, spin_rounds =
 kind = "batch"
 service = { dist = "deterministic", mean = 0.0005 }
 max_batch = 8
+
+[stations.pool]
+kind = "queue"
+service = { dist = "exponential", mean = 0.0001 }
+capacity = 2
 
 [regions.gate]
 stations = ["latch"]
@@ -206,7 +213,7 @@ fn sweep_columns_and_json_lines_use_the_table_names() {
     for m in METRICS.iter().filter(|m| m.sweep_column) {
         let items: &[&str] = match m.scope {
             MetricScope::System => &[""],
-            MetricScope::Station => &["cpu", "latch", "fsync"],
+            MetricScope::Station => &["cpu", "latch", "fsync", "pool"],
             MetricScope::Region => &["gate"],
             MetricScope::Class => &[],
         };

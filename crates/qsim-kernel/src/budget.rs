@@ -26,6 +26,9 @@ const JOB_BYTES: u64 = crate::sim::JOB_BYTES as u64 + 4 + 2 * 24 + 2 * 4;
 const CLASS_BYTES: u64 = 56 * 1024;
 /// Per-station state besides its jobs: accumulators, samplers, queues.
 const STATION_BYTES: u64 = 2 * 1024;
+/// Station tails per station (`RunConfig::station_tails`): two time
+/// histograms and the number-present distribution.
+const TAIL_BYTES: u64 = 2 * 52 * 1024 + 8 * 1024;
 /// Events per second one thread simulates, for duration estimates only.
 pub const EVENTS_PER_S_PER_THREAD: f64 = 1e7;
 
@@ -272,8 +275,9 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
     if key.is_empty() {
         key = "stations".into();
     }
+    let per_station = STATION_BYTES + if config.station_tails { TAIL_BYTES } else { 0 };
     let fixed =
-        (spec.classes.len() as u64 + 1) * CLASS_BYTES + spec.stations.len() as u64 * STATION_BYTES;
+        (spec.classes.len() as u64 + 1) * CLASS_BYTES + spec.stations.len() as u64 * per_station;
     let replication_bytes = (jobs * JOB_BYTES as f64).min(u64::MAX as f64 / 2.0) as u64 + fixed;
     let bytes = replication_bytes.saturating_mul(u64::from(parallel));
 

@@ -71,6 +71,17 @@ pub struct RunConfig {
     pub max_events: u64,
     /// Worker threads for replications; 0 means one per core. Never changes results.
     pub threads: usize,
+    /// Per-station distributions: response and waiting-time percentiles,
+    /// P(wait > 0), variance of the number present and P(n >= `jobs_tail_k`).
+    /// Off by default: it records two histogram entries per departure and
+    /// integrates the number present at every change.
+    pub station_tails: bool,
+    /// The k of P(n >= k) at each station (with `station_tails`).
+    pub jobs_tail_k: u32,
+    /// Response-time SLA per class, seconds, indexed by class (empty: none
+    /// has its own): the class's P(R > SLA) is reported against its own SLA,
+    /// or against `sla_s` when it has none.
+    pub class_sla_s: Vec<Option<f64>>,
 }
 
 impl Default for RunConfig {
@@ -85,6 +96,9 @@ impl Default for RunConfig {
             max_jobs_present: 10_000_000,
             max_events: 20_000_000_000,
             threads: 0,
+            station_tails: false,
+            jobs_tail_k: 10,
+            class_sla_s: Vec::new(),
         }
     }
 }
@@ -148,6 +162,16 @@ pub(crate) fn check_config(config: &RunConfig) -> Result<(), RunError> {
     {
         return bad(format!(
             "sla_s must be a finite number of seconds >= 0, found {s}"
+        ));
+    }
+    if let Some(s) = config
+        .class_sla_s
+        .iter()
+        .flatten()
+        .find(|s| !(s.is_finite() && **s >= 0.0))
+    {
+        return bad(format!(
+            "a class's sla_s must be a finite number of seconds >= 0, found {s}"
         ));
     }
     if let Some(p) = config.precision

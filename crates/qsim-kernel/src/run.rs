@@ -202,7 +202,12 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 matches!(&st.kind, crate::network::StationKind::Latch(l) if l.spin.is_some());
             let mechanism = matches!(&st.kind,
                 crate::network::StationKind::Latch(l) if l.spin.is_some() || l.numa.is_some());
+            let finite = network.capacity(i).is_some();
             let get = |r: &ReplicationResult| r.stations.get(i).cloned().unwrap_or_default();
+            let offered = |r: &ReplicationResult| {
+                let s = get(r);
+                (s.throughput_per_s + s.dropped_per_s) * r.measured_time_s
+            };
             let departures = |r: &ReplicationResult| get(r).throughput_per_s * r.measured_time_s;
             let batches = |r: &ReplicationResult| get(r).batches_per_s * r.measured_time_s;
             let polls = |r: &ReplicationResult| get(r).polls_per_s * r.measured_time_s;
@@ -232,6 +237,34 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 polls_per_s: spin.then(|| e("polls_per_s", &|s| s.polls_per_s, &time)),
                 mean_poll_delay_s: spin
                     .then(|| e("mean_poll_delay_s", &|s| s.mean_poll_delay_s, &polls)),
+                dropped_per_s: finite.then(|| e("dropped_per_s", &|s| s.dropped_per_s, &time)),
+                loss_probability: finite
+                    .then(|| e("loss_probability", &|s| s.loss_probability, &offered)),
+                tails: config.station_tails.then(|| {
+                    let t = |r: &ReplicationResult| get(r).tails.unwrap_or_default();
+                    let per_rep = |f: &dyn Fn(&ReplicationTails) -> f64| {
+                        estimate(reps.iter().map(|r| f(&t(r))))
+                    };
+                    TailResults {
+                        response_time_p50_s: per_rep(&|t| t.response_time_s[0]),
+                        response_time_p90_s: per_rep(&|t| t.response_time_s[1]),
+                        response_time_p99_s: per_rep(&|t| t.response_time_s[2]),
+                        wait_time_p50_s: per_rep(&|t| t.wait_time_s[0]),
+                        wait_time_p90_s: per_rep(&|t| t.wait_time_s[1]),
+                        wait_time_p99_s: per_rep(&|t| t.wait_time_s[2]),
+                        wait_probability: e(
+                            "wait_probability",
+                            &|s| s.tails.as_ref().map_or(0.0, |t| t.wait_probability),
+                            &departures,
+                        ),
+                        jobs_variance: per_rep(&|t| t.jobs_variance),
+                        jobs_tail_probability: e(
+                            "jobs_tail_probability",
+                            &|s| s.tails.as_ref().map_or(0.0, |t| t.jobs_tail_probability),
+                            &time,
+                        ),
+                    }
+                }),
             }
         })
         .collect();
@@ -264,6 +297,19 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                     p99: p(3),
                     p999: p(4),
                 },
+                sla_violation: config
+                    .class_sla_s
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .or(config.sla_s)
+                    .map(|_| {
+                        fig(
+                            &|| format!("class.{}.sla_violation", c.name),
+                            &|r| pick(r).sla_violation,
+                            &count,
+                        )
+                    }),
             }
         })
         .collect();

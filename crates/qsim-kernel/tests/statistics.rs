@@ -105,6 +105,7 @@ fn spec(initial: InitialState, ties: bool) -> NetworkSpec {
             },
         ],
         initial,
+        capacity: Vec::new(),
     }
 }
 

@@ -65,6 +65,12 @@ pub(crate) fn check(spec: &NetworkSpec) -> (Vec<Unstable>, Vec<usize>) {
     }
     let mut out = Vec::new();
     for s in 0..ns {
+        // A station with a capacity loses what it cannot take: never
+        // unstable. (Stations after it are checked at the offered rate,
+        // losses ignored: an upper bound of their load.)
+        if spec.capacity.get(s).is_some_and(Option::is_some) {
+            continue;
+        }
         let parts: Vec<(usize, f64, f64)> = per_class
             .iter()
             .filter_map(|(ci, rate, u)| u[s].filter(|x| *x > 0.0).map(|x| (*ci, *rate, x)))

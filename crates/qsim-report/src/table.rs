@@ -192,6 +192,7 @@ pub fn to_table(report: &Report) -> String {
         let _ = writeln!(out, "\nstations");
         // A column per station metric that applies to some station.
         let shown: Vec<&Metric> = metrics(MetricScope::Station)
+            .filter(|m| !m.is_station_tail())
             .filter(|m| (0..r.stations.len()).any(|i| m.summary(r, i).is_some()))
             .collect();
         let mut header = vec!["name".to_string(), "kind".to_string()];
@@ -214,14 +215,34 @@ pub fn to_table(report: &Report) -> String {
         columns(&mut out, &rows);
     }
 
+    if r.stations.iter().any(|s| s.tails.is_some()) {
+        let _ = writeln!(out, "\nstation tails (k = {} for P(n >= k))", c.jobs_tail_k);
+        let shown: Vec<&Metric> = metrics(MetricScope::Station)
+            .filter(|m| m.is_station_tail())
+            .collect();
+        let mut header = vec!["name".to_string()];
+        header.extend(shown.iter().map(|m| m.label.to_string()));
+        let mut rows = vec![header];
+        for (i, st) in r.stations.iter().enumerate() {
+            let mut row = vec![st.name.clone()];
+            for m in &shown {
+                row.push(m.summary(r, i).map_or("-".into(), |e| cell(m, &e)));
+            }
+            rows.push(row);
+        }
+        columns(&mut out, &rows);
+    }
+
     if r.classes.len() > 1 {
         let _ = writeln!(out, "\nclasses");
+        let sla = r.classes.iter().any(|c| c.sla_violation.is_some());
         let shown: Vec<&Metric> = [
             names::THROUGHPUT_PER_S,
             names::RESPONSE_TIME_S,
             names::RESPONSE_TIME_P99_S,
         ]
         .into_iter()
+        .chain(sla.then_some(names::SLA_VIOLATION))
         .map(|n| Metric::get(MetricScope::Class, n))
         .collect();
         let mut header = vec!["name".to_string()];

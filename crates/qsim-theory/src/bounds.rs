@@ -41,13 +41,15 @@ pub struct ClosedBounds {
 }
 
 /// Bounds for closed class `class` at `population` jobs. `None` when the
-/// class is open or the model has other classes (their jobs share stations).
+/// class is open, the model has other classes (their jobs share stations),
+/// or a station has a finite capacity (a lost job's interaction ends without
+/// completing, which the bounds' flow argument does not allow for).
 pub fn closed_bounds(
     spec: &NetworkSpec,
     class: usize,
     population: u32,
 ) -> Result<Option<ClosedBounds>, Error> {
-    if spec.classes.len() != 1 || population == 0 {
+    if spec.classes.len() != 1 || population == 0 || spec.capacity.iter().any(Option::is_some) {
         return Ok(None);
     }
     let Some((_, think)) = closed_class(spec, class) else {

@@ -8,8 +8,14 @@ use qsim_kernel::{Discipline, NetworkSpec, StationKind, Workload};
 pub fn reasons(spec: &NetworkSpec) -> Vec<String> {
     let mut why = Vec::new();
     let multi = spec.classes.len() > 1;
-    for st in &spec.stations {
+    for (s, st) in spec.stations.iter().enumerate() {
         let name = &st.name;
+        if let Some(cap) = spec.capacity.get(s).copied().flatten() {
+            why.push(format!(
+                "station {name}: finite capacity {} (jobs lost when full); exact only for one open M/M/c/K station alone",
+                cap.limit
+            ));
+        }
         let dists: Vec<_> = st.service.iter().flatten().collect();
         let all_exp = dists.iter().all(|d| d.is_exponential());
         let same_mean = dists

@@ -35,6 +35,9 @@ pub struct StationFigures {
     pub utilization: f64,
     /// Mean number present.
     pub mean_jobs: f64,
+    /// Fraction of arrivals lost (stations with a capacity).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss_probability: Option<f64>,
 }
 
 /// Figures of a network at one population.
@@ -87,6 +90,9 @@ pub fn solve(spec: &NetworkSpec) -> Result<Figures, Error> {
 /// [`solve`] with exact MVA refused above `memory_limit_bytes` (see
 /// [`crate::closed::mva_cost`]) instead of [`MEMORY_LIMIT_BYTES`].
 pub fn solve_within(spec: &NetworkSpec, memory_limit_bytes: f64) -> Result<Figures, Error> {
+    if let Some(f) = mmck(spec)? {
+        return Ok(f);
+    }
     if let Some(f) = mg1(spec)? {
         return Ok(f);
     }
@@ -137,6 +143,7 @@ pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Figures
                     x.utilization
                 },
                 mean_jobs: x.queue_length,
+                loss_probability: None,
             })
             .collect(),
         bistability: None,
@@ -200,6 +207,7 @@ fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
                 throughput_per_s: x,
                 utilization: u,
                 mean_jobs: jobs,
+                loss_probability: None,
             }
         })
         .collect();
@@ -213,6 +221,68 @@ fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
         throughput_per_s: lambda,
         response_time_s: response,
         stations,
+        bistability: None,
+    }))
+}
+
+/// One open Poisson class visiting one queue with a capacity, once per job,
+/// and nothing else, with exponential service: M/M/c/K (Erlang B when the
+/// capacity equals the servers). The discipline does not change the number
+/// present when every job's service is the same exponential.
+fn mmck(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
+    if spec.classes.len() != 1 || spec.capacity.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    let Workload::Open { interarrival } = &spec.classes[0].workload else {
+        return Ok(None);
+    };
+    let Some(v) = visit_ratios(spec, 0) else {
+        return Ok(None);
+    };
+    let visited: Vec<usize> = (0..spec.stations.len())
+        .filter(|&s| v.total[s] > 0.0)
+        .collect();
+    let [q] = visited[..] else { return Ok(None) };
+    let (Some(cap), StationKind::Queue { servers, .. }) = (
+        spec.capacity.get(q).copied().flatten(),
+        &spec.stations[q].kind,
+    ) else {
+        return Ok(None);
+    };
+    let Some(service) = spec.stations[q].service[0].as_ref() else {
+        return Ok(None);
+    };
+    if !interarrival.is_exponential()
+        || !service.is_exponential()
+        || (v.total[q] - 1.0).abs() > 1e-12
+    {
+        return Ok(None);
+    }
+    let lambda = 1.0 / interarrival.mean();
+    let m = single::mmck(lambda, 1.0 / service.mean(), *servers, cap.limit).map_err(|e| {
+        Error::Station {
+            station: spec.stations[q].name.clone(),
+            source: e,
+        }
+    })?;
+    let name = &spec.stations[q].name;
+    Ok(Some(Figures {
+        method: if cap.limit == *servers {
+            format!("Erlang B (M/M/{servers}/{servers}) at station {name}")
+        } else {
+            format!("M/M/{servers}/{} at station {name}", cap.limit)
+        },
+        exactness: Exactness::Exact,
+        population: None,
+        throughput_per_s: m.throughput_per_s,
+        response_time_s: m.mean_response_s,
+        stations: vec![StationFigures {
+            name: name.clone(),
+            throughput_per_s: m.throughput_per_s,
+            utilization: m.utilization,
+            mean_jobs: m.mean_number,
+            loss_probability: Some(m.prob_blocking),
+        }],
         bistability: None,
     }))
 }
@@ -270,6 +340,7 @@ fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
             throughput_per_s: lam,
             utilization: util,
             mean_jobs: jobs,
+            loss_probability: None,
         });
     }
     Ok(Figures {
@@ -403,6 +474,7 @@ fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
                     st.utilization
                 },
                 mean_jobs: st.queue_length,
+                loss_probability: None,
             })
             .collect(),
         bistability: None,

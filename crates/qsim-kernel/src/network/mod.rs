@@ -27,7 +27,7 @@ pub use batch::BatchSpec;
 pub use fork::{ForkSpec, JoinSpec, Spread};
 pub use latch::{LatchSpec, NumaSpec, PollDelay, SpinSpec, Wake};
 pub use link::{LinkSpec, MAX_PIPELINE};
-pub use queue::{Discipline, MAX_SERVERS};
+pub use queue::{Capacity, Discipline, MAX_SERVERS, WhenFull};
 pub use routing::{Routing, Target};
 pub use speed::Speed;
 pub use speedup::SpeedUpError;
@@ -63,6 +63,9 @@ pub struct NetworkSpec {
     pub regions: Vec<RegionSpec>,
     /// Where closed-workload jobs are when a replication starts.
     pub initial: InitialState,
+    /// Finite capacity per station, indexed by [`StationId`]: empty when no
+    /// station has one, else one entry per station (`None`: unlimited).
+    pub capacity: Vec<Option<Capacity>>,
 }
 
 /// Where the jobs of closed workloads start a replication.
@@ -232,6 +235,24 @@ impl Network {
             out: Vec::new(),
         };
         timeless::check(&network, &mut c);
+        let spec = &network.spec;
+        if !spec.capacity.is_empty() && spec.capacity.len() != spec.stations.len() {
+            c.error(
+                &[Field::Key("capacity")],
+                format!(
+                    "expected one capacity entry per station ({}), found {}",
+                    spec.stations.len(),
+                    spec.capacity.len()
+                ),
+            );
+        } else {
+            for (s, cap) in spec.capacity.iter().enumerate() {
+                if let Some(cap) = cap {
+                    c.scope = Scope::Station(s);
+                    queue::check_capacity(&mut c, spec, s, *cap);
+                }
+            }
+        }
         let errors = c.out;
         if errors.is_empty() {
             Ok(network)
@@ -243,6 +264,11 @@ impl Network {
     /// The checked description.
     pub fn spec(&self) -> &NetworkSpec {
         &self.spec
+    }
+
+    /// The capacity of station `s`, if it has one.
+    pub fn capacity(&self, s: StationId) -> Option<Capacity> {
+        self.spec.capacity.get(s).copied().flatten()
     }
 
     /// Looks up a station by name.

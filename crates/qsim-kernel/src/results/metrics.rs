@@ -75,7 +75,7 @@ pub(super) enum Read {
         summary: fn(&Estimate, &ResponseEstimate) -> Estimate,
         replication: fn(&ReplicationClass) -> f64,
     },
-    /// P(R > SLA), system only, present when an SLA is set.
+    /// P(R > SLA) of the system or a class, present when an SLA applies.
     Sla,
     /// A station figure; `None` when it does not apply to the station.
     Station {
@@ -177,6 +177,22 @@ pub mod names {
     /// System throughput of the run started from the other end (all jobs
     /// at the collapsing station, or all thinking), beside the point's own.
     pub const OTHER_END_THROUGHPUT_PER_S: &str = "other_end_throughput_per_s";
+    /// Arrivals lost per second at a full station.
+    pub const DROPPED_PER_S: &str = "dropped_per_s";
+    /// Fraction of arrivals lost at a full station.
+    pub const LOSS_PROBABILITY: &str = "loss_probability";
+    /// Median wait before service at a station, seconds.
+    pub const WAIT_TIME_P50_S: &str = "wait_time_p50_s";
+    /// 90th-percentile wait before service at a station, seconds.
+    pub const WAIT_TIME_P90_S: &str = "wait_time_p90_s";
+    /// 99th-percentile wait before service at a station, seconds.
+    pub const WAIT_TIME_P99_S: &str = "wait_time_p99_s";
+    /// Fraction of jobs that waited before service at a station.
+    pub const WAIT_PROBABILITY: &str = "wait_probability";
+    /// Variance of the number present at a station.
+    pub const JOBS_VARIANCE: &str = "jobs_variance";
+    /// Fraction of time with at least `simulation.jobs_tail_k` jobs present.
+    pub const JOBS_TAIL_PROBABILITY: &str = "jobs_tail_probability";
 }
 
 use names::*;
@@ -299,6 +315,19 @@ const SLA: Metric = Metric {
     label: "P(R > SLA)",
     doc: "fraction of interactions slower than `simulation.sla_s` (present when it is set)",
     sweep_column: true,
+    aliases: &[],
+    read: Read::Sla,
+};
+
+// One table row per call: the arguments are the row's columns.
+#[allow(clippy::too_many_arguments)]
+const CLASS_SLA: Metric = Metric {
+    scope: MetricScope::Class,
+    name: SLA_VIOLATION,
+    unit: Unit::Fraction,
+    label: "P(R > SLA)",
+    doc: "fraction of the class's interactions slower than its `sla_s`, or `simulation.sla_s` when it has none (present when one is set)",
+    sweep_column: false,
     aliases: &[],
     read: Read::Sla,
 };
@@ -453,6 +482,122 @@ const STATION: [Metric; 12] = [
     ),
 ];
 
+/// Stations with a finite capacity (`capacity` with `when_full = "drop"`).
+const CAPACITY: [Metric; 2] = [
+    station(
+        DROPPED_PER_S,
+        Unit::PerSecond,
+        "dropped /s",
+        "arrivals lost per second because the station was full (stations with a capacity)",
+        false,
+        &[],
+        |s| s.dropped_per_s,
+        |s| s.dropped_per_s,
+    ),
+    station(
+        LOSS_PROBABILITY,
+        Unit::Fraction,
+        "loss",
+        "fraction of arrivals lost because the station was full (stations with a capacity)",
+        false,
+        &[],
+        |s| s.loss_probability,
+        |s| s.loss_probability,
+    ),
+];
+
+/// One per-station distribution figure (`simulation.station_tails`).
+const fn tail(
+    name: &'static str,
+    unit: Unit,
+    label: &'static str,
+    doc: &'static str,
+    summary: fn(&StationResults) -> Option<Estimate>,
+    replication: fn(&ReplicationStation) -> f64,
+) -> Metric {
+    station(name, unit, label, doc, false, &[], summary, replication)
+}
+
+fn rep_tail(s: &ReplicationStation, f: fn(&ReplicationTails) -> f64) -> f64 {
+    s.tails.as_ref().map_or(0.0, f)
+}
+
+/// Per-station distributions, present with `simulation.station_tails`.
+const TAILS: [Metric; 9] = [
+    tail(
+        RESPONSE_TIME_P50_S,
+        Unit::Seconds,
+        "p50",
+        "median time from arrival at the station to departure (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.response_time_p50_s),
+        |s| rep_tail(s, |t| t.response_time_s[0]),
+    ),
+    tail(
+        RESPONSE_TIME_P90_S,
+        Unit::Seconds,
+        "p90",
+        "90th percentile of the time at the station (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.response_time_p90_s),
+        |s| rep_tail(s, |t| t.response_time_s[1]),
+    ),
+    tail(
+        RESPONSE_TIME_P99_S,
+        Unit::Seconds,
+        "p99",
+        "99th percentile of the time at the station (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.response_time_p99_s),
+        |s| rep_tail(s, |t| t.response_time_s[2]),
+    ),
+    tail(
+        WAIT_TIME_P50_S,
+        Unit::Seconds,
+        "wait p50",
+        "median wait before service (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.wait_time_p50_s),
+        |s| rep_tail(s, |t| t.wait_time_s[0]),
+    ),
+    tail(
+        WAIT_TIME_P90_S,
+        Unit::Seconds,
+        "wait p90",
+        "90th percentile of the wait before service (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.wait_time_p90_s),
+        |s| rep_tail(s, |t| t.wait_time_s[1]),
+    ),
+    tail(
+        WAIT_TIME_P99_S,
+        Unit::Seconds,
+        "wait p99",
+        "99th percentile of the wait before service (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.wait_time_p99_s),
+        |s| rep_tail(s, |t| t.wait_time_s[2]),
+    ),
+    tail(
+        WAIT_PROBABILITY,
+        Unit::Fraction,
+        "P(wait > 0)",
+        "fraction of the jobs that left the station that had waited for service (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.wait_probability),
+        |s| rep_tail(s, |t| t.wait_probability),
+    ),
+    tail(
+        JOBS_VARIANCE,
+        Unit::Jobs,
+        "var jobs",
+        "time-average variance of the number present, in jobs squared (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.jobs_variance),
+        |s| rep_tail(s, |t| t.jobs_variance),
+    ),
+    tail(
+        JOBS_TAIL_PROBABILITY,
+        Unit::Fraction,
+        "P(n >= k)",
+        "fraction of time with at least k jobs present, k = `simulation.jobs_tail_k` (with `simulation.station_tails`)",
+        |s| s.tails.as_ref().map(|t| t.jobs_tail_probability),
+        |s| rep_tail(s, |t| t.jobs_tail_probability),
+    ),
+];
+
 const fn region(
     name: &'static str,
     unit: Unit,
@@ -508,7 +653,7 @@ const REGION: [Metric; 3] = [
 ];
 
 /// Every metric, by scope and then in report order.
-pub static METRICS: [Metric; 30] = [
+pub static METRICS: [Metric; 42] = [
     SYSTEM_FLOW[0],
     SYSTEM_FLOW[1],
     SYSTEM_FLOW[2],
@@ -529,6 +674,17 @@ pub static METRICS: [Metric; 30] = [
     STATION[9],
     STATION[10],
     STATION[11],
+    CAPACITY[0],
+    CAPACITY[1],
+    TAILS[0],
+    TAILS[1],
+    TAILS[2],
+    TAILS[3],
+    TAILS[4],
+    TAILS[5],
+    TAILS[6],
+    TAILS[7],
+    TAILS[8],
     CLASS_FLOW[0],
     CLASS_FLOW[1],
     CLASS_FLOW[2],
@@ -536,6 +692,7 @@ pub static METRICS: [Metric; 30] = [
     CLASS_FLOW[4],
     CLASS_FLOW[5],
     CLASS_FLOW[6],
+    CLASS_SLA,
     REGION[0],
     REGION[1],
     REGION[2],
@@ -573,6 +730,22 @@ impl Metric {
             .unwrap_or_else(|| panic!("no {} metric {name}", scope.key()))
     }
 
+    /// Whether it is a per-station distribution figure, reported only with
+    /// `simulation.station_tails` (tables show them in their own section).
+    pub fn is_station_tail(&self) -> bool {
+        self.scope == MetricScope::Station
+            && (self.is_percentile()
+                || matches!(
+                    self.name,
+                    WAIT_TIME_P50_S
+                        | WAIT_TIME_P90_S
+                        | WAIT_TIME_P99_S
+                        | WAIT_PROBABILITY
+                        | JOBS_VARIANCE
+                        | JOBS_TAIL_PROBABILITY
+                ))
+    }
+
     /// Its key path for one item: `throughput_per_s` for a system metric,
     /// `stations.cpu.utilization` for a station metric of `cpu`.
     pub fn path(&self, item: &str) -> String {
@@ -594,7 +767,8 @@ impl Metric {
                 .classes
                 .get(index)
                 .map(|c| summary(&c.throughput_per_s, &c.response_time_s)),
-            (Read::Sla, _) => r.system.sla_violation,
+            (Read::Sla, MetricScope::System) => r.system.sla_violation,
+            (Read::Sla, _) => r.classes.get(index).and_then(|c| c.sla_violation),
             (Read::Station { summary, .. }, _) => r.stations.get(index).and_then(summary),
             (Read::Region { summary, .. }, _) => r.regions.get(index).map(summary),
         }
@@ -607,7 +781,8 @@ impl Metric {
         match (self.read, self.scope) {
             (Read::Flow { replication, .. }, MetricScope::System) => Some(replication(&rep.system)),
             (Read::Flow { replication, .. }, _) => rep.classes.get(index).map(replication),
-            (Read::Sla, _) => Some(rep.system.sla_violation),
+            (Read::Sla, MetricScope::System) => Some(rep.system.sla_violation),
+            (Read::Sla, _) => rep.classes.get(index).map(|c| c.sla_violation),
             (Read::Station { replication, .. }, _) => rep.stations.get(index).map(replication),
             (Read::Region { replication, .. }, _) => rep.regions.get(index).map(replication),
         }

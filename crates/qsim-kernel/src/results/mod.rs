@@ -188,6 +188,14 @@ pub struct StationResults {
     /// Mean delay between a spinner's polls, seconds of CPU (latches with
     /// `spin`; 0 when no poll was made).
     pub mean_poll_delay_s: Option<Estimate>,
+    /// Arrivals lost per second because the station was full (stations
+    /// with a capacity).
+    pub dropped_per_s: Option<Estimate>,
+    /// Fraction of arrivals lost because the station was full (stations
+    /// with a capacity).
+    pub loss_probability: Option<Estimate>,
+    /// Distributions at the station (with `station_tails`).
+    pub tails: Option<TailResults>,
 }
 
 /// Figures of one job class.
@@ -199,6 +207,9 @@ pub struct ClassResults {
     pub throughput_per_s: Estimate,
     /// Interaction response time.
     pub response_time_s: ResponseEstimate,
+    /// Fraction of the class's interactions slower than its SLA (its own
+    /// `sla_s`, else the run's), when one applies.
+    pub sla_violation: Option<Estimate>,
 }
 
 /// Figures of one region (throttle).
@@ -326,6 +337,51 @@ pub struct ReplicationStation {
     pub polls_per_s: f64,
     /// Mean poll delay, seconds of CPU (spin latches; 0 without polls).
     pub mean_poll_delay_s: f64,
+    /// Arrivals lost per second (finite capacity), 0 otherwise.
+    pub dropped_per_s: f64,
+    /// Fraction of arrivals lost (finite capacity), 0 otherwise.
+    pub loss_probability: f64,
+    /// Distributions at the station, with `station_tails`.
+    pub tails: Option<ReplicationTails>,
+}
+
+/// One replication's per-station distributions (`station_tails`).
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct ReplicationTails {
+    /// p50, p90, p99 of the time at the station, seconds (0 in checkpoints).
+    pub response_time_s: [f64; 3],
+    /// p50, p90, p99 of the wait before service, seconds (0 in checkpoints).
+    pub wait_time_s: [f64; 3],
+    /// Fraction of departed jobs that waited before service.
+    pub wait_probability: f64,
+    /// Time-average variance of the number present.
+    pub jobs_variance: f64,
+    /// Fraction of time with at least `jobs_tail_k` jobs present (NaN when
+    /// k is beyond the distribution's buckets).
+    pub jobs_tail_probability: f64,
+}
+
+/// Per-station distributions across replications (`station_tails`).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct TailResults {
+    /// Median time at the station.
+    pub response_time_p50_s: Estimate,
+    /// 90th percentile of the time at the station.
+    pub response_time_p90_s: Estimate,
+    /// 99th percentile of the time at the station.
+    pub response_time_p99_s: Estimate,
+    /// Median wait before service.
+    pub wait_time_p50_s: Estimate,
+    /// 90th percentile of the wait before service.
+    pub wait_time_p90_s: Estimate,
+    /// 99th percentile of the wait before service.
+    pub wait_time_p99_s: Estimate,
+    /// P(wait > 0): fraction of jobs that waited.
+    pub wait_probability: Estimate,
+    /// Variance of the number present (time average).
+    pub jobs_variance: Estimate,
+    /// P(n >= k), k = `jobs_tail_k`: fraction of time with at least k present.
+    pub jobs_tail_probability: Estimate,
 }
 
 /// One replication's figures for a region.
@@ -377,6 +433,7 @@ impl Serialize for ClassResults {
             Read::Flow { summary, .. } => {
                 Some(summary(&self.throughput_per_s, &self.response_time_s))
             }
+            Read::Sla => self.sla_violation,
             _ => None,
         })?;
         m.end()

@@ -60,6 +60,27 @@ impl Simulation {
             .enumerate()
             .map(|(s, st)| station(st, s, spec.classes.len(), seed, index))
             .collect();
+        // Capacity and station tails take plain stations off the hot path
+        // (`Network::new` admits a capacity only on a plain queue).
+        for (s, st) in stations.iter_mut().enumerate() {
+            let limit = network.capacity(s).map(|cap| cap.limit);
+            let c = match st.kind {
+                Kind::Queue { c } => Some(c),
+                Kind::Delay => Some(u32::MAX),
+                _ => None,
+            };
+            if let Some(c) = c
+                && (limit.is_some() || config.station_tails)
+            {
+                st.kind = Kind::Plain {
+                    c,
+                    limit: limit.unwrap_or(u32::MAX),
+                };
+            }
+            if config.station_tails {
+                st.stats.tails = Some(Box::new(super::stats::StationTails::new()));
+            }
+        }
         link_spin_cpus(&mut stations);
         let regions = regions(spec, &mut stations);
         let classes = spec
@@ -78,6 +99,13 @@ impl Simulation {
                 },
                 route: Route::new(&cl.routing, stations.len()),
                 priority: cl.priority,
+                sla: config
+                    .class_sla_s
+                    .get(c)
+                    .copied()
+                    .flatten()
+                    .or(config.sla_s)
+                    .unwrap_or(f64::INFINITY),
                 stats: ClassStats::default(),
             })
             .collect();
@@ -116,6 +144,7 @@ impl Simulation {
             mark_end: f64::INFINITY,
             finished: false,
             sla: config.sla_s.unwrap_or(f64::INFINITY),
+            jobs_tail_k: config.jobs_tail_k,
             mser: mser.then(Mser::new),
             error: None,
             index,

@@ -20,6 +20,7 @@ pub(super) const EV_LATCH_GRANT: u64 = 8; // a = station, b = job: hand-off fini
 pub(super) const EV_LATCH_POLL: u64 = 9; // a = station, b = version: a waiter polls or is switched back in
 pub(super) const EV_LATCH_DONE: u64 = 11; // a = station, b = version: critical section over
 pub(super) const EV_MARK: u64 = 12; // control: a batch boundary of a timed run (the last ends it)
+pub(super) const EV_PLAIN_DONE: u64 = 40; // a = station, b = job (completion at a `Kind::Plain` station)
 
 #[inline(always)]
 pub(super) fn ev(kind: u64, a: u32, b: u32) -> u64 {

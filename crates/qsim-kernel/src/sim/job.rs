@@ -185,13 +185,14 @@ impl Simulation {
         }
         // SAFETY: a job's class is a class index; `classes` is never resized.
         let cl = unsafe { self.classes.get_unchecked_mut(c) };
-        let (open, thinks) = (cl.open.is_some(), cl.think.is_some());
+        let (open, thinks, sla) = (cl.open.is_some(), cl.think.is_some(), cl.sla);
         if self.measuring {
             let st = &mut cl.stats;
             st.completions += 1;
             st.sum_resp += r;
             st.hist.record(r);
             st.sla_over += u64::from(r > self.sla);
+            st.class_sla_over += u64::from(r > sla);
             self.completions += 1;
             if self.completions >= self.next_mark {
                 self.on_jobs_mark();

@@ -76,6 +76,8 @@ struct ClassRt {
     think: Option<Sampler>,
     route: Route,
     priority: i32,
+    /// The class's SLA (its own, else the run's; +inf without one).
+    sla: f64,
     stats: ClassStats,
 }
 
@@ -86,6 +88,14 @@ enum Kind {
     /// `c` servers, fixed speed.
     Queue {
         c: u32,
+    },
+    /// A fixed-speed queue (`c` servers) or delay (`c = u32::MAX`) off the
+    /// hot path: with a capacity (`limit` jobs present at most; an arrival
+    /// that finds it full is lost) or with station tails (`limit =
+    /// u32::MAX`). Its completions are `EV_PLAIN_DONE` events.
+    Plain {
+        c: u32,
+        limit: u32,
     },
     /// Speed curve or PS.
     V(Box<VClock>),
@@ -183,6 +193,8 @@ pub struct Simulation {
     mark_end: f64,
     finished: bool,
     sla: f64,
+    /// The k of `jobs_tail_probability`, P(n >= k) (station tails).
+    jobs_tail_k: u32,
     mser: Option<Mser>,
     error: Option<RunError>,
     index: u32,
@@ -369,6 +381,7 @@ impl Simulation {
             EV_WARMUP => self.start_measuring(),
             EV_STOP => self.finished = true,
             EV_MARK => self.on_time_mark(),
+            EV_PLAIN_DONE => self.on_plain_done(a as usize, b),
             EV_BATCH_TIMER => self.on_batch_timer(a as usize, b),
             EV_GROUP_DONE => self.on_group_done(a as usize, b),
             EV_LATCH_GRANT => self.on_latch_grant(a as usize, b),
@@ -424,6 +437,7 @@ impl Simulation {
         }
         match &mut st.kind {
             Kind::Queue { .. } => {}
+            &mut Kind::Plain { c, limit } => self.plain_arrive(j, s, c, limit),
             Kind::Delay => Simulation::delay_arrive(st, job, j, s, now, &mut self.fel),
             Kind::V(_) => self.vclock_arrive(j, s),
             Kind::Latch(_) => self.latch_arrive(j, s),

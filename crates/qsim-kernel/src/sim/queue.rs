@@ -2,7 +2,7 @@
 //! scheduled directly, and time averages come from per-job sums (see
 //! [`StStats`](super::stats::StStats)). This is the hot path.
 
-use super::event::{EV_DONE, ev, later};
+use super::event::{EV_DONE, EV_PLAIN_DONE, EXIT, NONE, ev, later};
 use super::job::Job;
 use super::{ClassRt, Kind, Simulation, StationRt};
 use crate::fel::Fel;
@@ -78,7 +78,7 @@ impl Simulation {
         st.stats.acc(now);
         st.stats.n -= 1;
         let job = unsafe { self.jobs.get_unchecked(j as usize) };
-        Simulation::record_departure(&mut st.stats, job, now);
+        Simulation::record_departure_plain(&mut st.stats, job, now);
         // Plain station: per-job sums instead of `acc` (see `StStats`).
         st.stats.sum_arr -= job.t_arr;
         if let Kind::Queue { .. } = st.kind {
@@ -97,5 +97,84 @@ impl Simulation {
             }
         }
         self.leave_hot(j, s as u32);
+    }
+
+    /// Job `j` (already marked as arrived) comes to plain station `s` on
+    /// the slower path ([`Kind::Plain`]): with `c` servers (`u32::MAX`: a
+    /// delay) and room for `limit` jobs, it joins it, or is lost. The same
+    /// bookkeeping as [`Simulation::queue_arrive`], plus `acc` for the
+    /// number-present distribution of station tails.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn plain_arrive(&mut self, j: u32, s: usize, c: u32, limit: u32) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        st.stats.offered += 1;
+        if st.stats.n >= limit {
+            self.drop_job(j, s);
+            return;
+        }
+        st.stats.acc(now);
+        st.stats.n += 1;
+        st.stats.sum_arr += now;
+        let job = &mut self.jobs[j as usize];
+        let class = job.class as usize;
+        if st.stats.busy < c {
+            st.stats.busy += 1;
+            st.stats.sum_start += now;
+            job.t_start = now;
+            let d = st.service[class].sample(&mut st.rng);
+            self.fel.push(later(now, d), ev(EV_PLAIN_DONE, s as u32, j));
+        } else {
+            st.waiting.push(j, self.classes[class].priority);
+        }
+    }
+
+    /// A completion at a [`Kind::Plain`] station.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn on_plain_done(&mut self, s: usize, j: u32) {
+        self.events += 1;
+        let now = self.now;
+        let st = &mut self.stations[s];
+        st.stats.acc(now);
+        st.stats.n -= 1;
+        let job = &self.jobs[j as usize];
+        Simulation::record_departure(&mut st.stats, job, now);
+        st.stats.sum_arr -= job.t_arr;
+        st.stats.sum_start -= job.t_start;
+        if let Some(nx) = st.waiting.pop() {
+            st.stats.sum_start += now;
+            let job = &mut self.jobs[nx as usize];
+            job.t_start = now;
+            let d = st.service[job.class as usize].sample(&mut st.rng);
+            self.fel
+                .push(later(now, d), ev(EV_PLAIN_DONE, s as u32, nx));
+        } else {
+            st.stats.busy -= 1;
+        }
+        self.leave(j, s as u32);
+    }
+
+    /// Job `j` found plain station `s` full and is lost.
+    fn drop_job(&mut self, j: u32, s: usize) {
+        self.stations[s].stats.dropped += 1;
+        let job = &mut self.jobs[j as usize];
+        job.station = EXIT;
+        if job.fork != NONE {
+            // A lost sub-job's work is not done; its join still counts it.
+            let join = self.forks[job.fork as usize].join;
+            self.arrive(j, join as usize);
+            return;
+        }
+        let class = job.class as usize;
+        self.in_network -= 1;
+        if self.classes[class].open.is_some() {
+            self.free.push(j);
+        } else {
+            // `Network::new` admits only closed classes with a think time
+            // here: the job thinks, then starts a new interaction.
+            self.think(j);
+        }
     }
 }

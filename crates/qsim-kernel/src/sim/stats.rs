@@ -15,6 +15,8 @@ pub(super) struct ClassStats {
     pub(super) completions: u64,
     pub(super) sum_resp: f64,
     pub(super) sla_over: u64,
+    /// Over the class's own SLA (see `ClassRt::sla`).
+    pub(super) class_sla_over: u64,
     pub(super) hist: Histogram,
 }
 
@@ -32,7 +34,7 @@ pub(super) struct ClassStats {
 /// `t_arr` or `t_start` at a plain station must keep these two sums in
 /// step; debug builds (the tests) also integrate the areas with `acc` and
 /// compare both in `result`.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct StStats {
     /// Jobs present (queued and in service).
     pub(super) n: u32,
@@ -54,6 +56,57 @@ pub(super) struct StStats {
     pub(super) sum_wait: f64,
     pub(super) batches: u64,
     pub(super) batch_jobs: u64,
+    /// Finite-capacity stations: arrivals, and those lost because the
+    /// station was full.
+    pub(super) offered: u64,
+    pub(super) dropped: u64,
+    /// Per-station distributions, when `station_tails` is set.
+    pub(super) tails: Option<Box<StationTails>>,
+}
+
+/// Buckets of the number-present distribution: 0, 1, ..., `JOBS_BINS - 2`,
+/// and the last for `JOBS_BINS - 1` or more.
+pub(crate) const JOBS_BINS: usize = 1024;
+
+/// Distributions of one station (`RunConfig::station_tails`): response and
+/// waiting times of the jobs that left, how many waited, and the time spent
+/// with each number of jobs present.
+#[derive(Clone, Debug)]
+pub(super) struct StationTails {
+    pub(super) response: Histogram,
+    pub(super) wait: Histogram,
+    pub(super) waited: u64,
+    /// Time with n jobs present, by n (see [`JOBS_BINS`]).
+    pub(super) jobs_time: Box<[f64; JOBS_BINS]>,
+    /// Integral of n^2 over time.
+    pub(super) area_n2: f64,
+}
+
+impl StationTails {
+    pub(super) fn new() -> StationTails {
+        StationTails {
+            response: Histogram::new(),
+            wait: Histogram::new(),
+            waited: 0,
+            jobs_time: Box::new([0.0; JOBS_BINS]),
+            area_n2: 0.0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.response.clear();
+        self.wait.clear();
+        self.waited = 0;
+        self.jobs_time.fill(0.0);
+        self.area_n2 = 0.0;
+    }
+
+    /// `dt` seconds passed with `n` jobs present.
+    #[inline]
+    fn time_at(&mut self, n: u32, dt: f64) {
+        self.jobs_time[(n as usize).min(JOBS_BINS - 1)] += dt;
+        self.area_n2 += f64::from(n) * f64::from(n) * dt;
+    }
 }
 
 impl StStats {
@@ -65,10 +118,18 @@ impl StStats {
         self.area_n += f64::from(self.n) * dt;
         self.area_busy += f64::from(self.busy) * dt;
         self.last = now;
+        if let Some(t) = &mut self.tails {
+            t.time_at(self.n, dt);
+        }
     }
 
     fn reset(&mut self, now: f64) {
+        let mut tails = self.tails.take();
+        if let Some(t) = &mut tails {
+            t.clear();
+        }
         *self = StStats {
+            tails,
             n: self.n,
             busy: self.busy,
             last: now,
@@ -182,9 +243,24 @@ fn jobs_mark(n: u64, k: usize) -> u64 {
 }
 
 impl Simulation {
-    /// Records the departure of job `j` from station stats `st`.
+    /// Records the departure of job `j` from station stats `st`, and its
+    /// times in the station tails if they are kept.
     #[inline(always)]
     pub(super) fn record_departure(stats: &mut StStats, job: &Job, now: f64) {
+        Simulation::record_departure_plain(stats, job, now);
+        if let Some(t) = &mut stats.tails {
+            t.response.record(now - job.t_arr);
+            let w = job.t_start - job.t_arr;
+            t.wait.record(w);
+            t.waited += u64::from(w > 0.0);
+        }
+    }
+
+    /// [`Simulation::record_departure`] without station tails, for the hot
+    /// plain queue and delay (which become [`Kind::Plain`] when tails are
+    /// kept).
+    #[inline(always)]
+    pub(super) fn record_departure_plain(stats: &mut StStats, job: &Job, now: f64) {
         stats.departures += 1;
         stats.sum_resp += now - job.t_arr;
         stats.sum_wait += job.t_start - job.t_arr;
@@ -213,6 +289,7 @@ impl Simulation {
             cl.stats.completions = 0;
             cl.stats.sum_resp = 0.0;
             cl.stats.sla_over = 0;
+            cl.stats.class_sla_over = 0;
             if cl.stats.hist.count() > 0 {
                 cl.stats.hist.clear();
             }
@@ -312,7 +389,7 @@ impl Simulation {
         let per_s = |x: f64| if t > 0.0 { x / t } else { 0.0 };
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
         let qs = [0.5, 0.9, 0.95, 0.99, 0.999];
-        let class_result = |s: &ClassStats| {
+        let class_result = |s: &ClassStats, over: u64| {
             let n = s.completions as f64;
             ReplicationClass {
                 completions: s.completions,
@@ -323,16 +400,22 @@ impl Simulation {
                 } else {
                     [0.0; 5]
                 },
-                sla_violation: ratio(s.sla_over as f64, n),
+                sla_violation: ratio(over as f64, n),
             }
         };
+        // A class's P(R > SLA) is against its own SLA; the system's against
+        // the run's.
         let classes: Vec<ReplicationClass> = self
             .classes
             .iter()
-            .map(|c| class_result(&c.stats))
+            .map(|c| class_result(&c.stats, c.stats.class_sla_over))
             .collect();
         let system = if self.classes.len() == 1 {
-            classes[0].clone()
+            let s = &self.classes[0].stats;
+            ReplicationClass {
+                sla_violation: ratio(s.sla_over as f64, s.completions as f64),
+                ..classes[0].clone()
+            }
         } else {
             let mut all = ClassStats::default();
             for c in &self.classes {
@@ -343,7 +426,7 @@ impl Simulation {
                     all.hist.merge(&c.stats.hist);
                 }
             }
-            class_result(&all)
+            class_result(&all, all.sla_over)
         };
         // Spinning latch waiters are in a cpu station's `busy` already.
         let stations = self
@@ -351,16 +434,18 @@ impl Simulation {
             .iter()
             .map(|st| {
                 let s = &st.stats;
-                let (area_n, area_busy) = if matches!(st.kind, Kind::Queue { .. } | Kind::Delay) {
-                    let (area_n, area_busy) =
-                        s.plain_areas(now, matches!(st.kind, Kind::Queue { .. }));
+                let (area_n, area_busy) = if matches!(
+                    st.kind,
+                    Kind::Queue { .. } | Kind::Plain { .. } | Kind::Delay
+                ) {
+                    let (area_n, area_busy) = s.plain_areas(now, !matches!(st.kind, Kind::Delay));
                     // Debug builds (tests) also integrate the areas the
                     // other way (`acc` at every change) and compare.
                     #[cfg(debug_assertions)]
                     {
                         let dt = now - s.last;
                         let n = s.area_n + f64::from(s.n) * dt;
-                        let b = if matches!(st.kind, Kind::Queue { .. }) {
+                        let b = if !matches!(st.kind, Kind::Delay) {
                             s.area_busy + f64::from(s.busy) * dt
                         } else {
                             0.0
@@ -429,6 +514,37 @@ impl Simulation {
                     occupancy,
                     polls_per_s: polls,
                     mean_poll_delay_s: poll_delay,
+                    dropped_per_s: per_s(s.dropped as f64),
+                    loss_probability: ratio(s.dropped as f64, s.offered as f64),
+                    tails: s.tails.as_ref().map(|tl| {
+                        let dt = now - s.last;
+                        let mean = per_s(area_n);
+                        let n2 = per_s(tl.area_n2 + f64::from(s.n) * f64::from(s.n) * dt);
+                        let k = self.jobs_tail_k as usize;
+                        let at_least = if k >= JOBS_BINS {
+                            f64::NAN
+                        } else {
+                            let mut time: f64 = tl.jobs_time[k..].iter().sum();
+                            if s.n as usize >= k {
+                                time += dt;
+                            }
+                            per_s(time)
+                        };
+                        let q3 = |h: &Histogram| {
+                            if percentiles {
+                                h.quantiles([0.5, 0.9, 0.99])
+                            } else {
+                                [0.0; 3]
+                            }
+                        };
+                        ReplicationTails {
+                            response_time_s: q3(&tl.response),
+                            wait_time_s: q3(&tl.wait),
+                            wait_probability: ratio(tl.waited as f64, d),
+                            jobs_variance: (n2 - mean * mean).max(0.0),
+                            jobs_tail_probability: at_least,
+                        }
+                    }),
                 }
             })
             .collect();

@@ -17,6 +17,7 @@ pub(super) fn class(
     c: &ClassIn<'_>,
     base: &Path,
     piece_errors: &mut Vec<NetworkError>,
+    sla_s: &mut Option<f64>,
 ) -> (Option<ClassSpec>, Option<(Origin, String)>) {
     let path = c.path.as_str();
     let node = c.node;
@@ -28,6 +29,7 @@ pub(super) fn class(
     let mut keys = workload::KEYS.to_vec();
     if !is_single {
         keys.push("priority");
+        keys.push("sla_s");
     }
     ctx.check_keys(
         node,
@@ -48,6 +50,14 @@ pub(super) fn class(
                 .map(|v| v as i32)
         })
     };
+    if !is_single {
+        // An error is reported where it is; the class is built without it.
+        *sla_s = t
+            .opt(ctx, "sla_s", None, |ctx, n, p| {
+                ctx.positive(n, p, "time in seconds").map(Some)
+            })
+            .flatten();
+    }
     let routing = routing::routing(ctx, names, stations, covered, ci, c);
     let spec = match (workload, routing, priority) {
         (Some(workload), Some(routing), Some(priority)) => Some(ClassSpec {

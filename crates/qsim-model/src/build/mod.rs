@@ -22,7 +22,7 @@ use crate::ctx::{Ctx, child};
 use crate::tree::{Node, Origin, V};
 use crate::{DerivedMetric, did_you_mean};
 use qsim_kernel::{
-    ClassSpec, ForkSpec, InitialState, NetworkError, NetworkSpec, RegionSpec, RunConfig,
+    Capacity, ClassSpec, ForkSpec, InitialState, NetworkError, NetworkSpec, RegionSpec, RunConfig,
     StationKind, StationSpec,
 };
 use std::collections::HashMap;
@@ -86,6 +86,8 @@ pub(crate) struct Built {
     pub classes: Vec<Option<ClassSpec>>,
     pub regions: Vec<Option<RegionSpec>>,
     pub initial: Option<InitialState>,
+    /// Per station, its capacity (all `None`: no station has one).
+    pub capacity: Vec<Option<Capacity>>,
     pub run: Option<RunConfig>,
     pub derived: Option<Vec<DerivedMetric>>,
     /// Per class: where its arrival is given (open classes) and the key path.
@@ -119,6 +121,11 @@ impl Built {
                 .flatten()
                 .collect(),
             initial: self.initial.take().unwrap_or_default(),
+            capacity: if self.capacity.iter().any(Option::is_some) {
+                std::mem::take(&mut self.capacity)
+            } else {
+                Vec::new()
+            },
         })
     }
 }
@@ -307,19 +314,24 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
     let class_names: Vec<&str> = names.classes.iter().map(|c| c.name.as_str()).collect();
 
     let mut stations = Vec::new();
+    let mut capacity = Vec::new();
     // For each station and class: whether some service key covers the class
     // (even if its value was wrong, so one mistake is reported once).
     let mut covered: Vec<Vec<bool>> = Vec::new();
     for (name, node) in &names.stations {
-        let (spec, cov) = stations::station(ctx, &names, &class_names, name, node, base);
+        let mut cap = None;
+        let (spec, cov) = stations::station(ctx, &names, &class_names, name, node, base, &mut cap);
         stations.push(spec);
+        capacity.push(cap);
         covered.push(cov);
     }
 
     let mut classes = Vec::new();
+    let mut class_sla = Vec::new();
     let mut arrival_at = Vec::new();
     let mut piece_errors = Vec::new();
     for (ci, c) in names.classes.iter().enumerate() {
+        let mut sla = None;
         let (spec, arr) = classes::class(
             ctx,
             &names,
@@ -329,19 +341,27 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
             c,
             base,
             &mut piece_errors,
+            &mut sla,
         );
+        class_sla.push(sla);
         classes.push(spec);
         arrival_at.push(arr);
     }
 
     let regions = regions::regions(ctx, &names, root, &mut piece_errors);
-    let (run, initial) = simulation::simulation(ctx, &names, root);
+    let (mut run, initial) = simulation::simulation(ctx, &names, root);
+    if let Some(run) = &mut run
+        && class_sla.iter().any(Option::is_some)
+    {
+        run.class_sla_s = class_sla;
+    }
     let derived = metrics::metrics(ctx, &names, root);
     Built {
         stations,
         classes,
         regions,
         initial,
+        capacity,
         run,
         derived,
         arrival_at,

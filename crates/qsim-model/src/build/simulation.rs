@@ -16,6 +16,8 @@ pub(super) const SIM_KEYS: &[&str] = &[
     "initial",
     "max_jobs_present",
     "max_events",
+    "station_tails",
+    "jobs_tail_k",
 ];
 
 pub(super) fn simulation(
@@ -107,6 +109,22 @@ pub(super) fn simulation(
     };
     let max_jobs_present = t.opt(ctx, "max_jobs_present", d.max_jobs_present, count);
     let max_events = t.opt(ctx, "max_events", d.max_events, count);
+    let station_tails = t.opt(ctx, "station_tails", d.station_tails, |ctx, n, p| {
+        match n.v {
+            V::Bool(b) => Some(b),
+            ref other => {
+                ctx.error(
+                    &n.origin,
+                    p,
+                    format!("expected true or false, found {}", other.describe()),
+                );
+                None
+            }
+        }
+    });
+    let jobs_tail_k = t.opt(ctx, "jobs_tail_k", d.jobs_tail_k, |ctx, n, p| {
+        ctx.u32(n, p, 1, "a number of jobs")
+    });
     let initial = t.opt(
         ctx,
         "initial",
@@ -147,6 +165,8 @@ pub(super) fn simulation(
             sla_s: sla_s?,
             max_jobs_present: max_jobs_present?,
             max_events: max_events?,
+            station_tails: station_tails?,
+            jobs_tail_k: jobs_tail_k?,
             ..d
         })
     })();

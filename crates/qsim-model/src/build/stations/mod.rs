@@ -59,6 +59,7 @@ pub(super) fn station(
     name: &str,
     node: &Node,
     base: &Path,
+    capacity: &mut Option<qsim_kernel::Capacity>,
 ) -> (Option<StationSpec>, Vec<bool>) {
     let path = child("stations", name);
     let t = Table { node, path: &path };
@@ -183,6 +184,12 @@ pub(super) fn station(
     };
     if !ok {
         return (None, covered);
+    }
+    if kind_name == "queue" {
+        match queue::capacity(ctx, t) {
+            Some(cap) => *capacity = cap,
+            None => return (None, covered),
+        }
     }
     let spec = kind.map(|kind| StationSpec {
         name: name.to_string(),

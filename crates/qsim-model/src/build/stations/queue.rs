@@ -2,9 +2,10 @@
 
 use crate::build::Table;
 use crate::ctx::Ctx;
-use qsim_kernel::{Discipline, StationKind};
+use qsim_kernel::{Capacity, Discipline, StationKind, WhenFull};
 
-pub(super) const KEYS: &[&str] = &["servers", "discipline"];
+pub(super) const KEYS: &[&str] = &["servers", "discipline", "capacity", "when_full"];
+const WHEN_FULL: &[&str] = &["drop"];
 const DISCIPLINES: &[&str] = &["fcfs", "ps", "lcfs", "priority"];
 
 pub(super) fn read(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<StationKind> {
@@ -23,4 +24,35 @@ pub(super) fn read(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<StationKind> {
         servers: servers?,
         discipline: discipline?,
     })
+}
+
+/// A queue's `capacity` and `when_full`: `Some(None)` when it has no
+/// capacity, `None` after an error.
+pub(super) fn capacity(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Option<Capacity>> {
+    let limit = match t.get("capacity") {
+        Some(n) => Some(ctx.count(
+            n,
+            &crate::ctx::child(t.path, "capacity"),
+            "a number of jobs",
+        )?),
+        None => None,
+    };
+    let when_full = match t.get("when_full") {
+        Some(n) => {
+            let p = crate::ctx::child(t.path, "when_full");
+            // "drop" is the only choice so far.
+            ctx.choice(n, &p, WHEN_FULL)?;
+            if limit.is_none() {
+                ctx.error(
+                    &n.origin,
+                    &p,
+                    "when_full applies to a station with a capacity; expected a `capacity` key next to it",
+                );
+                return None;
+            }
+            WhenFull::Drop
+        }
+        None => WhenFull::Drop,
+    };
+    Some(limit.map(|limit| Capacity { limit, when_full }))
 }
