@@ -513,6 +513,10 @@ pub fn initial_state(network: &Network) -> String {
     match network.spec().initial {
         InitialState::Thinking => "all jobs thinking".into(),
         InitialState::AtStation(s) => format!("all jobs at {}", network.spec().stations[s].name),
+        InitialState::Placed(ref list) => format!(
+            "{} jobs placed at stations (the final state of a previous run), the rest thinking",
+            list.iter().map(|p| u64::from(p.jobs)).sum::<u64>()
+        ),
     }
 }
 

@@ -71,6 +71,14 @@ pub struct RunConfig {
     pub max_events: u64,
     /// Worker threads for replications; 0 means one per core. Never changes results.
     pub threads: usize,
+    /// Load that changes during the run (population or arrival-rate steps
+    /// and ramps), one entry per scheduled class; see [`crate::schedule`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<crate::schedule::ClassSchedule>,
+    /// Record per-interval figures (a trace) in each replication; see
+    /// [`crate::trace`]. Never changes the run's other figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::TracePlan>,
 }
 
 impl Default for RunConfig {
@@ -85,6 +93,8 @@ impl Default for RunConfig {
             max_jobs_present: 10_000_000,
             max_events: 20_000_000_000,
             threads: 0,
+            schedule: Vec::new(),
+            trace: None,
         }
     }
 }
@@ -158,5 +168,25 @@ pub(crate) fn check_config(config: &RunConfig) -> Result<(), RunError> {
             p.relative_half_width
         ));
     }
+    check_trace_plan(config.trace.as_ref()).map_err(RunError::Config)?;
     Ok(())
 }
+
+/// Checks a plan (used by the run's configuration check).
+fn check_trace_plan(plan: Option<&crate::trace::TracePlan>) -> Result<(), String> {
+    let Some(p) = plan else { return Ok(()) };
+    if !(p.interval_s.is_finite() && p.interval_s > 0.0) {
+        return Err(format!(
+            "trace interval must be a positive number of seconds, found {}",
+            p.interval_s
+        ));
+    }
+    if p.max_intervals < 2 {
+        return Err(format!(
+            "a trace keeps at least 2 intervals, found {}",
+            p.max_intervals
+        ));
+    }
+    Ok(())
+}
+
