@@ -10,6 +10,7 @@ pub mod run;
 pub mod schema;
 pub mod solve;
 pub mod sweep;
+pub mod trace;
 
 use std::io::ErrorKind;
 use std::process::ExitCode;

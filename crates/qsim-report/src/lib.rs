@@ -13,8 +13,9 @@ pub mod fit_chart;
 pub mod html;
 mod json;
 mod table;
+pub mod trace_chart;
 
-pub use csv_out::{CSV_HEADER, DERIVED_METRIC, DERIVED_SCOPE, to_csv};
+pub use csv_out::{CSV_HEADER, DERIVED_METRIC, DERIVED_SCOPE, quote, to_csv};
 pub use json::to_json;
 pub use table::to_table;
 
