@@ -12,4 +12,5 @@ mod report;
 mod scenarios;
 mod solve;
 mod support;
+mod timeline;
 mod trust;

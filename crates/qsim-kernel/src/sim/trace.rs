@@ -158,7 +158,7 @@ impl Simulation {
             return;
         }
         self.close_interval();
-        if self.fel.peek().is_none() {
+        if self.fel.len() == 0 {
             return;
         }
         if let Some(t) = self.trace.as_deref() {
