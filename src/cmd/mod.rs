@@ -4,6 +4,7 @@
 pub mod charts;
 pub mod completions;
 pub mod fit;
+pub mod hysteresis;
 pub mod man;
 pub mod report;
 pub mod run;

@@ -71,6 +71,11 @@ pub struct SweepArgs {
     /// [default: a path ending in `.limit`].
     #[arg(long, value_name = "PATH")]
     pub limit_axis: Option<String>,
+    /// Run the values of the one --vary up and then down, each point
+    /// starting from the previous point's final state; summary.json and
+    /// hysteresis.png/.svg show both branches and where they differ.
+    #[arg(long)]
+    pub hysteresis: bool,
 }
 
 /// Arguments of `qsim plot`.
@@ -111,6 +116,9 @@ fn usage(e: SweepError) -> anyhow::Error {
 
 /// `qsim sweep`.
 pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
+    if args.hysteresis {
+        return super::hysteresis::sweep(args);
+    }
     let base = parse_overrides(&args.model.set)?;
     let vary = args
         .vary
@@ -363,7 +371,7 @@ pub fn plot(args: &PlotArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn default_output(model: &Path, shard: Option<Shard>) -> PathBuf {
+pub(super) fn default_output(model: &Path, shard: Option<Shard>) -> PathBuf {
     let stem = model
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

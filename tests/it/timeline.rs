@@ -159,3 +159,49 @@ fn burst_collapse_stays_collapsed_after_the_burst() {
     assert!((700.0..820.0).contains(&b.mean), "{b:?}");
     assert!((a.mean - 50.0).abs() <= 4.0 * a.ci95 + 2.0, "{a:?}");
 }
+
+/// The bistable latch of `cli.rs`: 1000 passes/s up to 50 threads present,
+/// 50/s from 100 on, 0.15 s think time. Fast while N/0.15 stays below
+/// 1000/s (N < 150); once collapsed it stays so while the thinkers keep
+/// 50/s coming, (N - 100)/0.15 >= 50, i.e. N >= 108.
+const LATCH: &str = "[simulation]\nreplications = 4\nstop = { time_s = 20 }\nwarmup = { time_s = 5 }\n\n[workload]\ntype = \"closed\"\npopulation = 120\nthink = { dist = \"exponential\", mean = 0.15 }\nroute = [\"latch\"]\n\n[stations.latch]\nkind = \"latch\"\nservice = { dist = \"exponential\", mean = 0.001 }\nspeed = { table = [{ n = 50, rate = 1000 }, { n = 100, rate = 50 }] }\n";
+
+fn hysteresis(text: &str, vary: &str, jobs: Option<u64>) -> qsim_sweep::Hysteresis {
+    let text = text.to_string();
+    let source = move |ov: &[qsim_model::Override]| qsim_model::load_str("h.toml", &text, ov);
+    let spec = qsim_sweep::VarySpec::parse(vary).unwrap();
+    let options = qsim_sweep::HysteresisOptions {
+        stop: jobs.map(qsim_kernel::Stop::Jobs),
+        replications: Some(4),
+        ..Default::default()
+    };
+    qsim_sweep::run_hysteresis(&source, &[], &spec, &options).unwrap()
+}
+
+#[test]
+fn hysteresis_sweep_shows_two_branches_on_a_bistable_latch() {
+    let h = hysteresis(LATCH, "workload.population=60..200:20", None);
+    assert_eq!(h.up.len(), 8);
+    assert_eq!(h.down.len(), 8);
+    // 120 and 140 lie in the bistable range (108 < N < 150) far from its
+    // ends: fast on the way up, collapsed on the way down.
+    for n in [120.0, 140.0] {
+        assert!(h.differ_at.contains(&n), "{h:?}");
+        let up = h.up.iter().find(|p| p.value == n).unwrap().throughput_per_s;
+        let down = h.down.iter().find(|p| p.value == n).unwrap().throughput_per_s;
+        assert!(up.mean > 5.0 * down.mean, "{up:?} {down:?}");
+    }
+    // Far below the range one state exists: the branches agree there.
+    assert!(!h.differ_at.contains(&60.0) && !h.differ_at.contains(&80.0));
+    assert!(h.differ_ranges.iter().any(|r| r[0] <= 120.0 && r[1] >= 140.0));
+    assert!(h.verdict().contains("differ"));
+}
+
+#[test]
+fn hysteresis_sweep_has_one_branch_on_cpu_two_disks() {
+    let text = std::fs::read_to_string("models/cpu_two_disks.toml").unwrap();
+    let h = hysteresis(&text, "workload.population=5..40:5", Some(4000));
+    assert_eq!(h.up.len(), 8);
+    assert!(h.differ_at.is_empty(), "{h:?}");
+    assert!(h.verdict().contains("agree"));
+}

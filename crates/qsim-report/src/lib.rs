@@ -11,6 +11,7 @@ pub mod charts;
 mod csv_out;
 pub mod fit_chart;
 pub mod html;
+pub mod hysteresis_chart;
 mod json;
 mod table;
 pub mod trace_chart;

@@ -65,6 +65,7 @@
 
 pub mod error;
 pub mod grid;
+pub mod hysteresis;
 pub mod knee;
 pub mod output;
 pub mod record;
@@ -74,6 +75,7 @@ pub mod summary;
 
 pub use error::SweepError;
 pub use grid::{Grid, Shard, ShardError, point_seed};
+pub use hysteresis::{Hysteresis, HysteresisOptions, run_hysteresis};
 pub use knee::{Candidate, CurvePoint, KneeReport};
 pub use output::{Manifest, SavedSweep, merge};
 pub use record::{Figures, ItemMetrics, Point, PointMetrics, PointRecord};
