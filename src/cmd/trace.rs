@@ -77,7 +77,7 @@ impl TraceArgs {
             }));
         }
         Ok(Some(TracePlan {
-            interval_s: run_length_guess(network, config) / DEFAULT_INTERVALS,
+            interval_s: round_down(run_length_guess(network, config) / DEFAULT_INTERVALS),
             max_intervals: DEFAULT_MAX,
         }))
     }
@@ -119,6 +119,18 @@ impl TraceArgs {
         }
         Ok(warnings)
     }
+}
+
+/// The largest 1, 2, 2.5 or 5 times a power of ten at most `x`: interval
+/// ends that read well (0.25 s rather than 0.3 s, whose multiples print as
+/// 18.299999999999997).
+fn round_down(x: f64) -> f64 {
+    let p = 10f64.powf(x.log10().floor());
+    [5.0, 2.5, 2.0, 1.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|&v| v <= x * (1.0 + 1e-12))
+        .unwrap_or(p)
 }
 
 /// A guess of a replication's simulated length (warm-up included), for

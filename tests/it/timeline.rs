@@ -160,12 +160,6 @@ fn burst_collapse_stays_collapsed_after_the_burst() {
     assert!((a.mean - 50.0).abs() <= 4.0 * a.ci95 + 2.0, "{a:?}");
 }
 
-/// The bistable latch of `cli.rs`: 1000 passes/s up to 50 threads present,
-/// 50/s from 100 on, 0.15 s think time. Fast while N/0.15 stays below
-/// 1000/s (N < 150); once collapsed it stays so while the thinkers keep
-/// 50/s coming, (N - 100)/0.15 >= 50, i.e. N >= 108.
-const LATCH: &str = "[simulation]\nreplications = 4\nstop = { time_s = 20 }\nwarmup = { time_s = 5 }\n\n[workload]\ntype = \"closed\"\npopulation = 120\nthink = { dist = \"exponential\", mean = 0.15 }\nroute = [\"latch\"]\n\n[stations.latch]\nkind = \"latch\"\nservice = { dist = \"exponential\", mean = 0.001 }\nspeed = { table = [{ n = 50, rate = 1000 }, { n = 100, rate = 50 }] }\n";
-
 fn hysteresis(text: &str, vary: &str, jobs: Option<u64>) -> qsim_sweep::Hysteresis {
     let text = text.to_string();
     let source = move |ov: &[qsim_model::Override]| qsim_model::load_str("h.toml", &text, ov);
@@ -180,7 +174,10 @@ fn hysteresis(text: &str, vary: &str, jobs: Option<u64>) -> qsim_sweep::Hysteres
 
 #[test]
 fn hysteresis_sweep_shows_two_branches_on_a_bistable_latch() {
-    let h = hysteresis(LATCH, "workload.population=60..200:20", None);
+    // models/latch_bistable.toml: fast while N/0.15 s < 1000/s (N < 150),
+    // collapsed while (N - 100)/0.15 s >= 50/s (N >= 108).
+    let text = std::fs::read_to_string("models/latch_bistable.toml").unwrap();
+    let h = hysteresis(&text, "workload.population=60..200:20", None);
     assert_eq!(h.up.len(), 8);
     assert_eq!(h.down.len(), 8);
     // 120 and 140 lie in the bistable range (108 < N < 150) far from its

@@ -24,6 +24,8 @@ pub(super) struct TraceRt {
     /// Version of the pending boundary event (stale ones are skipped).
     version: u32,
     open_start: f64,
+    /// Where the current phase's grid of boundaries starts.
+    grid_start: f64,
     /// Index in `trace.intervals` where the current phase starts.
     phase_from: usize,
     prev: Snap,
@@ -41,6 +43,7 @@ impl TraceRt {
             dt: plan.interval_s,
             version: 0,
             open_start: 0.0,
+            grid_start: 0.0,
             phase_from: 0,
             prev: Snap::default(),
             trace: Trace {
@@ -162,7 +165,12 @@ impl Simulation {
             return;
         }
         if let Some(t) = self.trace.as_deref() {
-            self.fel.push(later(self.now, t.dt), ev(EV_TRACE, 0, t.version));
+            // The next boundary on the phase's grid (computed from its start,
+            // so rounding does not accumulate; after a merge the grid of the
+            // doubled interval).
+            let k = ((self.now - t.grid_start) / t.dt + 1e-9).floor() + 1.0;
+            let next = (t.grid_start + k * t.dt).max(later(self.now, 0.0));
+            self.fel.push(next, ev(EV_TRACE, 0, t.version));
         }
     }
 
@@ -184,6 +192,7 @@ impl Simulation {
         };
         t.prev = snap;
         t.open_start = now;
+        t.grid_start = now;
         t.phase_from = t.trace.intervals.len();
         t.version = t.version.wrapping_add(1);
         let (dt, version) = (t.dt, t.version);
