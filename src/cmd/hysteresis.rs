@@ -94,7 +94,11 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
                     p.value,
                     fmt(p.throughput_per_s),
                     down.map_or(String::new(), |d| fmt(d.throughput_per_s)),
-                    if h.differ_at.contains(&p.value) { "yes" } else { "" }
+                    if h.differ_at.contains(&p.value) {
+                        "yes"
+                    } else {
+                        ""
+                    }
                 );
             }
             println!("{}", h.verdict());

@@ -7,7 +7,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 use qsim_kernel::names::{MEAN_JOBS, RESPONSE_TIME_S, THROUGHPUT_PER_S, UTILIZATION};
 use qsim_kernel::trace::{Trace, TracePlan};
-use qsim_kernel::{MetricScope, Network, RunConfig, RunResults, StationKind, Stop, Warmup, Workload};
+use qsim_kernel::{
+    MetricScope, Network, RunConfig, RunResults, StationKind, Stop, Warmup, Workload,
+};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -188,12 +190,22 @@ pub fn trace_csv(network: &Network, results: &RunResults) -> String {
         for iv in &t.intervals {
             let phase = if iv.measured { "measured" } else { "warmup" };
             let head = format!("{},{},{},{phase}", rep.index, iv.start_s, iv.end_s);
-            let _ = writeln!(out, "{head},{system},,{THROUGHPUT_PER_S},{}", iv.throughput_per_s());
-            let r = iv.response_time_s().map_or(String::new(), |r| r.to_string());
+            let _ = writeln!(
+                out,
+                "{head},{system},,{THROUGHPUT_PER_S},{}",
+                iv.throughput_per_s()
+            );
+            let r = iv
+                .response_time_s()
+                .map_or(String::new(), |r| r.to_string());
             let _ = writeln!(out, "{head},{system},,{RESPONSE_TIME_S},{r}");
             for (s, st) in spec.stations.iter().enumerate() {
                 let name = qsim_report::quote(&st.name);
-                let _ = writeln!(out, "{head},{stations},{name},{MEAN_JOBS},{}", iv.mean_jobs(s));
+                let _ = writeln!(
+                    out,
+                    "{head},{stations},{name},{MEAN_JOBS},{}",
+                    iv.mean_jobs(s)
+                );
                 let _ = writeln!(
                     out,
                     "{head},{stations},{name},{THROUGHPUT_PER_S},{}",
@@ -203,7 +215,11 @@ pub fn trace_csv(network: &Network, results: &RunResults) -> String {
                     st.kind,
                     StationKind::Delay | StationKind::Fork(_) | StationKind::Join(_)
                 ) {
-                    let _ = writeln!(out, "{head},{stations},{name},{UTILIZATION},{}", iv.utilization(s));
+                    let _ = writeln!(
+                        out,
+                        "{head},{stations},{name},{UTILIZATION},{}",
+                        iv.utilization(s)
+                    );
                 }
             }
         }

@@ -30,7 +30,11 @@ fn run_trace_writes_a_long_csv_with_the_metric_names_and_a_chart() {
         "--plot",
         svg.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
     assert_eq!(
@@ -145,11 +149,17 @@ fn burst_collapse_stays_collapsed_after_the_burst() {
     // Before the burst (after 5 s of settling) and well after it.
     let before = window_x(&traces, 5.0, 20.0);
     let after = window_x(&traces, 35.0, 60.0);
-    let (b, a) = (estimate(before.iter().copied()), estimate(after.iter().copied()));
+    let (b, a) = (
+        estimate(before.iter().copied()),
+        estimate(after.iter().copied()),
+    );
     // The burst is over at 30 s and the load is the one of before, yet the
     // throughput stays far below: separated intervals, and in every
     // replication below a quarter of its own throughput before.
-    assert!(a.mean + a.ci95 < b.mean - b.ci95, "before {b:?}, after {a:?}");
+    assert!(
+        a.mean + a.ci95 < b.mean - b.ci95,
+        "before {b:?}, after {a:?}"
+    );
     for (x0, x1) in before.iter().zip(&after) {
         assert!(*x1 < 0.25 * x0, "{x0} -> {x1}");
     }
@@ -185,12 +195,21 @@ fn hysteresis_sweep_shows_two_branches_on_a_bistable_latch() {
     for n in [120.0, 140.0] {
         assert!(h.differ_at.contains(&n), "{h:?}");
         let up = h.up.iter().find(|p| p.value == n).unwrap().throughput_per_s;
-        let down = h.down.iter().find(|p| p.value == n).unwrap().throughput_per_s;
+        let down = h
+            .down
+            .iter()
+            .find(|p| p.value == n)
+            .unwrap()
+            .throughput_per_s;
         assert!(up.mean > 5.0 * down.mean, "{up:?} {down:?}");
     }
     // Far below the range one state exists: the branches agree there.
     assert!(!h.differ_at.contains(&60.0) && !h.differ_at.contains(&80.0));
-    assert!(h.differ_ranges.iter().any(|r| r[0] <= 120.0 && r[1] >= 140.0));
+    assert!(
+        h.differ_ranges
+            .iter()
+            .any(|r| r[0] <= 120.0 && r[1] >= 140.0)
+    );
     assert!(h.verdict().contains("differ"));
 }
 

@@ -189,4 +189,3 @@ fn check_trace_plan(plan: Option<&crate::trace::TracePlan>) -> Result<(), String
     }
     Ok(())
 }
-

@@ -80,7 +80,11 @@ pub fn check(network: &Network, schedule: &[ClassSchedule]) -> Vec<ScheduleError
             })
         };
         let Some(class) = spec.classes.get(cs.class) else {
-            err(None, "schedule", format!("no class with index {}", cs.class));
+            err(
+                None,
+                "schedule",
+                format!("no class with index {}", cs.class),
+            );
             continue;
         };
         if !seen.insert(cs.class) {

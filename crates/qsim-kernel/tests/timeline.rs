@@ -103,29 +103,44 @@ fn mm1_trace_intervals_add_up_to_the_run() {
             assert!(rel(end - start, rep.measured_time_s));
             // Length-weighted interval means are the run's means.
             let t_all = rep.measured_time_s;
-            let weighted =
-                |f: &dyn Fn(&qsim_kernel::trace::TraceInterval) -> f64| -> f64 {
-                    measured.iter().map(|i| f(i) * i.length_s()).sum::<f64>() / t_all
-                };
+            let weighted = |f: &dyn Fn(&qsim_kernel::trace::TraceInterval) -> f64| -> f64 {
+                measured.iter().map(|i| f(i) * i.length_s()).sum::<f64>() / t_all
+            };
             let st = &rep.stations[0];
-            assert!(rel(weighted(&|i| i.mean_jobs(0)), st.mean_jobs), "{:?}", stop);
+            assert!(
+                rel(weighted(&|i| i.mean_jobs(0)), st.mean_jobs),
+                "{:?}",
+                stop
+            );
             assert!(rel(weighted(&|i| i.utilization(0)), st.utilization));
             assert!(rel(
                 weighted(&|i| i.station_throughput_per_s(0)),
                 st.throughput_per_s
             ));
-            assert!(rel(weighted(&|i| i.throughput_per_s()), rep.system.throughput_per_s));
+            assert!(rel(
+                weighted(&|i| i.throughput_per_s()),
+                rep.system.throughput_per_s
+            ));
             let done: u64 = measured.iter().map(|i| i.completions).sum();
             assert_eq!(done, rep.system.completions);
             let resp: f64 = measured.iter().map(|i| i.sum_response_s).sum();
             assert!(rel(resp / done as f64, rep.system.response_time_s));
             // Whole intervals (not the last) are the plan's length.
-            assert!(measured[..measured.len() - 1]
-                .iter()
-                .all(|i| (i.length_s() - 7.0).abs() < 1e-9));
+            assert!(
+                measured[..measured.len() - 1]
+                    .iter()
+                    .all(|i| (i.length_s() - 7.0).abs() < 1e-9)
+            );
         }
         // The trace changes no figure of the run.
-        let plain = run(&mm1(), &RunConfig { trace: None, ..config }).unwrap();
+        let plain = run(
+            &mm1(),
+            &RunConfig {
+                trace: None,
+                ..config
+            },
+        )
+        .unwrap();
         assert_eq!(plain.system, r.system);
     }
 }
@@ -322,18 +337,16 @@ fn a_run_continues_from_a_placed_state() {
         jobs: 21,
     }];
     let e = Network::new(spec(InitialState::Placed(too_many))).unwrap_err();
-    assert!(e[0].message.contains("more than its population 20"), "{e:?}");
+    assert!(
+        e[0].message.contains("more than its population 20"),
+        "{e:?}"
+    );
 }
 
 #[test]
 fn bad_schedules_are_refused_with_their_key() {
     let network = mm1();
-    let sched = |steps| {
-        vec![ClassSchedule {
-            class: 0,
-            steps,
-        }]
-    };
+    let sched = |steps| vec![ClassSchedule { class: 0, steps }];
     let errs = qsim_kernel::schedule::check(
         &network,
         &sched(vec![
@@ -350,7 +363,11 @@ fn bad_schedules_are_refused_with_their_key() {
     let keys: Vec<_> = errs.iter().map(|e| (e.step, e.key)).collect();
     assert_eq!(
         keys,
-        [(Some(0), "population"), (Some(1), "at"), (Some(1), "rate_per_s")]
+        [
+            (Some(0), "population"),
+            (Some(1), "at"),
+            (Some(1), "rate_per_s")
+        ]
     );
     let config = RunConfig {
         schedule: sched(vec![Step {

@@ -99,10 +99,15 @@ where
             ))
             .map_err(err)?
             .label(b.name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
         chart
             .draw_series(pts.iter().filter(|p| p.2.is_finite()).map(|p| {
-                PathElement::new(vec![(p.0, p.1 - p.2), (p.0, p.1 + p.2)], color.stroke_width(1))
+                PathElement::new(
+                    vec![(p.0, p.1 - p.2), (p.0, p.1 + p.2)],
+                    color.stroke_width(1),
+                )
             }))
             .map_err(err)?;
     }

@@ -70,9 +70,7 @@ where
     let Some(first) = traces.first() else {
         return Err(ChartError::new("no trace to draw".into()));
     };
-    let root = root
-        .titled(title, ("sans-serif", 22))
-        .map_err(err)?;
+    let root = root.titled(title, ("sans-serif", 22)).map_err(err)?;
     let (top, bottom) = root.split_vertically(360);
     let t_end = traces
         .iter()
@@ -118,15 +116,15 @@ where
         } else {
             BLUE.mix(0.25).stroke_width(1)
         };
-        let s = chart.draw_series(LineSeries::new(pts, style)).map_err(err)?;
+        let s = chart
+            .draw_series(LineSeries::new(pts, style))
+            .map_err(err)?;
         if r == 0 {
-            s.label("replication 0").legend(|(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2))
-            });
+            s.label("replication 0")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
         } else if r == 1 {
-            s.label("other replications").legend(|(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], BLUE.mix(0.25))
-            });
+            s.label("other replications")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.mix(0.25)));
         }
     }
     chart
@@ -186,7 +184,9 @@ where
             .draw_series(LineSeries::new(pts, color.stroke_width(2)))
             .map_err(err)?
             .label(stations[s].as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
     }
     chart
         .configure_series_labels()
@@ -203,7 +203,11 @@ where
 /// Shades `[0, warm_end]` and labels it "warm-up" (nothing when there is
 /// no warm-up).
 fn shade_warmup<DB: DrawingBackend>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>,
+    chart: &mut ChartContext<
+        '_,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
     warm_end: f64,
     y_max: f64,
 ) -> Result<(), ChartError>

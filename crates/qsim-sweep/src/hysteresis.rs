@@ -80,7 +80,13 @@ impl Hysteresis {
         let ranges: Vec<String> = self
             .differ_ranges
             .iter()
-            .map(|[a, b]| if a == b { format!("{a}") } else { format!("{a}..{b}") })
+            .map(|[a, b]| {
+                if a == b {
+                    format!("{a}")
+                } else {
+                    format!("{a}..{b}")
+                }
+            })
             .collect();
         format!(
             "the branches differ (non-overlapping throughput intervals) at {} = {}: the network's state depends on the path of the load (hysteresis)",
@@ -128,10 +134,15 @@ fn fit(network: &Network, state: &[Placement]) -> Vec<Placement> {
             shares[i].1 += 1;
             left -= 1;
         }
-        out.extend(shares.into_iter().filter(|s| s.1 > 0).map(|(p, n, _)| Placement {
-            jobs: n as u32,
-            ..p
-        }));
+        out.extend(
+            shares
+                .into_iter()
+                .filter(|s| s.1 > 0)
+                .map(|(p, n, _)| Placement {
+                    jobs: n as u32,
+                    ..p
+                }),
+        );
     }
     out
 }

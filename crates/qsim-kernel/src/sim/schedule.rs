@@ -3,8 +3,8 @@
 //! inversion of its integrated rate, with an arrival event of its own, so
 //! the plain open arrival path is untouched.
 
-use super::event::{EV_SCHED_ARRIVAL, EV_SCHEDULE, EXIT, NONE, ev};
 use super::Simulation;
+use super::event::{EV_SCHED_ARRIVAL, EV_SCHEDULE, EXIT, NONE, ev};
 use crate::network::{InitialState, Placement};
 use crate::schedule::{Change, ClassSchedule, Segment, next_arrival, rate_segments};
 
@@ -40,7 +40,8 @@ impl Simulation {
             });
             if open.is_none() {
                 for (k, step) in cs.steps.iter().enumerate() {
-                    self.fel.push(step.at_s, ev(EV_SCHEDULE, i as u32, k as u32));
+                    self.fel
+                        .push(step.at_s, ev(EV_SCHEDULE, i as u32, k as u32));
                 }
             }
         }
@@ -168,7 +169,8 @@ impl Simulation {
                 *njob += 1;
                 self.in_network += 1;
                 self.jobs[j as usize].t0 = 0.0;
-                self.jobs[j as usize].pos = super::build::route_pos(&self.classes[c].route, p.station);
+                self.jobs[j as usize].pos =
+                    super::build::route_pos(&self.classes[c].route, p.station);
                 self.goto(j, EXIT, p.station as u32);
                 placed += 1;
             }

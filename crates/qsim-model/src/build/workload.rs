@@ -165,11 +165,16 @@ pub(super) fn schedule(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Vec<Step>>
             continue;
         }
         ctx.check_keys(item, &p, STEP_KEYS, "a schedule step");
-        let st = Table { node: item, path: &p };
+        let st = Table {
+            node: item,
+            path: &p,
+        };
         let at = st.req(ctx, "at", "the time of the step in seconds", |ctx, n, p| {
             ctx.f64(n, p)
         });
-        let num = |ctx: &mut Ctx<'_>, key: &str| st.opt(ctx, key, None, |ctx, n, p| ctx.f64(n, p).map(Some));
+        let num = |ctx: &mut Ctx<'_>, key: &str| {
+            st.opt(ctx, key, None, |ctx, n, p| ctx.f64(n, p).map(Some))
+        };
         let change = match (item.get("population"), item.get("rate_per_s")) {
             (Some(n), None) => {
                 if let Some(u) = item.get("until") {
