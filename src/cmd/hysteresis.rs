@@ -53,7 +53,9 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| super::sweep::default_output(&args.model.model, None));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-    let json = serde_json::to_string_pretty(&h)? + "\n";
+    let mut value = serde_json::to_value(&h)?;
+    value["verdict"] = h.verdict().into();
+    let json = serde_json::to_string_pretty(&value)? + "\n";
     let summary = out.join(SUMMARY_FILE);
     std::fs::write(&summary, &json).with_context(|| format!("writing {}", summary.display()))?;
     if !args.no_charts {

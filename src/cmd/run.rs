@@ -369,6 +369,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let mut config = model.run.clone();
     args.options.apply(&mut config)?;
     config.trace = args.trace.plan(&model.network, &config)?;
+    args.trace.check_memory(
+        &model.network,
+        &config,
+        args.guards.budget().max_memory_bytes,
+    )?;
     let model_name = args.model.model.display().to_string();
     args.guards.check(&model.network, &config, &model_name)?;
     let results = run_with_progress(&model.network, &config)

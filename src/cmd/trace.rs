@@ -84,6 +84,32 @@ impl TraceArgs {
         }))
     }
 
+    /// Refuses a trace that would not fit in `max_memory_bytes` (every
+    /// replication's trace is kept until the run ends), saying what to
+    /// change.
+    pub fn check_memory(
+        &self,
+        network: &Network,
+        config: &RunConfig,
+        max_memory_bytes: u64,
+    ) -> Result<()> {
+        let per = qsim_kernel::budget::trace_bytes(config, network.spec().stations.len());
+        let reps = config.precision.map_or(config.replications, |p| {
+            p.max_replications.max(config.replications)
+        });
+        let total = per.saturating_mul(u64::from(reps));
+        if total > max_memory_bytes {
+            return Err(UsageError(format!(
+                "--trace: the traces would hold about {} ({} per replication × {reps}), more than the limit of {}; raise --trace-interval, run fewer replications or raise --max-memory",
+                qsim_kernel::budget::human_bytes(total),
+                qsim_kernel::budget::human_bytes(per),
+                qsim_kernel::budget::human_bytes(max_memory_bytes)
+            ))
+            .into());
+        }
+        Ok(())
+    }
+
     /// Writes the CSV and the chart of a traced run; returns warnings.
     pub fn write(
         &self,

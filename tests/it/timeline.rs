@@ -97,6 +97,28 @@ fn trace_and_plot_refuse_to_overwrite_the_model() {
 }
 
 #[test]
+fn a_trace_too_big_for_memory_is_refused_before_the_run() {
+    // 1000 s in intervals of 1 µs: capped at 100,000 intervals per phase,
+    // still about 17 MB per replication, more than the 1 MiB allowed.
+    let csv = scratch("huge.csv");
+    let out = qsim(&[
+        "run",
+        "models/mm1.toml",
+        "--time",
+        "1000",
+        "--trace",
+        csv.to_str().unwrap(),
+        "--trace-interval",
+        "1e-6",
+        "--max-memory",
+        "1M",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("raise --trace-interval"), "{err}");
+}
+
+#[test]
 fn a_schedule_of_the_wrong_kind_is_located_at_its_key() {
     let path = scratch("bad_schedule.toml");
     std::fs::write(

@@ -278,9 +278,6 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
     let replication_bytes = (jobs * JOB_BYTES as f64).min(u64::MAX as f64 / 2.0) as u64 + fixed;
     // A trace is kept per replication until the run ends.
     let trace = trace_bytes(config, spec.stations.len());
-    if trace > replication_bytes {
-        key = "trace_interval".into();
-    }
     let bytes = replication_bytes
         .saturating_mul(u64::from(parallel))
         .saturating_add(trace.saturating_mul(u64::from(replications)));
@@ -330,7 +327,7 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
 /// Bytes a trace of `stations` stations may hold per replication under
 /// `config` (at most `max_intervals` per phase, fewer when a timed run
 /// needs fewer), for the memory estimate.
-fn trace_bytes(config: &RunConfig, stations: usize) -> u64 {
+pub fn trace_bytes(config: &RunConfig, stations: usize) -> u64 {
     let Some(plan) = config.trace else { return 0 };
     let per = (stations * std::mem::size_of::<crate::trace::TraceStation>()
         + std::mem::size_of::<crate::trace::TraceInterval>()) as f64;
