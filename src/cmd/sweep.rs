@@ -116,9 +116,6 @@ fn usage(e: SweepError) -> anyhow::Error {
 
 /// `qsim sweep`.
 pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
-    if args.hysteresis {
-        return super::hysteresis::sweep(args);
-    }
     let base = parse_overrides(&args.model.set)?;
     let vary = args
         .vary
