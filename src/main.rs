@@ -100,6 +100,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::run::check(args),
         Command::Fit(args) => cmd::fit::fit(args),
         Command::Solve(args) => cmd::solve::run(args),
+        Command::Sweep(args) if args.hysteresis => cmd::hysteresis::sweep(args),
         Command::Sweep(args) => cmd::sweep::sweep(args),
         Command::Plot(args) => cmd::sweep::plot(args),
         Command::Merge(args) => cmd::sweep::merge(args),

@@ -4,6 +4,7 @@
 pub mod charts;
 pub mod completions;
 pub mod fit;
+pub mod hysteresis;
 pub mod man;
 pub mod report;
 pub mod run;
@@ -11,6 +12,7 @@ pub mod schema;
 pub mod solve;
 pub mod sweep;
 pub mod whatif;
+pub mod trace;
 
 use std::io::ErrorKind;
 use std::process::ExitCode;

@@ -346,6 +346,8 @@ pub struct RunArgs {
     /// starts at a station), that detects bistable (metastable) models.
     #[arg(long)]
     no_bistability_check: bool,
+    #[command(flatten)]
+    trace: super::trace::TraceArgs,
 }
 
 /// Arguments of `qsim check`.
@@ -382,9 +384,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     if let Some(out) = &args.output {
         refuse_overwriting_input(out, &args.model.model)?;
     }
+    args.trace.refuse_overwriting(&args.model.model)?;
     let model = args.model.load()?;
     let mut config = model.run.clone();
     args.options.apply(&mut config)?;
+    config.trace = args.trace.plan(&model.network, &config)?;
+    args.trace.check_memory(
+        &model.network,
+        &config,
+        args.guards.budget().max_memory_bytes,
+    )?;
     let model_name = args.model.model.display().to_string();
     args.guards.check(&model.network, &config, &model_name)?;
     let results = run_with_progress(&model.network, &config)
@@ -412,10 +421,19 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         eprintln!("warning: {w}");
         warnings.push(w);
     }
+    for w in args.trace.write(&model.network, &results, &model_name)? {
+        eprintln!("warning: {w}");
+        warnings.push(w);
+    }
     let mut checks = Vec::new();
     if !args.no_bistability_check
         && let Some((other, station)) = qsim_kernel::bistable::other_end(&model.network)
     {
+        // The second run is not traced: the trace is of the model as given.
+        let config = RunConfig {
+            trace: None,
+            ..config.clone()
+        };
         args.guards.check(&other, &config, &model_name)?;
         let second = run_with_progress(&other, &config)
             .map_err(|e| interrupted(e, &config))
@@ -533,6 +551,10 @@ pub fn initial_state(network: &Network) -> String {
     match network.spec().initial {
         InitialState::Thinking => "all jobs thinking".into(),
         InitialState::AtStation(s) => format!("all jobs at {}", network.spec().stations[s].name),
+        InitialState::Placed(ref list) => format!(
+            "{} jobs placed at stations (the final state of a previous run), the rest thinking",
+            list.iter().map(|p| u64::from(p.jobs)).sum::<u64>()
+        ),
     }
 }
 

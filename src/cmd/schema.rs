@@ -190,6 +190,19 @@ fn class(with_priority: bool) -> Value {
             reference("routing"),
             "place = { next = probability }; source and sink",
         ),
+        (
+            "schedule",
+            json!({"type": "array", "minItems": 1, "items": table(
+                vec![
+                    ("at", number_min(0.0), "when the step starts, s from the start of the run"),
+                    ("population", count(1), "the new population (closed)"),
+                    ("rate_per_s", positive(), "the new arrival rate (open)"),
+                    ("until", number_min(0.0), "end of a linear ramp to rate_per_s, s (open)"),
+                ],
+                &["at"],
+            )}),
+            "load steps over time ([[...schedule]])",
+        ),
     ];
     if with_priority {
         keys.push((

@@ -101,7 +101,15 @@ fn parse_range(spec: &str) -> Result<Vec<u32>> {
 
 /// `qsim solve`.
 pub fn run(args: &SolveArgs) -> Result<ExitCode> {
-    let model = args.model.load()?;
+    let mut model = args.model.load()?;
+    // Theory has no time: a load schedule is in neither the figures nor
+    // the simulation they are compared with.
+    if !model.run.schedule.is_empty() {
+        eprintln!(
+            "warning: the model's load schedule is not applied: the figures are for the workload's own population or arrival rate (the load at time 0), and --compare simulates that load"
+        );
+        model.run.schedule.clear();
+    }
     let spec = model.network.spec();
     let name = args.model.model.display().to_string();
     let population = match &spec.classes[..] {

@@ -77,6 +77,11 @@ pub struct SweepArgs {
     /// never run it.
     #[arg(long)]
     pub no_bistability_check: bool,
+    /// Run the values of the one --vary up and then down, each point
+    /// starting from the previous point's final state; summary.json and
+    /// hysteresis.png/.svg show both branches and where they differ.
+    #[arg(long)]
+    pub hysteresis: bool,
 }
 
 /// Arguments of `qsim plot`.
@@ -373,7 +378,7 @@ pub fn plot(args: &PlotArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn default_output(model: &Path, shard: Option<Shard>) -> PathBuf {
+pub(super) fn default_output(model: &Path, shard: Option<Shard>) -> PathBuf {
     let stem = model
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())

@@ -13,5 +13,6 @@ mod report;
 mod scenarios;
 mod solve;
 mod support;
+mod timeline;
 mod trust;
 mod whatif;

@@ -90,6 +90,8 @@ pub fn collapsing_station(network: &Network) -> Option<StationId> {
 pub fn other_end(network: &Network) -> Option<(Network, StationId)> {
     let mut spec = network.spec().clone();
     let station = match spec.initial {
+        // A placed start is neither end: the check does not apply.
+        InitialState::Placed(_) => return None,
         InitialState::Thinking => {
             let s = collapsing_station(network)?;
             spec.initial = InitialState::AtStation(s);
@@ -136,7 +138,7 @@ pub fn compare(
         second.system.throughput_per_s,
     );
     let (thinking, collapsed) = match network.spec().initial {
-        InitialState::Thinking => (a, b),
+        InitialState::Thinking | InitialState::Placed(_) => (a, b),
         InitialState::AtStation(_) => (b, a),
     };
     Bistability {

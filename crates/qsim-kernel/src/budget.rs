@@ -222,14 +222,15 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
     let mut biggest = -1.0f64;
     let mut events_per_job = Vec::with_capacity(spec.classes.len());
     for (c, class) in spec.classes.iter().enumerate() {
+        let peak = |population| crate::schedule::peak_population(population, c, &config.schedule);
         let parents = match class.workload {
-            Workload::Closed { population, .. } => f64::from(population),
+            Workload::Closed { population, .. } => f64::from(peak(population)),
             // Open jobs are bounded by `max_jobs_present` only when the
             // model is unstable, which the run detects; count one parent.
             Workload::Open { .. } => 1.0,
         };
         if let Workload::Closed { population, .. } = class.workload {
-            let own = f64::from(population);
+            let own = f64::from(peak(population));
             jobs += own;
             if own > biggest {
                 biggest = own;
@@ -279,7 +280,11 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
     let fixed =
         (spec.classes.len() as u64 + 1) * CLASS_BYTES + spec.stations.len() as u64 * per_station;
     let replication_bytes = (jobs * JOB_BYTES as f64).min(u64::MAX as f64 / 2.0) as u64 + fixed;
-    let bytes = replication_bytes.saturating_mul(u64::from(parallel));
+    // A trace is kept per replication until the run ends.
+    let trace = trace_bytes(config, spec.stations.len());
+    let bytes = replication_bytes
+        .saturating_mul(u64::from(parallel))
+        .saturating_add(trace.saturating_mul(u64::from(replications)));
 
     // Events: only job-counted phases give a job count. A replication
     // completes its jobs across the classes, so the cheapest class per job
@@ -321,6 +326,22 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
         events_key: events_key.into(),
         threads,
     }
+}
+
+/// Bytes a trace of `stations` stations may hold per replication under
+/// `config` (at most `max_intervals` per phase, fewer when a timed run
+/// needs fewer), for the memory estimate.
+pub fn trace_bytes(config: &RunConfig, stations: usize) -> u64 {
+    let Some(plan) = config.trace else { return 0 };
+    let per = (stations * std::mem::size_of::<crate::trace::TraceStation>()
+        + std::mem::size_of::<crate::trace::TraceInterval>()) as f64;
+    let cap = 2.0 * f64::from(plan.max_intervals);
+    let needed = match (config.effective_warmup(), config.stop) {
+        (Warmup::Time(w), Stop::Time(t)) => (w + t) / plan.interval_s + 3.0,
+        (Warmup::None, Stop::Time(t)) => t / plan.interval_s + 2.0,
+        _ => cap,
+    };
+    (needed.min(cap) * per).min(u64::MAX as f64 / 4.0) as u64
 }
 
 /// `bytes` in KiB, MiB, GiB or TiB with three significant figures.

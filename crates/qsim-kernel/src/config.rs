@@ -82,6 +82,14 @@ pub struct RunConfig {
     /// has its own): the class's P(R > SLA) is reported against its own SLA,
     /// or against `sla_s` when it has none.
     pub class_sla_s: Vec<Option<f64>>,
+    /// Load that changes during the run (population or arrival-rate steps
+    /// and ramps), one entry per scheduled class; see [`crate::schedule`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<crate::schedule::ClassSchedule>,
+    /// Record per-interval figures (a trace) in each replication; see
+    /// [`crate::trace`]. Never changes the run's other figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::TracePlan>,
 }
 
 impl Default for RunConfig {
@@ -99,6 +107,8 @@ impl Default for RunConfig {
             station_tails: false,
             jobs_tail_k: 10,
             class_sla_s: Vec::new(),
+            schedule: Vec::new(),
+            trace: None,
         }
     }
 }
@@ -180,6 +190,25 @@ pub(crate) fn check_config(config: &RunConfig) -> Result<(), RunError> {
         return bad(format!(
             "precision.relative_half_width must be positive, found {}",
             p.relative_half_width
+        ));
+    }
+    check_trace_plan(config.trace.as_ref()).map_err(RunError::Config)?;
+    Ok(())
+}
+
+/// Checks a plan (used by the run's configuration check).
+fn check_trace_plan(plan: Option<&crate::trace::TracePlan>) -> Result<(), String> {
+    let Some(p) = plan else { return Ok(()) };
+    if !(p.interval_s.is_finite() && p.interval_s > 0.0) {
+        return Err(format!(
+            "trace interval must be a positive number of seconds, found {}",
+            p.interval_s
+        ));
+    }
+    if p.max_intervals < 2 {
+        return Err(format!(
+            "a trace keeps at least 2 intervals, found {}",
+            p.max_intervals
         ));
     }
     Ok(())

@@ -137,9 +137,11 @@ pub mod results;
 pub mod rng;
 mod rounds;
 mod run;
+pub mod schedule;
 mod sim;
 pub mod steady;
 pub mod time;
+pub mod trace;
 
 pub use bistable::Bistability;
 pub use budget::{Budget, BudgetError};

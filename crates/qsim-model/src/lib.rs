@@ -186,6 +186,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
     }
     let mut built = build::build(&mut ctx, &root, base);
     let mut network = None;
+    let mut schedule = Vec::new();
     let reader_ok = !ctx.has_errors();
     // The kernel's range rules, located at the keys that hold the values:
     // on the whole network when every part could be built, else on the
@@ -196,6 +197,13 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
                 if reader_ok {
                     stability_errors(&mut ctx, &n, &built.arrival_at, &built.class_paths);
                     unvisited_warnings(&mut ctx, &n, &root);
+                    schedule = build::workload::check_schedules(
+                        &mut ctx,
+                        &n,
+                        &root,
+                        &built.class_paths,
+                        std::mem::take(&mut built.schedules),
+                    );
                 }
                 network = Some(n);
                 Vec::new()
@@ -209,7 +217,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
         ctx.error(&origin, &path, e.message.clone());
     }
     let (run, derived) = match (built.run, built.derived) {
-        (Some(run), Some(derived)) => (run, derived),
+        (Some(run), Some(derived)) => (RunConfig { schedule, ..run }, derived),
         _ => (RunConfig::default(), Vec::new()),
     };
     let mut problems = std::mem::take(&mut ctx.problems);

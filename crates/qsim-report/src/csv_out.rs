@@ -30,7 +30,8 @@ fn row(out: &mut String, scope: &str, name: &str, metric: &str, e: &Estimate) {
     );
 }
 
-fn quote(s: &str) -> String {
+/// A CSV field: quoted when it holds a comma, a quote or a line break.
+pub fn quote(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -8,6 +8,13 @@ use std::path::Path;
 #[error("{0}")]
 pub struct ChartError(String);
 
+impl ChartError {
+    /// An error with this message.
+    pub fn new(message: String) -> ChartError {
+        ChartError(message)
+    }
+}
+
 fn err<E: std::fmt::Display>(e: E) -> ChartError {
     ChartError(e.to_string())
 }

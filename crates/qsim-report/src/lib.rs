@@ -11,10 +11,12 @@ pub mod charts;
 mod csv_out;
 pub mod fit_chart;
 pub mod html;
+pub mod hysteresis_chart;
 mod json;
 mod table;
+pub mod trace_chart;
 
-pub use csv_out::{CSV_HEADER, DERIVED_METRIC, DERIVED_SCOPE, to_csv};
+pub use csv_out::{CSV_HEADER, DERIVED_METRIC, DERIVED_SCOPE, quote, to_csv};
 pub use json::to_json;
 pub use table::to_table;
 

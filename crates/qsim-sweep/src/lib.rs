@@ -72,6 +72,7 @@
 pub mod bistable;
 pub mod error;
 pub mod grid;
+pub mod hysteresis;
 pub mod knee;
 pub mod output;
 pub mod record;
@@ -83,6 +84,7 @@ pub mod whatif;
 pub use bistable::BistableRange;
 pub use error::SweepError;
 pub use grid::{Grid, Shard, ShardError, point_seed};
+pub use hysteresis::{Hysteresis, HysteresisOptions, run_hysteresis};
 pub use knee::{Candidate, CurvePoint, KneeReport};
 pub use output::{Manifest, SavedSweep, merge};
 pub use record::{Figures, ItemMetrics, Point, PointBistability, PointMetrics, PointRecord};

@@ -76,6 +76,23 @@ pub enum InitialState {
     Thinking,
     /// Every job starts queued at this station (used to detect bistability).
     AtStation(StationId),
+    /// These jobs start at these stations, the rest of each closed class
+    /// thinking (the final state of another run, see
+    /// [`crate::ReplicationResult::final_state`]). A job placed at a station
+    /// continues its route from there (in a sequence route, after the
+    /// station's first occurrence).
+    Placed(Vec<Placement>),
+}
+
+/// Jobs of one closed class at one station (see [`InitialState::Placed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// The class (closed).
+    pub class: ClassId,
+    /// The station.
+    pub station: StationId,
+    /// How many jobs.
+    pub jobs: u32,
 }
 
 /// One service center.
@@ -501,6 +518,48 @@ fn check_view(c: &mut Check<'_>, initial: Option<&InitialState>) {
             &[Field::Key("station")],
             format!("no station with index {s}"),
         );
+    }
+    if let Some(InitialState::Placed(list)) = initial {
+        placed_rules(c, list);
+    }
+}
+
+/// Placed jobs: existing stations, closed classes, no more jobs than the
+/// class has.
+fn placed_rules(c: &mut Check<'_>, list: &[Placement]) {
+    let view = c.view;
+    c.scope = Scope::Initial;
+    let mut per_class = std::collections::BTreeMap::<ClassId, u64>::new();
+    for (i, p) in list.iter().enumerate() {
+        if p.station >= view.stations.len() {
+            c.error(
+                &[Field::Index(i), Field::Key("station")],
+                format!("no station with index {}", p.station),
+            );
+        }
+        *per_class.entry(p.class).or_default() += u64::from(p.jobs);
+    }
+    for (class, n) in per_class {
+        match view.classes.get(class).copied().flatten() {
+            None => c.error(
+                &[Field::Key("class")],
+                format!("no class with index {class}"),
+            ),
+            Some(cl) => match cl.workload {
+                Workload::Closed { population, .. } if n > u64::from(population) => c.error(
+                    &[Field::Key("class")],
+                    format!(
+                        "{n} jobs of class {} placed, more than its population {population}",
+                        cl.name
+                    ),
+                ),
+                Workload::Closed { .. } => {}
+                Workload::Open { .. } => c.error(
+                    &[Field::Key("class")],
+                    format!("class {} is open; only closed jobs are placed", cl.name),
+                ),
+            },
+        }
     }
 }
 

@@ -291,6 +291,15 @@ pub struct ReplicationResult {
     /// than [`crate::BATCHES`] when read mid-run.
     #[serde(skip)]
     pub checkpoints: Vec<ReplicationResult>,
+    /// The replication's trace, when the run was traced
+    /// ([`crate::RunConfig::trace`]).
+    #[serde(skip)]
+    pub trace: Option<std::sync::Arc<crate::trace::Trace>>,
+    /// Where the closed jobs were at the end (thinking jobs not listed):
+    /// a run started from [`crate::InitialState::Placed`] with it
+    /// continues from this state.
+    #[serde(skip)]
+    pub final_state: Vec<crate::network::Placement>,
 }
 
 /// One replication's figures for the system or one class.

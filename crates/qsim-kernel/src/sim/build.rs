@@ -26,6 +26,9 @@ impl Simulation {
     /// closed job placed per the network's initial state.
     pub fn new(network: &Network, config: &RunConfig, index: u32) -> Result<Simulation, RunError> {
         check_config(config)?;
+        if let Some(e) = crate::schedule::check(network, &config.schedule).first() {
+            return Err(RunError::Config(format!("schedule: {}", e.message)));
+        }
         let warm = match config.effective_warmup() {
             Warmup::None | Warmup::Mser5 | Warmup::Fraction(_) => WarmPlan::None,
             Warmup::Jobs(n) => WarmPlan::Jobs(n),
@@ -107,6 +110,7 @@ impl Simulation {
                     .or(config.sla_s)
                     .unwrap_or(f64::INFINITY),
                 stats: ClassStats::default(),
+                leaving: 0,
             })
             .collect();
         let mut sim = Simulation {
@@ -151,7 +155,23 @@ impl Simulation {
             names: spec.stations.iter().map(|s| s.name.clone()).collect(),
             control: None,
             published: 0,
+            sched: Vec::new(),
+            trace: None,
         };
+        if let Some(plan) = config.trace {
+            sim.start_trace(plan);
+        }
+        if !config.schedule.is_empty() {
+            let populations: Vec<u32> = spec
+                .classes
+                .iter()
+                .map(|c| match c.workload {
+                    Workload::Closed { population, .. } => population,
+                    Workload::Open { .. } => 0,
+                })
+                .collect();
+            sim.start_schedules(&config.schedule, &populations);
+        }
         sim.init(spec);
         sim
     }
@@ -165,6 +185,10 @@ impl Simulation {
         }
         // Open classes: first arrival after one inter-arrival time.
         for c in 0..self.classes.len() {
+            if let Some(i) = self.rate_scheduled(c) {
+                self.next_scheduled_arrival(i);
+                continue;
+            }
             let cl = &mut self.classes[c];
             if let Some(d) = &cl.open {
                 let t = d.sample(&mut cl.rng);
@@ -186,25 +210,20 @@ impl Simulation {
             let Workload::Closed { population, .. } = cl.workload else {
                 continue;
             };
-            for _ in 0..population {
+            let placed = self.place(&spec.initial, c, &mut njob);
+            for _ in placed..population {
                 let j = self.alloc(c as u32);
                 self.jobs[j as usize].node = njob;
                 njob += 1;
                 match spec.initial {
-                    InitialState::Thinking => self.think(j),
+                    InitialState::Thinking | InitialState::Placed(_) => self.think(j),
                     InitialState::AtStation(s) => {
                         self.in_network += 1;
                         let job = &mut self.jobs[j as usize];
                         job.t0 = 0.0;
                         // Continue the route after the station: in a sequence
                         // after its first occurrence (from the start if absent).
-                        job.pos = match &self.classes[c].route {
-                            Route::Seq(seq) => seq
-                                .iter()
-                                .position(|&x| x as usize == s)
-                                .map_or(0, |p| p as u32 + 1),
-                            Route::Prob { .. } => 0,
-                        };
+                        job.pos = route_pos(&self.classes[c].route, s);
                         self.goto(j, EXIT, s as u32);
                     }
                 }
@@ -212,6 +231,18 @@ impl Simulation {
         }
         self.flush();
         self.check_unstable();
+    }
+}
+
+/// Where a job placed at station `s` continues its route: in a sequence
+/// after the station's first occurrence (from the start if absent).
+pub(super) fn route_pos(route: &Route, s: usize) -> u32 {
+    match route {
+        Route::Seq(seq) => seq
+            .iter()
+            .position(|&x| x as usize == s)
+            .map_or(0, |p| p as u32 + 1),
+        Route::Prob { .. } => 0,
     }
 }
 

@@ -21,6 +21,9 @@ pub(super) const EV_LATCH_POLL: u64 = 9; // a = station, b = version: a waiter p
 pub(super) const EV_LATCH_DONE: u64 = 11; // a = station, b = version: critical section over
 pub(super) const EV_MARK: u64 = 12; // control: a batch boundary of a timed run (the last ends it)
 pub(super) const EV_PLAIN_DONE: u64 = 40; // a = station, b = job (completion at a `Kind::Plain` station)
+pub(super) const EV_SCHEDULE: u64 = 13; // a = schedule, b = step: a population step
+pub(super) const EV_SCHED_ARRIVAL: u64 = 14; // a = schedule: an arrival of a rate-scheduled class
+pub(super) const EV_TRACE: u64 = 15; // b = version: a trace interval boundary
 
 #[inline(always)]
 pub(super) fn ev(kind: u64, a: u32, b: u32) -> u64 {

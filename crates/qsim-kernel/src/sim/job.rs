@@ -30,6 +30,14 @@ impl Sampler {
         }
     }
 
+    /// The mean of the distribution.
+    pub(super) fn mean(&self) -> f64 {
+        match self {
+            Sampler::Exp(m) | Sampler::Det(m) => *m,
+            Sampler::Any(d) => d.mean(),
+        }
+    }
+
     #[inline(always)]
     pub(super) fn sample(&self, rng: &mut SimRng) -> f64 {
         match self {
@@ -154,7 +162,7 @@ impl Simulation {
 
     /// Starts an interaction of job `j` now.
     #[inline]
-    fn begin(&mut self, j: u32) {
+    pub(super) fn begin(&mut self, j: u32) {
         self.begin_hot(j);
     }
 
@@ -185,7 +193,8 @@ impl Simulation {
         }
         // SAFETY: a job's class is a class index; `classes` is never resized.
         let cl = unsafe { self.classes.get_unchecked_mut(c) };
-        let (open, thinks, sla) = (cl.open.is_some(), cl.think.is_some(), cl.sla);
+        let (open, thinks, sla, leaving) =
+            (cl.open.is_some(), cl.think.is_some(), cl.sla, cl.leaving);
         if self.measuring {
             let st = &mut cl.stats;
             st.completions += 1;
@@ -197,20 +206,34 @@ impl Simulation {
             if self.completions >= self.next_mark {
                 self.on_jobs_mark();
             }
-        } else if let WarmPlan::Jobs(n) = self.warm {
-            self.warm_count += 1;
-            if self.warm_count >= n {
-                self.start_measuring();
-            }
+        } else {
+            self.warm_exit(r);
         }
         if open {
             self.in_network -= 1;
             self.free.push(j);
+        } else if leaving != 0 {
+            self.retire(j);
         } else if thinks {
             self.in_network -= 1;
             self.think(j);
         } else {
             self.begin(j);
+        }
+    }
+
+    /// An interaction finished during the warm-up, with response time `r`.
+    #[inline(never)]
+    fn warm_exit(&mut self, r: f64) {
+        if let Some(t) = &mut self.trace {
+            t.warm_completions += 1;
+            t.warm_sum_resp += r;
+        }
+        if let WarmPlan::Jobs(n) = self.warm {
+            self.warm_count += 1;
+            if self.warm_count >= n {
+                self.start_measuring();
+            }
         }
     }
 

@@ -38,7 +38,9 @@ mod latch;
 mod queue;
 mod regions;
 mod routing;
+mod schedule;
 mod stats;
+mod trace;
 mod vclock;
 mod waiting;
 
@@ -79,6 +81,9 @@ struct ClassRt {
     /// The class's SLA (its own, else the run's; +inf without one).
     sla: f64,
     stats: ClassStats,
+    /// Jobs that leave at their next completion (a population schedule
+    /// stepping down; see `schedule`).
+    leaving: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -203,6 +208,10 @@ pub struct Simulation {
     control: Option<Arc<Control>>,
     /// Completions (warm-up included) already published to `control`.
     published: u64,
+    /// Load schedules (empty unless the run has some).
+    sched: Vec<schedule::SchedRt>,
+    /// The trace recorder, when tracing.
+    trace: Option<Box<trace::TraceRt>>,
 }
 
 impl Simulation {
@@ -253,6 +262,9 @@ impl Simulation {
         }
         if self.now > MAX_CLOCK_S {
             return self.past_clock_limit(self.now);
+        }
+        if self.trace.is_some() {
+            self.finish_trace();
         }
         self.publish();
         Ok(())
@@ -387,6 +399,9 @@ impl Simulation {
             EV_LATCH_GRANT => self.on_latch_grant(a as usize, b),
             EV_LATCH_POLL => self.on_latch_poll(a as usize, b),
             EV_LATCH_DONE => self.on_latch_done(a as usize, b),
+            EV_SCHEDULE => self.on_schedule(a as usize, b as usize),
+            EV_SCHED_ARRIVAL => self.on_sched_arrival(a as usize),
+            EV_TRACE => self.on_trace(b),
             _ => unreachable!("unknown event kind"),
         }
     }

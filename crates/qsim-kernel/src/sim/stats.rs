@@ -147,7 +147,7 @@ impl StStats {
     /// jobs still present, minus what the jobs present at the start had
     /// spent before it.
     /// A delay station has no servers: its busy area is 0.
-    fn plain_areas(&self, now: f64, servers: bool) -> (f64, f64) {
+    pub(super) fn plain_areas(&self, now: f64, servers: bool) -> (f64, f64) {
         let area_n = self.sum_resp + (f64::from(self.n) * now - self.sum_arr) - self.before_n;
         let area_busy = if servers {
             (self.sum_resp - self.sum_wait) + (f64::from(self.busy) * now - self.sum_start)
@@ -269,6 +269,9 @@ impl Simulation {
     /// Resets every accumulator: the measured part starts now.
     pub(super) fn start_measuring(&mut self) {
         let now = self.now;
+        if self.trace.is_some() {
+            self.trace_warmup_end();
+        }
         self.measuring = true;
         self.measure_start = now;
         self.completions = 0;
@@ -309,6 +312,9 @@ impl Simulation {
         }
         if !matches!(self.stop, StopPlan::Jobs(_)) {
             self.fel.push(self.time_mark(1), ev(EV_MARK, 0, 0));
+        }
+        if self.trace.is_some() {
+            self.trace_measure_start();
         }
     }
 
@@ -378,6 +384,8 @@ impl Simulation {
     pub fn result(&self) -> ReplicationResult {
         let mut r = self.figures(true);
         r.checkpoints = self.marks.clone();
+        r.trace = self.trace_result();
+        r.final_state = self.placement();
         r
     }
 
@@ -570,6 +578,8 @@ impl Simulation {
             stations,
             regions,
             checkpoints: Vec::new(),
+            trace: None,
+            final_state: Vec::new(),
         }
     }
 }

@@ -16,7 +16,7 @@ mod routing;
 mod simulation;
 mod speed;
 mod stations;
-mod workload;
+pub(crate) mod workload;
 
 use crate::ctx::{Ctx, child};
 use crate::tree::{Node, Origin, V};
@@ -98,6 +98,8 @@ pub(crate) struct Built {
     /// whole (the workload of a class whose route is wrong), so that they
     /// are reported with the reader's errors.
     pub piece_errors: Vec<NetworkError>,
+    /// Per class, the steps of its `schedule` (empty when it has none).
+    pub schedules: Vec<Vec<qsim_kernel::schedule::Step>>,
 }
 
 impl Built {
@@ -348,6 +350,17 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
         arrival_at.push(arr);
     }
 
+    let schedules = names
+        .classes
+        .iter()
+        .map(|c| {
+            let t = Table {
+                node: c.node,
+                path: &c.path,
+            };
+            workload::schedule(ctx, t).unwrap_or_default()
+        })
+        .collect();
     let regions = regions::regions(ctx, &names, root, &mut piece_errors);
     let (mut run, initial) = simulation::simulation(ctx, &names, root);
     if let Some(run) = &mut run
@@ -367,5 +380,6 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
         arrival_at,
         class_paths: names.classes.iter().map(|c| c.path.clone()).collect(),
         piece_errors,
+        schedules,
     }
 }

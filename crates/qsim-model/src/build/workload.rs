@@ -6,6 +6,7 @@ use crate::ctx::{Ctx, child};
 use crate::dists::dist;
 use crate::tree::{Node, Origin, subtree_origin};
 use qsim_kernel::Workload;
+use qsim_kernel::schedule::{Change, ClassSchedule, Step};
 use std::path::Path;
 
 /// The keys that describe a workload, in every class and in `[workload]`.
@@ -17,7 +18,11 @@ pub(super) const KEYS: &[&str] = &[
     "think",
     "route",
     "routing",
+    "schedule",
 ];
+
+/// The keys of one step of `[[workload.schedule]]`.
+pub(crate) const STEP_KEYS: &[&str] = &["at", "population", "rate_per_s", "until"];
 
 /// What was read of a workload.
 pub(super) struct Read {
@@ -140,4 +145,114 @@ fn open(
             (None, None)
         }
     }
+}
+
+/// The steps of `[[PATH.schedule]]` in the class table `t` (empty when
+/// absent); `None` when a step could not be read (reported). Shape and
+/// type only: the range rules are the kernel's (`schedule::check`).
+pub(super) fn schedule(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Vec<Step>> {
+    let Some(node) = t.get("schedule") else {
+        return Some(Vec::new());
+    };
+    let path = child(t.path, "schedule");
+    let items = super::non_empty_array(ctx, node, &path, "tables ([[...schedule]] steps)", "step")?;
+    let mut steps = Vec::with_capacity(items.len());
+    let mut ok = true;
+    for (k, item) in items.iter().enumerate() {
+        let p = format!("{path}[{k}]");
+        if ctx.table(item, &p, "a schedule step").is_none() {
+            ok = false;
+            continue;
+        }
+        ctx.check_keys(item, &p, STEP_KEYS, "a schedule step");
+        let st = Table {
+            node: item,
+            path: &p,
+        };
+        let at = st.req(ctx, "at", "the time of the step in seconds", |ctx, n, p| {
+            ctx.f64(n, p)
+        });
+        let num = |ctx: &mut Ctx<'_>, key: &str| {
+            st.opt(ctx, key, None, |ctx, n, p| ctx.f64(n, p).map(Some))
+        };
+        let change = match (item.get("population"), item.get("rate_per_s")) {
+            (Some(n), None) => {
+                if let Some(u) = item.get("until") {
+                    ctx.error(
+                        &u.origin,
+                        &child(&p, "until"),
+                        "`until` makes a ramp of the arrival rate; a population changes in one step",
+                    );
+                }
+                ctx.count(n, &child(&p, "population"), "a number of jobs")
+                    .map(Change::Population)
+            }
+            (None, Some(_)) => match (num(ctx, "rate_per_s"), num(ctx, "until")) {
+                (Some(Some(r)), Some(None)) => Some(Change::RatePerS(r)),
+                (Some(Some(r)), Some(Some(u))) => Some(Change::Ramp {
+                    rate_per_s: r,
+                    until_s: u,
+                }),
+                _ => None,
+            },
+            (Some(_), Some(r)) => {
+                ctx.error(
+                    &r.origin,
+                    &child(&p, "rate_per_s"),
+                    "found both population and rate_per_s; a step sets one (population for closed workloads, rate_per_s for open ones)",
+                );
+                None
+            }
+            (None, None) => {
+                ctx.error(
+                    &item.origin,
+                    &p,
+                    "missing the change; expected population = N (closed workload) or rate_per_s = R (open workload, with until = T for a linear ramp)",
+                );
+                None
+            }
+        };
+        match (at, change) {
+            (Some(at_s), Some(change)) => steps.push(Step { at_s, change }),
+            _ => ok = false,
+        }
+    }
+    ok.then_some(steps)
+}
+
+/// Checks the schedules of `network` (read per class into `steps`) with
+/// the kernel's rules, reporting each at its key, and returns them for the
+/// run configuration.
+pub(crate) fn check_schedules(
+    ctx: &mut Ctx<'_>,
+    network: &qsim_kernel::Network,
+    root: &Node,
+    class_paths: &[String],
+    steps: Vec<Vec<Step>>,
+) -> Vec<ClassSchedule> {
+    let list: Vec<ClassSchedule> = steps
+        .into_iter()
+        .enumerate()
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(class, steps)| ClassSchedule { class, steps })
+        .collect();
+    for e in qsim_kernel::schedule::check(network, &list) {
+        let class_path = &class_paths[list[e.schedule].class];
+        let mut node = class_path
+            .split('.')
+            .try_fold(root, |n, k| n.get(k))
+            .and_then(|n| n.get("schedule"));
+        let mut path = child(class_path, "schedule");
+        if let (Some(k), Some(crate::tree::V::Array(items))) = (e.step, node.map(|n| &n.v)) {
+            node = items.get(k);
+            path = format!("{path}[{k}]");
+            if let Some(v) = node.and_then(|n| n.get(e.key)) {
+                node = Some(v);
+                path = child(&path, e.key);
+            }
+        }
+        let origin = node.map_or_else(|| root.origin.clone(), |n| n.origin.clone());
+        ctx.error(&origin, &path, e.message);
+    }
+    list
 }

@@ -1,0 +1,111 @@
+//! `qsim sweep MODEL --vary PATH=SPEC --hysteresis`: the values up and
+//! then down, each point from the previous point's final state; a table,
+//! `summary.json` and a chart of both branches in the output directory.
+
+use super::UsageError;
+use super::run::parse_overrides;
+use super::sweep::{SweepArgs, SweepFormat};
+use anyhow::{Context, Result};
+use qsim_kernel::Stop;
+use qsim_report::hysteresis_chart::{Branch, hysteresis_chart};
+use qsim_sweep::output::SUMMARY_FILE;
+use qsim_sweep::{HysteresisOptions, ModelFile, VarySpec, run_hysteresis};
+use std::process::ExitCode;
+
+/// Runs a hysteresis sweep for `qsim sweep --hysteresis`.
+pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
+    let base = parse_overrides(&args.model.set)?;
+    let [spec] = args.vary.as_slice() else {
+        return Err(UsageError(format!(
+            "--hysteresis runs one parameter up and down; found {} --vary options",
+            args.vary.len()
+        ))
+        .into());
+    };
+    if args.shard.is_some() || args.resume {
+        return Err(UsageError(
+            "--hysteresis runs its points in a chain, one after the other: it cannot be sharded or resumed".into(),
+        )
+        .into());
+    }
+    let spec = VarySpec::parse(spec).map_err(|e| UsageError(e.to_string()))?;
+    let r = &args.run;
+    let options = HysteresisOptions {
+        seed: r.seed,
+        replications: r.replications,
+        stop: match (r.jobs, r.time) {
+            (Some(j), _) => Some(Stop::Jobs(j)),
+            (None, Some(t)) => Some(Stop::Time(t)),
+            (None, None) => None,
+        },
+        threads: r.threads.unwrap_or(0),
+    };
+    let source = ModelFile::read(&args.model.model).map_err(|e| UsageError(e.to_string()))?;
+    let h = run_hysteresis(&source, &base, &spec, &options).map_err(|e| {
+        if e.is_usage() {
+            anyhow::Error::from(UsageError(e.to_string()))
+        } else {
+            e.into()
+        }
+    })?;
+    let out = args
+        .output
+        .clone()
+        .unwrap_or_else(|| super::sweep::default_output(&args.model.model, None));
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let mut value = serde_json::to_value(&h)?;
+    value["verdict"] = h.verdict().into();
+    let json = serde_json::to_string_pretty(&value)? + "\n";
+    let summary = out.join(SUMMARY_FILE);
+    std::fs::write(&summary, &json).with_context(|| format!("writing {}", summary.display()))?;
+    if !args.no_charts {
+        let pts = |b: &[qsim_sweep::hysteresis::BranchPoint]| {
+            b.iter()
+                .map(|p| (p.value, p.throughput_per_s.mean, p.throughput_per_s.ci95))
+                .collect()
+        };
+        let branches = [
+            Branch {
+                name: "up (load rising)",
+                points: pts(&h.up),
+            },
+            Branch {
+                name: "down (load falling)",
+                points: pts(&h.down),
+            },
+        ];
+        let title = format!("{}: hysteresis", args.model.model.display());
+        for ext in ["png", "svg"] {
+            let path = out.join(format!("hysteresis.{ext}"));
+            hysteresis_chart(&path, &title, &h.parameter, &branches)
+                .with_context(|| format!("drawing {}", path.display()))?;
+        }
+    }
+    match args.format {
+        SweepFormat::Json => print!("{json}"),
+        SweepFormat::Table => {
+            println!(
+                "{:>12}  {:>22}  {:>22}  differ",
+                h.parameter, "up throughput /s", "down throughput /s"
+            );
+            for p in &h.up {
+                let down = h.down.iter().find(|d| d.value == p.value);
+                let fmt = |e: qsim_kernel::Estimate| format!("{:.4} ± {:.4}", e.mean, e.ci95);
+                println!(
+                    "{:>12}  {:>22}  {:>22}  {}",
+                    p.value,
+                    fmt(p.throughput_per_s),
+                    down.map_or(String::new(), |d| fmt(d.throughput_per_s)),
+                    if h.differ_at.contains(&p.value) {
+                        "yes"
+                    } else {
+                        ""
+                    }
+                );
+            }
+            println!("{}", h.verdict());
+            println!("written to {}", out.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,254 @@
+//! `qsim run --trace FILE.csv [--trace-interval S] [--plot FILE]`: the
+//! figures of each interval of each replication, as a tidy long CSV and a
+//! chart.
+
+use super::UsageError;
+use anyhow::{Context, Result};
+use clap::Args;
+use qsim_kernel::names::{MEAN_JOBS, RESPONSE_TIME_S, THROUGHPUT_PER_S, UTILIZATION};
+use qsim_kernel::trace::{Trace, TracePlan};
+use qsim_kernel::{
+    MetricScope, Network, RunConfig, RunResults, StationKind, Stop, Warmup, Workload,
+};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Intervals a trace aims at when no interval is given.
+const DEFAULT_INTERVALS: f64 = 200.0;
+/// Most intervals kept per phase with the default interval (merged
+/// pairwise beyond, so a poor guess of the run's length still gives
+/// 200 to 400 intervals).
+const DEFAULT_MAX: u32 = 400;
+/// Most intervals kept per phase with an explicit `--trace-interval`.
+const EXPLICIT_MAX: u32 = 100_000;
+
+/// The CSV header of a trace.
+pub const TRACE_HEADER: &str = "replication,start_s,end_s,phase,scope,name,metric,value";
+
+/// Trace options of `qsim run`.
+#[derive(Args, Debug, Clone)]
+pub struct TraceArgs {
+    /// Record the system over time: per interval and replication, each
+    /// station's mean_jobs, throughput_per_s and utilization, and the
+    /// system's throughput_per_s and response_time_s, as a long CSV.
+    #[arg(long, value_name = "FILE.csv")]
+    pub trace: Option<PathBuf>,
+    /// Length of a trace interval in seconds (default: about 1/200 of the
+    /// run, warm-up included).
+    #[arg(long, value_name = "SECONDS", requires = "trace")]
+    pub trace_interval: Option<f64>,
+    /// Draw the trace (system throughput and number present per station
+    /// over time) to this .png or .svg file.
+    #[arg(long, value_name = "FILE", requires = "trace")]
+    pub plot: Option<PathBuf>,
+}
+
+impl TraceArgs {
+    /// Refuses trace outputs that name the model file.
+    pub fn refuse_overwriting(&self, model: &Path) -> Result<()> {
+        for (flag, out) in [("--trace", &self.trace), ("--plot", &self.plot)] {
+            if let Some(o) = out
+                && let (Ok(a), Ok(b)) = (std::fs::canonicalize(o), std::fs::canonicalize(model))
+                && a == b
+            {
+                return Err(UsageError(format!(
+                    "{flag} {} is the model file itself; write the trace to another file",
+                    o.display()
+                ))
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The trace plan of this run, if tracing.
+    pub fn plan(&self, network: &Network, config: &RunConfig) -> Result<Option<TracePlan>> {
+        if self.trace.is_none() {
+            return Ok(None);
+        }
+        if let Some(dt) = self.trace_interval {
+            if !(dt.is_finite() && dt > 0.0) {
+                return Err(UsageError(format!(
+                    "--trace-interval must be a positive number of seconds, found {dt}"
+                ))
+                .into());
+            }
+            return Ok(Some(TracePlan {
+                interval_s: dt,
+                max_intervals: EXPLICIT_MAX,
+            }));
+        }
+        Ok(Some(TracePlan {
+            interval_s: round_down(run_length_guess(network, config) / DEFAULT_INTERVALS),
+            max_intervals: DEFAULT_MAX,
+        }))
+    }
+
+    /// Refuses a trace that would not fit in `max_memory_bytes` (every
+    /// replication's trace is kept until the run ends), saying what to
+    /// change.
+    pub fn check_memory(
+        &self,
+        network: &Network,
+        config: &RunConfig,
+        max_memory_bytes: u64,
+    ) -> Result<()> {
+        let per = qsim_kernel::budget::trace_bytes(config, network.spec().stations.len());
+        let reps = config.precision.map_or(config.replications, |p| {
+            p.max_replications.max(config.replications)
+        });
+        let total = per.saturating_mul(u64::from(reps));
+        if total > max_memory_bytes {
+            return Err(UsageError(format!(
+                "--trace: the traces would hold about {} ({} per replication × {reps}), more than the limit of {}; raise --trace-interval, run fewer replications or raise --max-memory",
+                qsim_kernel::budget::human_bytes(total),
+                qsim_kernel::budget::human_bytes(per),
+                qsim_kernel::budget::human_bytes(max_memory_bytes)
+            ))
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Writes the CSV and the chart of a traced run; returns warnings.
+    pub fn write(
+        &self,
+        network: &Network,
+        results: &RunResults,
+        model_name: &str,
+    ) -> Result<Vec<String>> {
+        let Some(path) = &self.trace else {
+            return Ok(Vec::new());
+        };
+        let traces: Vec<&Trace> = results
+            .replication_results
+            .iter()
+            .filter_map(|r| r.trace.as_deref())
+            .collect();
+        std::fs::write(path, trace_csv(network, results))
+            .with_context(|| format!("writing {}", path.display()))?;
+        let mut warnings = Vec::new();
+        if let (Some(asked), Some(t)) = (self.trace_interval, traces.iter().find(|t| t.widened)) {
+            warnings.push(format!(
+                "the trace interval was widened from {asked} s to {} s to keep at most {EXPLICIT_MAX} intervals per phase",
+                t.interval_s
+            ));
+        }
+        if let Some(plot) = &self.plot {
+            let names: Vec<String> = network
+                .spec()
+                .stations
+                .iter()
+                .map(|s| s.name.clone())
+                .collect();
+            let title = format!("{model_name}: the system over time");
+            qsim_report::trace_chart::trace_chart(plot, &title, &traces, &names)
+                .with_context(|| format!("drawing {}", plot.display()))?;
+        }
+        Ok(warnings)
+    }
+}
+
+/// The largest 1, 2, 2.5 or 5 times a power of ten at most `x`: interval
+/// ends that read well (0.25 s rather than 0.3 s, whose multiples print as
+/// 18.299999999999997).
+fn round_down(x: f64) -> f64 {
+    let p = 10f64.powf(x.log10().floor());
+    [5.0, 2.5, 2.0, 1.0]
+        .into_iter()
+        .map(|m| m * p)
+        .find(|&v| v <= x * (1.0 + 1e-12))
+        .unwrap_or(p)
+}
+
+/// A guess of a replication's simulated length (warm-up included), for
+/// the default interval: exact for timed runs; for runs counted in jobs,
+/// the jobs over a throughput estimate (the closed bound, or the open
+/// arrival rates), which the trace's merging corrects when it is off.
+fn run_length_guess(network: &Network, config: &RunConfig) -> f64 {
+    let warm_time = match config.effective_warmup() {
+        Warmup::Time(t) => t,
+        _ => 0.0,
+    };
+    let jobs = |n: u64| {
+        let warm = match config.effective_warmup() {
+            Warmup::Jobs(w) => w as f64,
+            _ => 0.0,
+        };
+        let spec = network.spec();
+        let mut x = 0.0;
+        for (c, class) in spec.classes.iter().enumerate() {
+            x += match &class.workload {
+                Workload::Open { interarrival } => 1.0 / interarrival.mean().max(1e-300),
+                Workload::Closed { population, .. } => {
+                    qsim_theory::bounds::closed_bounds(spec, c, *population)
+                        .ok()
+                        .flatten()
+                        .map_or(0.0, |b| b.throughput_upper_per_s)
+                }
+            };
+        }
+        let x = if x.is_finite() && x > 0.0 { x } else { 1.0 };
+        (warm + n as f64) / x
+    };
+    let t = match config.stop {
+        Stop::Time(t) => warm_time + t,
+        Stop::Jobs(n) => warm_time + jobs(n),
+    };
+    if t.is_finite() && t > 0.0 { t } else { 1.0 }
+}
+
+/// The long CSV of every replication's trace: one row per interval, scope,
+/// name and metric; `phase` is `warmup` or `measured`; a response time is
+/// left empty for an interval in which no interaction finished (it does
+/// not exist), and utilization is not written for stations without
+/// servers (delay, fork, join), as in the run's own output.
+pub fn trace_csv(network: &Network, results: &RunResults) -> String {
+    let spec = network.spec();
+    let system = MetricScope::System.key();
+    let stations = MetricScope::Station.key();
+    let mut out = String::from(TRACE_HEADER);
+    out.push('\n');
+    for rep in &results.replication_results {
+        let Some(t) = rep.trace.as_deref() else {
+            continue;
+        };
+        for iv in &t.intervals {
+            let phase = if iv.measured { "measured" } else { "warmup" };
+            let head = format!("{},{},{},{phase}", rep.index, iv.start_s, iv.end_s);
+            let _ = writeln!(
+                out,
+                "{head},{system},,{THROUGHPUT_PER_S},{}",
+                iv.throughput_per_s()
+            );
+            let r = iv
+                .response_time_s()
+                .map_or(String::new(), |r| r.to_string());
+            let _ = writeln!(out, "{head},{system},,{RESPONSE_TIME_S},{r}");
+            for (s, st) in spec.stations.iter().enumerate() {
+                let name = qsim_report::quote(&st.name);
+                let _ = writeln!(
+                    out,
+                    "{head},{stations},{name},{MEAN_JOBS},{}",
+                    iv.mean_jobs(s)
+                );
+                let _ = writeln!(
+                    out,
+                    "{head},{stations},{name},{THROUGHPUT_PER_S},{}",
+                    iv.station_throughput_per_s(s)
+                );
+                if !matches!(
+                    st.kind,
+                    StationKind::Delay | StationKind::Fork(_) | StationKind::Join(_)
+                ) {
+                    let _ = writeln!(
+                        out,
+                        "{head},{stations},{name},{UTILIZATION},{}",
+                        iv.utilization(s)
+                    );
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,245 @@
+//! The system over time from the command line and the model format:
+//! `qsim run --trace`, `[[workload.schedule]]`, and the burst-collapse
+//! model of the catalogue. Comparisons use the replications' own 95%
+//! intervals (Student t across replications).
+
+use crate::support::{model, qsim};
+use qsim_kernel::trace::{Trace, TracePlan};
+use qsim_kernel::{MetricScope, RunConfig, estimate, metric};
+use std::path::PathBuf;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("timeline");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn run_trace_writes_a_long_csv_with_the_metric_names_and_a_chart() {
+    let csv = scratch("mm1.csv");
+    let svg = scratch("mm1.svg");
+    let out = qsim(&[
+        "run",
+        "models/mm1.toml",
+        "--replications",
+        "2",
+        "--jobs",
+        "5000",
+        "--trace",
+        csv.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("replication,start_s,end_s,phase,scope,name,metric,value")
+    );
+    let mut intervals = std::collections::BTreeSet::new();
+    let mut phases = std::collections::BTreeSet::new();
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), 8, "{line}");
+        let scope = match f[4] {
+            "system" => MetricScope::System,
+            "stations" => MetricScope::Station,
+            other => panic!("unknown scope {other}"),
+        };
+        // One vocabulary: every metric is a name of the METRICS table.
+        assert!(metric(scope, f[6]).is_some(), "{line}");
+        let (start, end): (f64, f64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
+        assert!(end > start, "{line}");
+        intervals.insert((f[0].to_string(), f[1].to_string()));
+        phases.insert(f[3].to_string());
+        if !f[7].is_empty() {
+            assert!(f[7].parse::<f64>().unwrap() >= 0.0, "{line}");
+        }
+    }
+    // The default interval aims at 200 per replication (merging keeps the
+    // count within 200..400 per phase when the length guess is off).
+    let per_rep = intervals.len() / 2;
+    assert!((150..=800).contains(&per_rep), "{per_rep} intervals");
+    assert_eq!(
+        phases.into_iter().collect::<Vec<_>>(),
+        ["measured", "warmup"]
+    );
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(chart.contains("<svg") && chart.contains("warm-up"));
+}
+
+#[test]
+fn trace_and_plot_refuse_to_overwrite_the_model() {
+    let path = scratch("keep.toml");
+    let text = std::fs::read_to_string("models/mm1.toml").unwrap();
+    std::fs::write(&path, &text).unwrap();
+    for flag in ["--trace", "--plot"] {
+        let mut args = vec!["run", path.to_str().unwrap(), "--jobs", "1000"];
+        let other = scratch("other.csv");
+        if flag == "--plot" {
+            args.extend(["--trace", other.to_str().unwrap()]);
+        }
+        args.extend([flag, path.to_str().unwrap()]);
+        let out = qsim(&args);
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("is the model file itself"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    }
+}
+
+#[test]
+fn a_trace_too_big_for_memory_is_refused_before_the_run() {
+    // 1000 s in intervals of 1 µs: capped at 100,000 intervals per phase,
+    // still about 17 MB per replication, more than the 1 MiB allowed.
+    let csv = scratch("huge.csv");
+    let out = qsim(&[
+        "run",
+        "models/mm1.toml",
+        "--time",
+        "1000",
+        "--trace",
+        csv.to_str().unwrap(),
+        "--trace-interval",
+        "1e-6",
+        "--max-memory",
+        "1M",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("raise --trace-interval"), "{err}");
+}
+
+#[test]
+fn a_schedule_of_the_wrong_kind_is_located_at_its_key() {
+    let path = scratch("bad_schedule.toml");
+    std::fs::write(
+        &path,
+        "[workload]\npopulation = 3\nthink = { dist = \"exponential\", mean = 1 }\nroute = [\"q\"]\n\n[[workload.schedule]]\nat = 10\nrate_per_s = 5\n\n[stations.q]\nkind = \"queue\"\nservice = { dist = \"exponential\", mean = 0.1 }\n",
+    )
+    .unwrap();
+    let out = qsim(&["check", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad_schedule.toml:8:14: workload.schedule[0].rate_per_s: `rate_per_s` is for open workloads"),
+        "{err}"
+    );
+}
+
+/// Per replication, the system throughput over `[from, to)` of its trace.
+fn window_x(traces: &[&Trace], from: f64, to: f64) -> Vec<f64> {
+    traces
+        .iter()
+        .map(|t| {
+            let w: Vec<_> = t
+                .intervals
+                .iter()
+                .filter(|i| i.start_s >= from && i.end_s <= to + 1e-9)
+                .collect();
+            let len: f64 = w.iter().map(|i| i.length_s()).sum();
+            w.iter().map(|i| i.completions as f64).sum::<f64>() / len
+        })
+        .collect()
+}
+
+#[test]
+fn burst_collapse_stays_collapsed_after_the_burst() {
+    let text = std::fs::read_to_string("models/burst_collapse.toml").unwrap();
+    let m = model(&text, &[]);
+    let config = RunConfig {
+        trace: Some(TracePlan {
+            interval_s: 1.0,
+            max_intervals: 1000,
+        }),
+        ..m.run.clone()
+    };
+    let r = qsim_kernel::run(&m.network, &config).unwrap();
+    let traces: Vec<&Trace> = r
+        .replication_results
+        .iter()
+        .map(|rep| rep.trace.as_deref().unwrap())
+        .collect();
+    // Before the burst (after 5 s of settling) and well after it.
+    let before = window_x(&traces, 5.0, 20.0);
+    let after = window_x(&traces, 35.0, 60.0);
+    let (b, a) = (
+        estimate(before.iter().copied()),
+        estimate(after.iter().copied()),
+    );
+    // The burst is over at 30 s and the load is the one of before, yet the
+    // throughput stays far below: separated intervals, and in every
+    // replication below a quarter of its own throughput before.
+    assert!(
+        a.mean + a.ci95 < b.mean - b.ci95,
+        "before {b:?}, after {a:?}"
+    );
+    for (x0, x1) in before.iter().zip(&after) {
+        assert!(*x1 < 0.25 * x0, "{x0} -> {x1}");
+    }
+    // The two states of the model's header: 120 threads over 0.15 s think
+    // time with ~3 at the latch (~780/s), and the latch's collapsed speed
+    // (50/s), within the replications' intervals and the latch's crowd.
+    assert!((700.0..820.0).contains(&b.mean), "{b:?}");
+    assert!((a.mean - 50.0).abs() <= 4.0 * a.ci95 + 2.0, "{a:?}");
+}
+
+fn hysteresis(text: &str, vary: &str, jobs: Option<u64>) -> qsim_sweep::Hysteresis {
+    let text = text.to_string();
+    let source = move |ov: &[qsim_model::Override]| qsim_model::load_str("h.toml", &text, ov);
+    let spec = qsim_sweep::VarySpec::parse(vary).unwrap();
+    let options = qsim_sweep::HysteresisOptions {
+        stop: jobs.map(qsim_kernel::Stop::Jobs),
+        replications: Some(4),
+        ..Default::default()
+    };
+    qsim_sweep::run_hysteresis(&source, &[], &spec, &options).unwrap()
+}
+
+#[test]
+fn hysteresis_sweep_shows_two_branches_on_a_bistable_latch() {
+    // models/latch_bistable.toml: fast while N/0.15 s < 1000/s (N < 150),
+    // collapsed while (N - 100)/0.15 s >= 50/s (N >= 108).
+    let text = std::fs::read_to_string("models/latch_bistable.toml").unwrap();
+    let h = hysteresis(&text, "workload.population=60..200:20", None);
+    assert_eq!(h.up.len(), 8);
+    assert_eq!(h.down.len(), 8);
+    // 120 and 140 lie in the bistable range (108 < N < 150) far from its
+    // ends: fast on the way up, collapsed on the way down.
+    for n in [120.0, 140.0] {
+        assert!(h.differ_at.contains(&n), "{h:?}");
+        let up = h.up.iter().find(|p| p.value == n).unwrap().throughput_per_s;
+        let down = h
+            .down
+            .iter()
+            .find(|p| p.value == n)
+            .unwrap()
+            .throughput_per_s;
+        assert!(up.mean > 5.0 * down.mean, "{up:?} {down:?}");
+    }
+    // Far below the range one state exists: the branches agree there.
+    assert!(!h.differ_at.contains(&60.0) && !h.differ_at.contains(&80.0));
+    assert!(
+        h.differ_ranges
+            .iter()
+            .any(|r| r[0] <= 120.0 && r[1] >= 140.0)
+    );
+    assert!(h.verdict().contains("differ"));
+}
+
+#[test]
+fn hysteresis_sweep_has_one_branch_on_cpu_two_disks() {
+    let text = std::fs::read_to_string("models/cpu_two_disks.toml").unwrap();
+    let h = hysteresis(&text, "workload.population=5..40:5", Some(4000));
+    assert_eq!(h.up.len(), 8);
+    assert!(h.differ_at.is_empty(), "{h:?}");
+    assert!(h.verdict().contains("agree"));
+}
