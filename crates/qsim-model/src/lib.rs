@@ -45,6 +45,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod arrays;
 mod build;
 mod ctx;
 mod dists;
@@ -171,13 +172,26 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
             }));
         }
     };
+    let mut member_sets = Vec::new();
     for (i, ov) in overrides.iter().enumerate() {
-        for e in tree::apply(&mut root, ov, i) {
+        for e in tree::apply(&mut root, ov, i, &mut member_sets) {
             let label = ctx.override_label(i);
             ctx.problems.push(ModelError {
                 hint: e.hint,
                 ..ModelError::at_override(&label, e.message)
             });
+        }
+    }
+    for p in arrays::expand(&mut root, member_sets) {
+        match p.ov {
+            Some(i) => {
+                let label = ctx.override_label(i);
+                ctx.problems.push(ModelError {
+                    hint: p.hint,
+                    ..ModelError::at_override(&label, p.message)
+                });
+            }
+            None => ctx.error_hint(&p.origin, &p.path, p.message, p.hint),
         }
     }
     let mut built = build::build(&mut ctx, &root, base);
@@ -492,10 +506,18 @@ pub(crate) fn sig(x: f64) -> String {
 
 /// A key as written in a path: bare when it can be, quoted otherwise.
 pub(crate) fn quote_key(k: &str) -> String {
-    if !k.is_empty()
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
+    let bare = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    // A member of a station group, `instance[3].cpu`, reads as the path it is.
+    let member = k.split_once('[').is_some_and(|(g, rest)| {
+        rest.split_once("].").is_some_and(|(ix, m)| {
+            bare(g) && bare(m) && !ix.is_empty() && ix.chars().all(|c| c.is_ascii_digit())
+        })
+    });
+    if bare(k) || member {
         k.to_string()
     } else {
         format!("\"{k}\"")

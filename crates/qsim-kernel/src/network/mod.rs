@@ -23,7 +23,7 @@ mod speed;
 mod timeless;
 
 pub use batch::BatchSpec;
-pub use fork::{ForkSpec, JoinSpec, Spread};
+pub use fork::{ForkSpec, JoinSpec, MAX_ROUTE_STEPS, Spread};
 pub use latch::{LatchSpec, NumaSpec, SpinSpec, Wake};
 pub use link::{LinkSpec, MAX_PIPELINE};
 pub use queue::{Discipline, MAX_SERVERS};

@@ -16,6 +16,7 @@ pub(super) const KEYS: &[&str] = &[
     "population",
     "think",
     "route",
+    "repeat",
     "routing",
 ];
 
