@@ -73,6 +73,7 @@ pub(crate) fn expand(root: &mut Node, sets: Vec<MemberSet>) -> Vec<Problem> {
         }
         let path = format!("stations.{}", crate::quote_key(&e.key));
         let Some(n) = group_count(&e.node, &path, &mut problems) else {
+            sizes.insert(e.key.clone(), 0);
             continue;
         };
         let members: Vec<&Entry> = e
@@ -129,6 +130,8 @@ pub(crate) fn expand(root: &mut Node, sets: Vec<MemberSet>) -> Vec<Problem> {
             ok = false;
         }
         if !ok {
+            // Names indexing it are left out: its own problem says why.
+            sizes.insert(e.key.clone(), 0);
             continue;
         }
         sizes.insert(e.key.clone(), n);
@@ -145,9 +148,14 @@ pub(crate) fn expand(root: &mut Node, sets: Vec<MemberSet>) -> Vec<Problem> {
     }
     *stations = out;
     for s in sets {
-        let Some(&n) = sizes.get(&s.group) else {
-            problems.push(not_a_group(&s));
-            continue;
+        let n = match sizes.get(&s.group) {
+            None => {
+                problems.push(not_a_group(&s));
+                continue;
+            }
+            // The group was refused; its own problem says why.
+            Some(0) => continue,
+            Some(&n) => n,
         };
         if s.index >= n {
             problems.push(Problem {

@@ -222,7 +222,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
         (Some(run), Some(derived)) => (run, derived),
         _ => (RunConfig::default(), Vec::new()),
     };
-    let mut problems = std::mem::take(&mut ctx.problems);
+    let mut problems = merge_member_copies(std::mem::take(&mut ctx.problems));
     // Overrides first, then in file order.
     problems.sort_by_key(|p| (p.line != 0, p.line, p.column));
     match network {
@@ -460,6 +460,54 @@ fn locate(root: &Node, class_paths: &[String], e: &NetworkError) -> (Origin, Str
         path = ctx::child(&path, &key);
     }
     (node.origin.clone(), path)
+}
+
+/// One problem in a station group's template is found in each member
+/// (same place, same message, key paths that differ only in the member's
+/// index): it is reported once, for the first member, saying how many more
+/// share it.
+fn merge_member_copies(problems: Vec<ModelError>) -> Vec<ModelError> {
+    // `db[2].cpu` -> `db[#].cpu`.
+    let shape = |p: &str| {
+        let mut out = String::with_capacity(p.len());
+        let mut digits = false;
+        for c in p.chars() {
+            if c.is_ascii_digit() && out.ends_with('[') {
+                digits = true;
+                out.push('#');
+            } else if !(digits && c.is_ascii_digit()) {
+                digits = false;
+                out.push(c);
+            }
+        }
+        out
+    };
+    let mut out: Vec<ModelError> = Vec::with_capacity(problems.len());
+    let mut first: std::collections::HashMap<(usize, usize, String, String), (usize, usize)> =
+        std::collections::HashMap::new();
+    for p in problems {
+        let same = p.line != 0 && p.key_path.contains('[');
+        let key = (p.line, p.column, shape(&p.key_path), shape(&p.message));
+        if same && let Some((at, n)) = first.get_mut(&key) {
+            *n += 1;
+            let more = *n;
+            let e = &mut out[*at];
+            let base = e
+                .message
+                .split(" (and in ")
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let s = if more == 1 { "" } else { "s" };
+            e.message = format!("{base} (and in {more} more member{s} of the group)");
+            continue;
+        }
+        if same {
+            first.insert(key, (out.len(), 0));
+        }
+        out.push(p);
+    }
+    out
 }
 
 /// The first comment block of a file, without the `#` marks.
