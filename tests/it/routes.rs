@@ -4,7 +4,7 @@
 //! stations.
 
 use crate::support::{assert_close, model, run};
-use qsim_theory::visit_ratios;
+use qsim_theory::visits::visit_ratios;
 
 /// One job at a time (population 1): measurement starts and stops at the
 /// end of an interaction, when no job or sub-job is inside, so departures
