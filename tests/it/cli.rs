@@ -316,7 +316,10 @@ fn set_with_a_pattern_changes_every_matching_station() {
         err.contains(": stations.instance[0].latch.spin.spin_wait_delay: expected"),
         "{err}"
     );
-    assert!(err.contains("(and in 31 more members of the group)"), "{err}");
+    assert!(
+        err.contains("(and in 31 more members of the group)"),
+        "{err}"
+    );
 }
 
 #[test]

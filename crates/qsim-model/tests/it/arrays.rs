@@ -101,6 +101,12 @@ fn group_and_member_overrides() {
     ] {
         assert_eq!(servers(&load(GROUP, &order)), [2, 2, 2, 2, 2, 3]);
     }
+    // A region over every member's disk.
+    let m = load(
+        &format!("{GROUP}\n[regions.disks]\nstations = [\"db[i].disk\"]\nlimit = 2\n"),
+        &[],
+    );
+    assert_eq!(m.network.spec().regions[0].stations, [3, 5, 7]);
     // The group's size is a key like any other.
     assert_eq!(
         servers(&load(
