@@ -11,26 +11,13 @@
 //! (`stations.instance[3].cpu.servers`). Sizes are estimated before
 //! anything is copied.
 
-use crate::tree::{self, Entry, Node, Origin, Segment, V};
+use crate::tree::{self, Entry, MemberSet, Node, Origin, Segment, V, is_group};
 use qsim_kernel::MAX_STATIONS;
 use std::collections::HashMap;
 
 /// The most tree nodes all groups may expand to (a station is a few
 /// dozen): about half a gigabyte at most.
 const MAX_NODES: u128 = 1 << 22;
-
-/// An override of one member (`--set stations.instance[3].latch.x=1`),
-/// applied to that member after the group is written out, so it wins over
-/// the group's value whatever the order of the overrides.
-pub(crate) struct MemberSet {
-    pub group: String,
-    pub index: usize,
-    /// The path below the member: the member station's name, then its keys.
-    pub rest: Vec<Segment>,
-    pub value: Node,
-    /// The override's number.
-    pub ov: usize,
-}
 
 /// A problem found while writing groups out.
 pub(crate) struct Problem {
@@ -40,12 +27,6 @@ pub(crate) struct Problem {
     pub hint: Option<String>,
     /// Caused by this override (located at the override).
     pub ov: Option<usize>,
-}
-
-/// Whether `node` (a station entry) is a group: a table with `count` and
-/// no `kind`.
-pub(crate) fn is_group(node: &Node) -> bool {
-    node.get("count").is_some() && node.get("kind").is_none()
 }
 
 /// Writes every station group out, then applies member overrides and the

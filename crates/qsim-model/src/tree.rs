@@ -378,6 +378,25 @@ const CREATABLE: &[&str] = &[
     "service_by_class",
 ];
 
+/// An override of one member (`--set stations.instance[3].latch.x=1`),
+/// applied to that member after the group is written out, so it wins over
+/// the group's value whatever the order of the overrides.
+pub(crate) struct MemberSet {
+    pub group: String,
+    pub index: usize,
+    /// The path below the member: the member station's name, then its keys.
+    pub rest: Vec<Segment>,
+    pub value: Node,
+    /// The override's number.
+    pub ov: usize,
+}
+
+/// Whether `node` (a station entry) is a group: a table with `count` and
+/// no `kind`.
+pub(crate) fn is_group(node: &Node) -> bool {
+    node.get("count").is_some() && node.get("kind").is_none()
+}
+
 /// Why an override could not be applied.
 pub(crate) struct ApplyError {
     pub message: String,
@@ -396,7 +415,7 @@ pub(crate) fn apply(
     root: &mut Node,
     ov: &Override,
     index: usize,
-    members: &mut Vec<crate::arrays::MemberSet>,
+    members: &mut Vec<MemberSet>,
 ) -> Vec<ApplyError> {
     let segs = match split_path(&ov.path) {
         Ok(segs) => segs,
@@ -419,9 +438,9 @@ pub(crate) fn apply(
         && root
             .get("stations")
             .and_then(|s| s.get(&group.key))
-            .is_some_and(crate::arrays::is_group)
+            .is_some_and(is_group)
     {
-        members.push(crate::arrays::MemberSet {
+        members.push(MemberSet {
             group: group.key.clone(),
             index: group.indices[0],
             rest: rest.to_vec(),
