@@ -166,6 +166,17 @@ fn speed() -> Value {
     )
 }
 
+/// A fixed route: station names, or repeated parts `{ route, repeat }`.
+fn route() -> Value {
+    json!({"type": "array", "items": {"oneOf": [
+        string(),
+        {"type": "object", "properties": {
+            "route": {"$ref": "#/$defs/route"},
+            "repeat": count(1),
+        }, "required": ["route", "repeat"], "additionalProperties": false},
+    ]}})
+}
+
 fn routing() -> Value {
     map_of(map_of(
         json!({"type": "number", "minimum": 0, "maximum": 1}),
@@ -184,7 +195,8 @@ fn class(with_priority: bool) -> Value {
         ("rate_per_s", positive(), "Poisson arrival rate (open)"),
         ("population", count(1), "number of jobs (closed)"),
         ("think", reference("distribution"), "think time (closed)"),
-        ("route", names(), "a fixed sequence of stations"),
+        ("route", route(), "a fixed sequence of stations"),
+        ("repeat", count(1), "times the fixed route is followed"),
         (
             "routing",
             reference("routing"),
@@ -340,6 +352,16 @@ fn station() -> Value {
                 "targets, or target = weight (fork)",
             ),
             (
+                "route",
+                reference("route"),
+                "the fixed route of every sub-job; [i] names one per group member (fork)",
+            ),
+            (
+                "repeat",
+                count(1),
+                "times the sub-job route is followed (fork)",
+            ),
+            (
                 "spread",
                 one_of_words(&["even", "random"]),
                 "how sub-jobs pick targets (fork)",
@@ -443,7 +465,11 @@ pub fn model_schema() -> Value {
             ("simulation", simulation(), "run settings"),
             ("workload", class(false), "a single job class"),
             ("classes", map_of(class(true)), "several job classes"),
-            ("stations", map_of(reference("station")), "service centers"),
+            (
+                "stations",
+                map_of(json!({"oneOf": [reference("station"), reference("group")]})),
+                "service centers, or station groups",
+            ),
             ("regions", map_of(region), "throttles"),
             (
                 "metrics",
@@ -464,6 +490,14 @@ pub fn model_schema() -> Value {
             "speed": speed(),
             "routing": routing(),
             "station": station(),
+            "route": route(),
+            "group": {
+                "type": "object",
+                "description": "a station group: count members, each a copy of the member stations",
+                "properties": {"count": count(1)},
+                "required": ["count"],
+                "additionalProperties": reference("station"),
+            },
         },
     });
     let mut out = extra.as_object().expect("an object").clone();

@@ -10,6 +10,7 @@ mod grammar;
 mod guards;
 mod names;
 mod report;
+mod routes;
 mod scenarios;
 mod solve;
 mod support;

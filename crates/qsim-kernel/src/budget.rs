@@ -265,6 +265,16 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
                 if f.targets.iter().all(|&(t, _)| own_event(t)) {
                     per_job += v * f64::from(f.fan_out);
                 }
+                // The steps of fixed sub-job routes, by the targets' weights.
+                let weight: f64 = f.targets.iter().map(|t| t.1).sum();
+                let steps: f64 = (f.targets.iter().zip(&f.routes))
+                    .map(|(&(_, w), r)| {
+                        w / weight * r.iter().filter(|&&s| own_event(s)).count() as f64
+                    })
+                    .sum();
+                if steps.is_finite() {
+                    per_job += v * f64::from(f.fan_out) * steps;
+                }
                 if subs > biggest {
                     biggest = subs;
                     key = format!("stations.{}.fan_out", st.name);

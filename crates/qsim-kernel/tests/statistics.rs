@@ -80,6 +80,7 @@ fn spec(initial: InitialState, ties: bool) -> NetworkSpec {
                     targets: vec![(4, 1.0), (2, 1.0)],
                     spread: Spread::Random,
                     join: 5,
+                    routes: Vec::new(),
                 }),
                 vec![None, None],
             ),

@@ -45,6 +45,7 @@
 //! ```
 #![warn(missing_docs)]
 
+mod arrays;
 mod build;
 mod ctx;
 mod dists;
@@ -175,13 +176,26 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
             }));
         }
     };
+    let mut member_sets = Vec::new();
     for (i, ov) in overrides.iter().enumerate() {
-        for e in tree::apply(&mut root, ov, i) {
+        for e in tree::apply(&mut root, ov, i, &mut member_sets) {
             let label = ctx.override_label(i);
             ctx.problems.push(ModelError {
                 hint: e.hint,
                 ..ModelError::at_override(&label, e.message)
             });
+        }
+    }
+    for p in arrays::expand(&mut root, member_sets) {
+        match p.ov {
+            Some(i) => {
+                let label = ctx.override_label(i);
+                ctx.problems.push(ModelError {
+                    hint: p.hint,
+                    ..ModelError::at_override(&label, p.message)
+                });
+            }
+            None => ctx.error_hint(&p.origin, &p.path, p.message, p.hint),
         }
     }
     let mut built = build::build(&mut ctx, &root, base);
@@ -220,7 +234,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
         (Some(run), Some(derived)) => (RunConfig { schedule, ..run }, derived),
         _ => (RunConfig::default(), Vec::new()),
     };
-    let mut problems = std::mem::take(&mut ctx.problems);
+    let mut problems = merge_member_copies(std::mem::take(&mut ctx.problems));
     // Overrides first, then in file order.
     problems.sort_by_key(|p| (p.line != 0, p.line, p.column));
     match network {
@@ -460,6 +474,54 @@ fn locate(root: &Node, class_paths: &[String], e: &NetworkError) -> (Origin, Str
     (node.origin.clone(), path)
 }
 
+/// One problem in a station group's template is found in each member
+/// (same place, same message, key paths that differ only in the member's
+/// index): it is reported once, for the first member, saying how many more
+/// share it.
+fn merge_member_copies(problems: Vec<ModelError>) -> Vec<ModelError> {
+    // `db[2].cpu` -> `db[#].cpu`.
+    let shape = |p: &str| {
+        let mut out = String::with_capacity(p.len());
+        let mut digits = false;
+        for c in p.chars() {
+            if c.is_ascii_digit() && out.ends_with('[') {
+                digits = true;
+                out.push('#');
+            } else if !(digits && c.is_ascii_digit()) {
+                digits = false;
+                out.push(c);
+            }
+        }
+        out
+    };
+    let mut out: Vec<ModelError> = Vec::with_capacity(problems.len());
+    let mut first: std::collections::HashMap<(usize, usize, String, String), (usize, usize)> =
+        std::collections::HashMap::new();
+    for p in problems {
+        let same = p.line != 0 && p.key_path.contains('[');
+        let key = (p.line, p.column, shape(&p.key_path), shape(&p.message));
+        if same && let Some((at, n)) = first.get_mut(&key) {
+            *n += 1;
+            let more = *n;
+            let e = &mut out[*at];
+            let base = e
+                .message
+                .split(" (and in ")
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let s = if more == 1 { "" } else { "s" };
+            e.message = format!("{base} (and in {more} more member{s} of the group)");
+            continue;
+        }
+        if same {
+            first.insert(key, (out.len(), 0));
+        }
+        out.push(p);
+    }
+    out
+}
+
 /// The first comment block of a file, without the `#` marks.
 fn header_comment(text: &str) -> String {
     let mut lines = Vec::new();
@@ -504,10 +566,18 @@ pub(crate) fn sig(x: f64) -> String {
 
 /// A key as written in a path: bare when it can be, quoted otherwise.
 pub(crate) fn quote_key(k: &str) -> String {
-    if !k.is_empty()
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
+    let bare = |k: &str| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    // A member of a station group, `instance[3].cpu`, reads as the path it is.
+    let member = k.split_once('[').is_some_and(|(g, rest)| {
+        rest.split_once("].").is_some_and(|(ix, m)| {
+            bare(g) && bare(m) && !ix.is_empty() && ix.chars().all(|c| c.is_ascii_digit())
+        })
+    });
+    if bare(k) || member {
         k.to_string()
     } else {
         format!("\"{k}\"")

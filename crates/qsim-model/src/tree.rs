@@ -378,6 +378,25 @@ const CREATABLE: &[&str] = &[
     "service_by_class",
 ];
 
+/// An override of one member (`--set stations.instance[3].latch.x=1`),
+/// applied to that member after the group is written out, so it wins over
+/// the group's value whatever the order of the overrides.
+pub(crate) struct MemberSet {
+    pub group: String,
+    pub index: usize,
+    /// The path below the member: the member station's name, then its keys.
+    pub rest: Vec<Segment>,
+    pub value: Node,
+    /// The override's number.
+    pub ov: usize,
+}
+
+/// Whether `node` (a station entry) is a group: a table with `count` and
+/// no `kind`.
+pub(crate) fn is_group(node: &Node) -> bool {
+    node.get("count").is_some() && node.get("kind").is_none()
+}
+
 /// Why an override could not be applied.
 pub(crate) struct ApplyError {
     pub message: String,
@@ -389,7 +408,15 @@ pub(crate) struct ApplyError {
 /// sorted key order. The final key may be created if its parent table
 /// exists (whether the key is allowed there is checked later, by the same
 /// code that checks the file).
-pub(crate) fn apply(root: &mut Node, ov: &Override, index: usize) -> Vec<ApplyError> {
+///
+/// A path into one member of a station group (`stations.instance[3].x`)
+/// is kept in `members`, to be applied when the group is written out.
+pub(crate) fn apply(
+    root: &mut Node,
+    ov: &Override,
+    index: usize,
+    members: &mut Vec<MemberSet>,
+) -> Vec<ApplyError> {
     let segs = match split_path(&ov.path) {
         Ok(segs) => segs,
         Err(m) => {
@@ -403,6 +430,25 @@ pub(crate) fn apply(root: &mut Node, ov: &Override, index: usize) -> Vec<ApplyEr
         }
     };
     let segs = resolve_aliases(root, segs);
+    if let [first, group, rest @ ..] = segs.as_slice()
+        && first.key == "stations"
+        && group.indices.len() == 1
+        && !group.pattern
+        && !rest.is_empty()
+        && root
+            .get("stations")
+            .and_then(|s| s.get(&group.key))
+            .is_some_and(is_group)
+    {
+        members.push(MemberSet {
+            group: group.key.clone(),
+            index: group.indices[0],
+            rest: rest.to_vec(),
+            value: parse_override_value(&ov.value, index),
+            ov: index,
+        });
+        return Vec::new();
+    }
     let paths = match expand(root, &segs) {
         Ok(paths) => paths,
         Err(e) => return vec![e],
@@ -622,8 +668,13 @@ fn expand(root: &Node, segs: &[Segment]) -> Result<Vec<Vec<Segment>>, ApplyError
     Ok(branches.into_iter().map(|(path, _)| path).collect())
 }
 
+/// The node at the plain keys `segs` (no indices), if it exists.
+pub(crate) fn step_exists<'n>(root: &'n Node, segs: &[Segment]) -> Option<&'n Node> {
+    segs.iter().try_fold(root, |n, s| n.get(&s.key))
+}
+
 /// Applies `value` at the concrete path `segs`.
-fn apply_at(
+pub(crate) fn apply_at(
     root: &mut Node,
     segs: &[Segment],
     value: Node,

@@ -15,7 +15,8 @@ pub struct Visits {
 
 /// Solves the traffic equations `u = e + Pᵀu` of `class` (a fork passes the
 /// job to its join, and each visit to a fork adds `fan_out` sub-job visits
-/// spread over its targets by weight). `None` when the class does not exist
+/// spread over its targets by weight, and as many to each step of the
+/// target's fixed sub-job route). `None` when the class does not exist
 /// or its routing never lets a job leave.
 pub fn visit_ratios(spec: &NetworkSpec, class: usize) -> Option<Visits> {
     let ns = spec.stations.len();
@@ -45,8 +46,13 @@ pub fn visit_ratios(spec: &NetworkSpec, class: usize) -> Option<Visits> {
     for (s, &us) in parent.iter().enumerate() {
         if let StationKind::Fork(f) = &spec.stations[s].kind {
             let weight: f64 = f.targets.iter().map(|t| t.1).sum();
-            for &(t, w) in &f.targets {
-                total[t] += us * f64::from(f.fan_out) * w / weight;
+            for (i, &(t, w)) in f.targets.iter().enumerate() {
+                let share = us * f64::from(f.fan_out) * w / weight;
+                total[t] += share;
+                // A fixed sub-job route: each step is one visit per sub-job.
+                for &r in f.routes.get(i).into_iter().flatten() {
+                    total[r] += share;
+                }
             }
         }
     }

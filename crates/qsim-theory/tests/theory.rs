@@ -48,6 +48,7 @@ fn visits_count_fork_sub_jobs_apart_from_the_job() {
                     targets: vec![(2, 1.0), (3, 3.0)],
                     spread: Spread::Even,
                     join: 4,
+                    routes: Vec::new(),
                 }),
                 None,
             ),

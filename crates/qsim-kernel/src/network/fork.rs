@@ -14,6 +14,11 @@ pub struct ForkSpec {
     pub spread: Spread,
     /// The join station that collects them.
     pub join: StationId,
+    /// Fixed sub-job routes: empty, or one per target, the stations a
+    /// sub-job sent to that target visits after it, in order, before it
+    /// goes to the join (the model format's fork `route`). Empty: a sub-job
+    /// follows its class's routing rows, or goes straight to the join.
+    pub routes: Vec<Vec<StationId>>,
 }
 
 /// How a fork spreads its sub-jobs.
@@ -41,7 +46,60 @@ impl JoinSpec {
     }
 }
 
+/// The most entries all fixed sub-job routes of one fork may have together
+/// (4 bytes each at run time): a route is stored step by step.
+pub const MAX_ROUTE_STEPS: usize = 1 << 24;
+
 impl ForkSpec {
+    /// Fixed sub-job routes: one per target, stations that exist and are
+    /// neither forks nor joins (a sub-job on a fixed route ends at its own
+    /// fork's join), and not more steps than [`MAX_ROUTE_STEPS`].
+    fn check_routes(&self, c: &mut Check<'_>) {
+        if self.routes.is_empty() {
+            return;
+        }
+        let route = Field::Key("route");
+        if self.routes.len() != self.targets.len() {
+            c.error(
+                &[route],
+                format!(
+                    "expected one route per target ({}), found {}",
+                    self.targets.len(),
+                    self.routes.len()
+                ),
+            );
+            return;
+        }
+        let steps: usize = self.routes.iter().map(Vec::len).sum();
+        if steps > MAX_ROUTE_STEPS {
+            c.error(
+                &[route],
+                format!("expected at most {MAX_ROUTE_STEPS} route steps in all, found {steps}"),
+            );
+            return;
+        }
+        for (i, r) in self.routes.iter().enumerate() {
+            for (k, &s) in r.iter().enumerate() {
+                let at = [route, Field::Index(i), Field::Index(k)];
+                match c.station(s) {
+                    Err(()) => c.error(&at, format!("no station with index {s}")),
+                    Ok(Some(st))
+                        if matches!(st.kind, StationKind::Fork(_) | StationKind::Join(_)) =>
+                    {
+                        let name = st.name.clone();
+                        c.error(
+                            &at,
+                            format!(
+                                "a fixed sub-job route cannot visit the fork or join {name}; expected queue, delay, latch, batch or link stations"
+                            ),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
     /// Range rules of the fork, and of its join's quorum against the fan-out
     /// (reported at the join, where the quorum is written).
     pub(super) fn check(&self, c: &mut Check<'_>, fork: StationId) {
@@ -66,6 +124,7 @@ impl ForkSpec {
                 );
             }
         }
+        self.check_routes(c);
         let join = match c.station(self.join) {
             Err(()) => {
                 c.error(

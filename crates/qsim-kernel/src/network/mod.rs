@@ -24,7 +24,7 @@ mod speedup;
 mod timeless;
 
 pub use batch::BatchSpec;
-pub use fork::{ForkSpec, JoinSpec, Spread};
+pub use fork::{ForkSpec, JoinSpec, MAX_ROUTE_STEPS, Spread};
 pub use latch::{LatchSpec, NumaSpec, PollDelay, SpinSpec, Wake};
 pub use link::{LinkSpec, MAX_PIPELINE};
 pub use queue::{Capacity, Discipline, MAX_SERVERS, WhenFull};

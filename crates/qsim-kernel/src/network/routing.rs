@@ -183,6 +183,10 @@ fn check_sub_routes(c: &mut Check<'_>, entry: &[(Target, f64)], from: &[Vec<(Tar
     }
     for fs in (0..ns).filter(|&s| reached[s]) {
         let Some(f) = fork_of(fs) else { continue };
+        if !f.routes.is_empty() {
+            // Sub-jobs on fixed routes do not follow the rows.
+            continue;
+        }
         let join = f.join;
         let fname = c.station_name(fs);
         let jname = c.station_name(join);
@@ -272,6 +276,7 @@ impl NetworkSpec {
                         .iter()
                         .map(|t| t.0)
                         .chain([f.join])
+                        .chain(f.routes.iter().flatten().copied())
                         .filter(|&t| t < ns),
                 );
             }

@@ -17,6 +17,11 @@ pub(super) struct ForkRt {
     pub(super) join: u32,
     pub(super) next: u32,
     pub(super) rng: SimRng,
+    /// Fixed sub-job routes, one after the other, each ended by NONE (then
+    /// the join); empty when sub-jobs have none.
+    pub(super) steps: Vec<u32>,
+    /// Where each target's route starts in `steps`.
+    pub(super) starts: Vec<u32>,
 }
 
 /// A fork in progress: the parent waits at the join for its sub-jobs.
@@ -49,7 +54,16 @@ impl ForkRt {
         if let Some(l) = cum.last_mut() {
             *l = f64::INFINITY;
         }
+        let mut steps = Vec::new();
+        let mut starts = Vec::new();
+        for r in &f.routes {
+            starts.push(steps.len() as u32);
+            steps.extend(r.iter().map(|&s| s as u32));
+            steps.push(NONE);
+        }
         ForkRt {
+            steps,
+            starts,
             fan_out: f.fan_out,
             targets: f.targets.iter().map(|t| t.0 as u32).collect(),
             cum,
@@ -113,25 +127,27 @@ impl Simulation {
             (p.class, p.t0, p.node)
         };
         for _ in 0..fan_out {
-            let target = {
+            let (target, pos) = {
                 let Kind::Fork(f) = &mut self.stations[s].kind else {
                     return;
                 };
-                if f.random {
+                let i = if f.random {
                     let u = unit(&mut f.rng);
-                    let i = f.cum.iter().position(|&c| u < c).unwrap_or(0);
-                    f.targets[i]
+                    f.cum.iter().position(|&c| u < c).unwrap_or(0)
                 } else {
-                    let t = f.targets[f.next as usize % f.targets.len()];
+                    let i = f.next as usize % f.targets.len();
                     f.next = f.next.wrapping_add(1);
-                    t
-                }
+                    i
+                };
+                (f.targets[i], f.starts.get(i).copied().unwrap_or(0))
             };
             let sub = self.alloc(class);
             let job = &mut self.jobs[sub as usize];
             job.fork = r;
             job.t0 = t0;
             job.node = thread;
+            // A sub-job's place in its fork's fixed route (unused otherwise).
+            job.pos = pos;
             self.in_network += 1;
             self.goto(sub, s as u32, target);
         }
@@ -172,7 +188,8 @@ impl Simulation {
             // A sequence may list the join right after the fork: the parent
             // is already there, so skip it.
             let pj = &mut self.jobs[parent as usize];
-            if let Route::Seq(seq) = &self.classes[pj.class as usize].route
+            if pj.fork == NONE
+                && let Route::Seq(seq) = &self.classes[pj.class as usize].route
                 && seq.get(pj.pos as usize) == Some(&(s as u32))
             {
                 pj.pos += 1;

@@ -1,7 +1,7 @@
 //! Routing: where a job goes when it leaves a station.
 
-use super::Simulation;
 use super::event::{EXIT, NONE};
+use super::{Kind, Simulation};
 use crate::dist::unit;
 use crate::network::{Routing, Target};
 use crate::rng::SimRng;
@@ -224,7 +224,17 @@ impl Simulation {
     /// from routing to the sink; should one pick it anyway, it joins.
     #[inline(never)]
     fn sub_target(&mut self, j: u32, s: u32, join: u32) -> u32 {
-        let class = self.jobs[j as usize].class as usize;
+        let job = &mut self.jobs[j as usize];
+        let fork = self.forks[job.fork as usize].fork as usize;
+        if let Kind::Fork(f) = &self.stations[fork].kind
+            && !f.steps.is_empty()
+        {
+            // A fixed route: the next step, or the join after the last.
+            let t = f.steps.get(job.pos as usize).copied().unwrap_or(NONE);
+            job.pos += 1;
+            return if t == NONE { join } else { t };
+        }
+        let class = job.class as usize;
         let Route::Prob { sub, .. } = &self.classes[class].route else {
             return join;
         };

@@ -12,6 +12,7 @@
 mod classes;
 mod metrics;
 mod regions;
+mod route;
 mod routing;
 mod simulation;
 mod speed;
@@ -189,6 +190,21 @@ impl Names<'_> {
             origin: e.key_origin.clone(),
         };
         self.station(ctx, &key_node, path, extra)
+    }
+
+    /// How many members station group `group` has: its stations are named
+    /// `group[0].x`, `group[1].x`, ... (0 when there is no such group).
+    pub fn group_size(&self, group: &str) -> usize {
+        let prefix = format!("{group}[");
+        self.stations
+            .iter()
+            .filter_map(|(n, _)| {
+                let rest = n.strip_prefix(&prefix)?;
+                let (k, _) = rest.split_once("].")?;
+                k.parse::<usize>().ok()
+            })
+            .max()
+            .map_or(0, |k| k + 1)
     }
 
     /// Kind of a station as written (even if the station itself had errors).

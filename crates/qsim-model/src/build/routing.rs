@@ -3,7 +3,7 @@
 //! reader resolves names and checks that the class's jobs reach a row at
 //! every station and can leave; probabilities are the kernel's rules.
 
-use super::{ClassIn, Names, fork_info, non_empty_array};
+use super::{ClassIn, Names, fork_info};
 use crate::ctx::{Ctx, child};
 use crate::tree::{Node, Origin, V};
 use qsim_kernel::{Routing, StationSpec, Target};
@@ -43,43 +43,57 @@ pub(super) fn routing(
     match (node.get("route"), node.get("routing")) {
         (Some(r), None) => {
             let p = child(path, "route");
-            let items =
-                non_empty_array(ctx, r, &p, "station names", "station, found an empty route")?;
-            let mut seq = Vec::new();
+            let repeat = node.get("repeat").map(|n| (n, child(path, "repeat")));
+            let flat = super::route::read(ctx, names, r, &p, repeat, None)?;
+            // Each station named is checked once, at its first mention.
             let mut ok = true;
-            for (i, it) in items.iter().enumerate() {
-                let ip = format!("{p}[{i}]");
-                match names.station(ctx, it, &ip, &[]) {
-                    Some(id) => {
-                        ok &= check_service(ctx, id, &it.origin, &ip);
-                        seq.push(id);
-                    }
-                    None => ok = false,
+            let mut checked = vec![false; ns];
+            for (&id, &item) in flat.seq.iter().zip(&flat.item) {
+                if !std::mem::replace(&mut checked[id], true) {
+                    let (o, ip) = &flat.at[item as usize];
+                    ok &= check_service(ctx, id, o, ip);
                 }
             }
             if !ok {
                 return None;
             }
             // A fork must be followed by its join, where the parent waits.
-            for (i, &id) in seq.iter().enumerate() {
+            let mut told = vec![false; flat.at.len()];
+            for (i, &id) in flat.seq.iter().enumerate() {
                 if let Some(f) = fork_info(stations, id) {
-                    for &(t, _) in &f.targets {
-                        ok &= check_service(ctx, t, &items[i].origin, &format!("{p}[{i}]"));
+                    let item = flat.item[i] as usize;
+                    let (o, ip) = &flat.at[item];
+                    let first = !std::mem::replace(&mut told[item], true);
+                    if first {
+                        for t in fork_visits(f) {
+                            ok &= check_service(ctx, t, o, ip);
+                        }
                     }
-                    if seq.get(i + 1) != Some(&f.join) {
-                        ctx.error(
-                            &items[i].origin,
-                            &format!("{p}[{i}]"),
-                            format!(
-                                "fork {} must be followed in the route by its join {}, where the job waits for its sub-jobs",
-                                names.stations[id].0, names.stations[f.join].0
-                            ),
-                        );
+                    if flat.seq.get(i + 1) != Some(&f.join) {
                         ok = false;
+                        if first {
+                            ctx.error(
+                                o,
+                                ip,
+                                format!(
+                                    "fork {} must be followed in the route by its join {}, where the job waits for its sub-jobs",
+                                    names.stations[id].0, names.stations[f.join].0
+                                ),
+                            );
+                        }
                     }
                 }
             }
-            ok.then_some(Routing::Sequence(seq))
+            ok.then_some(Routing::Sequence(flat.seq))
+        }
+        (None, Some(_)) if node.get("repeat").is_some() => {
+            let p = child(path, "repeat");
+            ctx.error(
+                &node.get("repeat")?.origin,
+                &p,
+                "`repeat` repeats a fixed route; expected route = [...] with it, or a routing table without it",
+            );
+            None
         }
         (None, Some(rt)) => {
             let p = child(path, "routing");
@@ -176,9 +190,9 @@ pub(super) fn routing(
                     .unwrap_or((rt.origin.clone(), p.clone()));
                 ok &= check_service(ctx, s, &o, &rp);
                 if let Some(f) = fork_info(stations, s) {
-                    for &(t, _) in &f.targets {
+                    for t in fork_visits(f) {
                         ok &= check_service(ctx, t, &o, &rp);
-                        if !seen[t] {
+                        if !seen[t] && t < ns {
                             sub_only[t] = true;
                         }
                     }
@@ -327,4 +341,14 @@ fn row(
         return None;
     }
     Some(out)
+}
+
+/// The stations a fork's sub-jobs visit: its targets and the stations of
+/// its fixed sub-job routes (each once).
+fn fork_visits(f: &qsim_kernel::ForkSpec) -> Vec<usize> {
+    let mut out: Vec<usize> = f.targets.iter().map(|t| t.0).collect();
+    out.extend(f.routes.iter().flatten());
+    out.sort_unstable();
+    out.dedup();
+    out
 }

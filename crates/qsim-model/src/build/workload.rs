@@ -17,6 +17,7 @@ pub(super) const KEYS: &[&str] = &[
     "population",
     "think",
     "route",
+    "repeat",
     "routing",
     "schedule",
 ];

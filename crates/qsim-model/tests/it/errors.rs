@@ -32,7 +32,7 @@ fn unknown_keys_list_what_is_expected() {
         &MM1.replace("type = \"open\"", "type = \"open\"\npopulaton = 3"),
         &[],
         &[
-            "m.toml:4:1: workload.populaton: unknown key `populaton` in [workload]; expected one of: type, arrival, rate_per_s, population, think, route, routing",
+            "m.toml:4:1: workload.populaton: unknown key `populaton` in [workload]; expected one of: type, arrival, rate_per_s, population, think, route, repeat, routing",
         ],
     );
     check(

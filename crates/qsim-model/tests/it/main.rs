@@ -74,6 +74,7 @@ service = { dist = "exponential", mean = 0.027 }
 stations = ["disk1", "disk2"]
 "#;
 
+mod arrays;
 mod errors;
 mod loading;
 mod overrides;

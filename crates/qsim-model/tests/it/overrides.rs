@@ -58,7 +58,7 @@ fn overrides_set_create_and_fail() {
         CLOSED,
         &["workload.popultion=5"],
         &[
-            "--set workload.popultion=5: unknown key path workload.popultion; expected one of: workload.type, workload.arrival, workload.rate_per_s, workload.population, workload.think, workload.route, workload.routing",
+            "--set workload.popultion=5: unknown key path workload.popultion; expected one of: workload.type, workload.arrival, workload.rate_per_s, workload.population, workload.think, workload.route, workload.repeat, workload.routing",
             "hint: did you mean workload.population?",
         ],
     );

@@ -1,11 +1,11 @@
 //! `fork` and `join` stations' keys.
 
-use crate::build::{Names, Table};
+use crate::build::{Names, Table, route};
 use crate::ctx::{Ctx, child};
 use crate::tree::{Node, V};
 use qsim_kernel::{ForkSpec, JoinSpec, Spread};
 
-pub(super) const FORK_KEYS: &[&str] = &["fan_out", "to", "spread", "join"];
+pub(super) const FORK_KEYS: &[&str] = &["fan_out", "to", "route", "repeat", "spread", "join"];
 pub(super) const JOIN_KEYS: &[&str] = &["quorum"];
 
 pub(super) fn read_join(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<JoinSpec> {
@@ -26,12 +26,38 @@ pub(super) fn read_fork(
         "the number of sub-jobs per job (>= 1)",
         |ctx, n, p| ctx.count(n, p, "a number of sub-jobs"),
     );
-    let targets = t.req(
-        ctx,
-        "to",
-        "the target stations: [\"a\", \"b\"] or { a = 0.5, b = 0.5 }",
-        |ctx, n, p| targets(ctx, names, n, p),
-    );
+    let (targets, routes) = match (t.get("to"), t.get("route")) {
+        (_, Some(r)) => {
+            if let Some(to) = t.get("to") {
+                ctx.error(
+                    &to.origin,
+                    &child(t.path, "to"),
+                    "found both to and route; expected one of them (route is the fixed route of every sub-job, and its first station the target)",
+                );
+            }
+            let repeat = t.get("repeat").map(|n| (n, child(t.path, "repeat")));
+            match sub_routes(ctx, names, r, &child(t.path, "route"), repeat) {
+                Some((targets, routes)) if t.get("to").is_none() => (Some(targets), routes),
+                _ => (None, Vec::new()),
+            }
+        }
+        (_, None) => {
+            if let Some(rn) = t.get("repeat") {
+                ctx.error(
+                    &rn.origin,
+                    &child(t.path, "repeat"),
+                    "`repeat` repeats the fork's sub-job route; expected route = [...] with it",
+                );
+            }
+            let targets = t.req(
+                ctx,
+                "to",
+                "the target stations: [\"a\", \"b\"] or { a = 0.5, b = 0.5 }, or a sub-job route = [...]",
+                |ctx, n, p| targets(ctx, names, n, p),
+            );
+            (targets, Vec::new())
+        }
+    };
     let spread = t.opt(ctx, "spread", Spread::Even, |ctx, n, p| {
         ctx.choice(n, p, &["even", "random"]).map(|s| match s {
             "random" => Spread::Random,
@@ -63,7 +89,59 @@ pub(super) fn read_fork(
         targets: targets?,
         spread: spread?,
         join: join?,
+        routes,
     })
+}
+
+/// The fork's `route`: one fixed route for every sub-job, or, when its
+/// names index a station group with `[i]` (`instance[i].cpu`), one route
+/// per member; the first station of each is a target (equal weights) and
+/// the rest its kernel route.
+#[allow(clippy::type_complexity)]
+fn sub_routes(
+    ctx: &mut Ctx<'_>,
+    names: &Names<'_>,
+    r: &Node,
+    rp: &str,
+    repeat: Option<(&Node, String)>,
+) -> Option<(Vec<(usize, f64)>, Vec<Vec<usize>>)> {
+    let mut groups = Vec::new();
+    route::indexed_groups(r, &mut groups);
+    let counts: Vec<usize> = groups.iter().map(|g| names.group_size(g)).collect();
+    let members = match counts.first() {
+        None => None,
+        Some(&n) => {
+            if let Some(k) = counts.iter().position(|&c| c != n || c == 0) {
+                let g = &groups[k];
+                let msg = if counts[k] == 0 {
+                    format!(
+                        "`{g}[i]` names no station group; `[i]` in a fork's route stands for each member of a group defined with count"
+                    )
+                } else {
+                    format!(
+                        "the groups indexed with [i] have different sizes ({} has {n} members, {g} has {}); expected groups of one size",
+                        groups[0], counts[k]
+                    )
+                };
+                ctx.error(&r.origin, rp, msg);
+                return None;
+            }
+            Some(n)
+        }
+    };
+    let mut targets = Vec::new();
+    let mut routes = Vec::new();
+    let indices: Vec<Option<String>> = match members {
+        None => vec![None],
+        Some(n) => (0..n).map(|k| Some(format!("[{k}]"))).collect(),
+    };
+    for ix in indices {
+        let flat = route::read(ctx, names, r, rp, repeat.clone(), ix.as_deref())?;
+        let (first, rest) = flat.seq.split_first()?;
+        targets.push((*first, 1.0));
+        routes.push(rest.to_vec());
+    }
+    Some((targets, routes))
 }
 
 /// `to = ["a", "b"]` (equal weights) or `to = { a = 3, b = 1 }`.
