@@ -212,7 +212,7 @@ fn pinned(seeds: &[Seed]) -> Vec<Concrete> {
             "warmup",
             "mm1.toml",
             Subcommand::Run,
-            &["simulation.warmup.jobs=4294967295"],
+            &["simulation.warmup={ jobs = 4294967295 }"],
         ),
         Concrete::from_case("pinned-zero-time".to_string(), &zero_time, seeds),
     ]

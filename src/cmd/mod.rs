@@ -11,8 +11,8 @@ pub mod run;
 pub mod schema;
 pub mod solve;
 pub mod sweep;
-pub mod whatif;
 pub mod trace;
+pub mod whatif;
 
 use std::io::ErrorKind;
 use std::process::ExitCode;

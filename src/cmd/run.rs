@@ -37,14 +37,24 @@ pub struct ModelArgs {
     pub set: Vec<String>,
 }
 
+/// The most model warnings printed (each repeated problem of a generated
+/// model would otherwise print a line).
+const SHOWN_MODEL_WARNINGS: usize = 20;
+
 impl ModelArgs {
     /// Loads the model with its overrides; errors are usage errors (exit 2).
     pub fn load(&self) -> Result<Model> {
         let overrides = parse_overrides(&self.set)?;
         let model = qsim_model::load_file(&self.model, &overrides)?;
-        // A warning does not stop the model; it is said where it is found.
-        for w in &model.warnings {
+        // A warning does not stop the model; it is said where it is found
+        // (the first few: a generated model may repeat one thousands of times).
+        for w in model.warnings.iter().take(SHOWN_MODEL_WARNINGS) {
             eprintln!("{w}");
+        }
+        if let Some(more) = model.warnings.len().checked_sub(SHOWN_MODEL_WARNINGS)
+            && more > 0
+        {
+            eprintln!("... and {more} more model warnings not shown");
         }
         Ok(model)
     }
@@ -120,7 +130,7 @@ pub struct GuardArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_memory: Option<u64>,
     /// Refuse a run estimated to need more events than this in all
-    /// (default 1e12, about a day on two cores); --force lifts it.
+    /// (default 3.6e10, about half an hour on two cores); --force lifts it.
     #[arg(long, value_name = "N", value_parser = parse_events)]
     pub max_events: Option<f64>,
     /// Go ahead where a safety check refuses: a run estimated above
@@ -400,7 +410,20 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         .map_err(|e| interrupted(e, &config))
         .with_context(|| format!("simulating {model_name}"))?;
     let derived = derived_metrics(&model, &results);
-    let mut warnings: Vec<String> = model.warnings.iter().map(|w| w.to_string()).collect();
+    // Model warnings as the table shows them ("warning: FILE:L:C: ..."),
+    // the first few of them, with the count of the rest.
+    let mut warnings: Vec<String> = model
+        .warnings
+        .iter()
+        .take(SHOWN_MODEL_WARNINGS)
+        .map(|w| w.to_string().replacen(": warning: ", ": ", 1))
+        .collect();
+    if model.warnings.len() > SHOWN_MODEL_WARNINGS {
+        warnings.push(format!(
+            "{} more model warnings not shown",
+            model.warnings.len() - SHOWN_MODEL_WARNINGS
+        ));
+    }
     warnings.extend(derived
         .iter()
         .filter_map(|d| {

@@ -185,7 +185,17 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
     } else {
         None
     };
-    print_figures(&mut out, &name, &figures, sim.as_ref(), args.format)?;
+    // M/G/1 and finite-capacity stations are solved exactly without being
+    // product-form networks: the JSON says which.
+    let product_form = qsim_theory::product_form::reasons(spec).is_empty();
+    print_figures(
+        &mut out,
+        &name,
+        &figures,
+        product_form,
+        sim.as_ref(),
+        args.format,
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -300,6 +310,7 @@ fn print_figures(
     out: &mut impl Write,
     name: &str,
     f: &Figures,
+    product_form: bool,
     sim: Option<&RunResults>,
     format: Format,
 ) -> Result<()> {
@@ -320,7 +331,7 @@ fn print_figures(
                 })
                 .collect();
             let v = json!({
-                "model": name, "product_form": true, "method": f.method, "exactness": kind,
+                "model": name, "product_form": product_form, "method": f.method, "exactness": kind,
                 "population": f.population, "bistability": f.bistability,
                 "warnings": warnings, "rows": rows,
             });

@@ -79,19 +79,36 @@ fn huge_fan_out_is_refused() {
 
 /// 4294967295 warm-up jobs of 20 events each cannot fit in one
 /// replication's 2·10^10-event limit: refused at once instead of failing
-/// hours later.
+/// hours later; of 2 events each, they exceed the whole run's default.
 #[test]
 fn endless_warmup_is_refused() {
     let out = qsim(&[
         "run",
         "models/cpu_two_disks.toml",
         "--set",
-        "simulation.warmup.jobs=4294967295",
+        "simulation.warmup={ jobs = 4294967295 }",
     ]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("simulation.warmup: one replication needs at least"),
+        "{err}"
+    );
+    // On M/M/1 (two events a job) the same warm-up fits one replication's
+    // limit, but ten of them are over an hour of work: refused by the run's
+    // default event limit, fast, with the way to run it anyway.
+    let start = Instant::now();
+    let out = qsim(&[
+        "run",
+        "models/mm1.toml",
+        "--set",
+        "simulation.warmup={ jobs = 4294967295 }",
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(2));
+    assert!(
+        err.contains("simulation.warmup: the run needs at least") && err.contains("--max-events"),
         "{err}"
     );
     // Many replications of a long (but possible) run: refused with a

@@ -67,6 +67,12 @@ impl Estimate {
     }
 }
 
+/// The default most events of a whole run: an hour of one thread at
+/// [`EVENTS_PER_S_PER_THREAD`] (half an hour on two). Longer runs are
+/// rarely meant (a warm-up of 4294967295 jobs is a typo more often than a
+/// plan); `--max-events` raises it and `--force` lifts it.
+pub const DEFAULT_MAX_EVENTS: f64 = 3600.0 * EVENTS_PER_S_PER_THREAD;
+
 /// Limits a run must stay within.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Budget {
@@ -80,7 +86,7 @@ impl Default for Budget {
     fn default() -> Budget {
         Budget {
             max_memory_bytes: 8 << 30,
-            max_events: Some(1e12),
+            max_events: Some(DEFAULT_MAX_EVENTS),
         }
     }
 }

@@ -20,7 +20,7 @@ pub use csv_out::{CSV_HEADER, DERIVED_METRIC, DERIVED_SCOPE, quote, to_csv};
 pub use json::to_json;
 pub use table::to_table;
 
-use qsim_kernel::{Estimate, RunConfig, RunResults};
+use qsim_kernel::{Estimate, KindTag, RunConfig, RunResults};
 use serde::Serialize;
 
 /// A run's results with the context needed to read them.
@@ -79,7 +79,20 @@ pub fn bottleneck(results: &RunResults) -> Option<Bottleneck> {
 
 /// One line naming the bottleneck, e.g. `bottleneck: latch1 (utilization 99.7%)`.
 pub fn bottleneck_line(results: &RunResults) -> String {
+    let grouped = |name: &str| {
+        results
+            .stations
+            .iter()
+            .any(|s| s.name == name && matches!(s.kind, KindTag::Batch | KindTag::Link))
+    };
     match bottleneck(results) {
+        // A busy batch or link station serves larger groups as load grows,
+        // so being busy does not cap throughput as it does elsewhere.
+        Some(b) if b.utilization >= 0.9 && grouped(&b.station) => format!(
+            "bottleneck: busiest station {} (utilization {:.1}%), a batch or link station: its groups grow with load, so it may not limit throughput",
+            b.station,
+            100.0 * b.utilization
+        ),
         Some(b) if b.utilization >= 0.9 => format!(
             "bottleneck: {} (utilization {:.1}%): it limits throughput",
             b.station,

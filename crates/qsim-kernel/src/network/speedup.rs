@@ -147,6 +147,7 @@ mod tests {
             targets: vec![(0, 1.0)],
             spread: Spread::Even,
             join: 1,
+            routes: Vec::new(),
         });
         assert!(station(fork, None).sped_up(2.0).is_err());
         assert!(station(queue, None).sped_up(0.0).is_err());
