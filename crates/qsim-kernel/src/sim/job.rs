@@ -179,7 +179,7 @@ impl Simulation {
     }
 
     /// End of an interaction.
-    #[inline]
+    #[inline(always)]
     pub(super) fn exit(&mut self, j: u32) {
         let now = self.now;
         // SAFETY: job ids only come from the slab's allocator and the slab
