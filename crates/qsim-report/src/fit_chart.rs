@@ -15,8 +15,54 @@ impl ChartError {
     }
 }
 
-fn err<E: std::fmt::Display>(e: E) -> ChartError {
+/// A plotters error as a [`ChartError`].
+pub(crate) fn err<E: std::fmt::Display>(e: E) -> ChartError {
     ChartError(e.to_string())
+}
+
+/// The file formats a chart is written in.
+pub(crate) enum ChartFormat {
+    Svg,
+    Png,
+}
+
+/// The format `path`'s extension asks for (`.svg` or `.png`, any case),
+/// with the bundled fonts registered: the one start of every chart file.
+pub(crate) fn chart_format(path: &Path) -> Result<ChartFormat, ChartError> {
+    crate::charts::register_fonts().map_err(ChartError)?;
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "svg" => Ok(ChartFormat::Svg),
+        "png" => Ok(ChartFormat::Png),
+        _ => Err(ChartError(format!(
+            "cannot tell the chart format from {}: expected a .svg or .png file name",
+            path.display()
+        ))),
+    }
+}
+
+/// The series legend of the trace and hysteresis charts: upper right,
+/// framed, text of `font_size` points.
+pub(crate) fn upper_right_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    font_size: u32,
+) -> Result<(), ChartError>
+where
+    DB: DrawingBackend + 'a,
+    CT: plotters::coord::CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(("sans-serif", font_size))
+        .draw()
+        .map_err(err)
 }
 
 /// Draws measured `(x, y)` points and `curve(x)` to `path`; the extension
@@ -28,31 +74,21 @@ pub fn usl_fit_chart(
     x_label: &str,
     y_label: &str,
 ) -> Result<(), ChartError> {
-    crate::charts::register_fonts().map_err(ChartError)?;
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    match ext.as_str() {
-        "svg" => draw(
+    match chart_format(path)? {
+        ChartFormat::Svg => draw(
             SVGBackend::new(path, (900, 600)).into_drawing_area(),
             measured,
             curve,
             x_label,
             y_label,
         ),
-        "png" => draw(
+        ChartFormat::Png => draw(
             BitMapBackend::new(path, (900, 600)).into_drawing_area(),
             measured,
             curve,
             x_label,
             y_label,
         ),
-        _ => Err(ChartError(format!(
-            "cannot tell the chart format from {}: expected a .svg or .png file name",
-            path.display()
-        ))),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The chart of a hysteresis sweep: system throughput of the up and down
 //! branches against the swept value, with their 95% intervals.
 
-use crate::fit_chart::ChartError;
+use crate::fit_chart::{ChartError, ChartFormat, chart_format, err, upper_right_legend};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::path::Path;
@@ -14,10 +14,6 @@ pub struct Branch<'a> {
     pub points: Vec<(f64, f64, f64)>,
 }
 
-fn err<E: std::fmt::Display>(e: E) -> ChartError {
-    ChartError::new(e.to_string())
-}
-
 /// Draws the branches to `path` (`.svg` or `.png`).
 pub fn hysteresis_chart(
     path: &Path,
@@ -25,29 +21,19 @@ pub fn hysteresis_chart(
     x_label: &str,
     branches: &[Branch<'_>],
 ) -> Result<(), ChartError> {
-    crate::charts::register_fonts().map_err(ChartError::new)?;
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    match ext.as_str() {
-        "svg" => draw(
+    match chart_format(path)? {
+        ChartFormat::Svg => draw(
             SVGBackend::new(path, (900, 600)).into_drawing_area(),
             title,
             x_label,
             branches,
         ),
-        "png" => draw(
+        ChartFormat::Png => draw(
             BitMapBackend::new(path, (900, 600)).into_drawing_area(),
             title,
             x_label,
             branches,
         ),
-        _ => Err(ChartError::new(format!(
-            "cannot tell the chart format from {}: expected a .svg or .png file name",
-            path.display()
-        ))),
     }
 }
 
@@ -111,14 +97,7 @@ where
             }))
             .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 16))
-        .draw()
-        .map_err(err)?;
+    upper_right_legend(&mut chart, 16)?;
     root.present().map_err(err)?;
     Ok(())
 }

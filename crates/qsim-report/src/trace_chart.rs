@@ -4,7 +4,7 @@
 //! The warm-up is shaded and labelled: its intervals are not part of the
 //! run's figures.
 
-use crate::fit_chart::ChartError;
+use crate::fit_chart::{ChartError, ChartFormat, chart_format, err, upper_right_legend};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use qsim_kernel::trace::{Trace, TraceInterval};
@@ -14,10 +14,6 @@ use std::path::Path;
 /// average); the chart says how many were left out.
 const MAX_STATIONS: usize = 8;
 
-fn err<E: std::fmt::Display>(e: E) -> ChartError {
-    ChartError::new(e.to_string())
-}
-
 /// Draws `traces` (one per replication, in index order) of a network whose
 /// stations are `stations` to `path` (`.svg` or `.png`).
 pub fn trace_chart(
@@ -26,30 +22,20 @@ pub fn trace_chart(
     traces: &[&Trace],
     stations: &[String],
 ) -> Result<(), ChartError> {
-    crate::charts::register_fonts().map_err(ChartError::new)?;
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
     let size = (1000, 760);
-    match ext.as_str() {
-        "svg" => draw(
+    match chart_format(path)? {
+        ChartFormat::Svg => draw(
             SVGBackend::new(path, size).into_drawing_area(),
             title,
             traces,
             stations,
         ),
-        "png" => draw(
+        ChartFormat::Png => draw(
             BitMapBackend::new(path, size).into_drawing_area(),
             title,
             traces,
             stations,
         ),
-        _ => Err(ChartError::new(format!(
-            "cannot tell the chart format from {}: expected a .svg or .png file name",
-            path.display()
-        ))),
     }
 }
 
@@ -127,14 +113,7 @@ where
                 .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.mix(0.25)));
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(err)?;
+    upper_right_legend(&mut chart, 14)?;
 
     // Lower panel: number present per station, replication 0.
     let mut order: Vec<usize> = (0..stations.len()).collect();
@@ -188,14 +167,7 @@ where
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
             });
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .draw()
-        .map_err(err)?;
+    upper_right_legend(&mut chart, 14)?;
     root.present().map_err(err)?;
     Ok(())
 }
