@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use qsim_kernel::budget::{self, human_bytes, human_duration};
 use qsim_kernel::{
-    Budget, InitialState, Network, RunConfig, RunError, RunResults, Stop, Warmup, estimate,
+    Budget, Control, InitialState, Network, RunConfig, RunError, RunResults, Stop, Warmup, estimate,
 };
 use qsim_model::{Model, Override};
 use qsim_report::DerivedResult;
@@ -269,15 +269,28 @@ impl std::error::Error for Interrupted {}
 /// second) and stops at Ctrl-C with [`RunError::Cancelled`].
 pub fn run_with_progress(network: &Network, config: &RunConfig) -> Result<RunResults, RunError> {
     let control = crate::interrupt_control();
-    let start_jobs = control.jobs_done();
     let per_rep = match (config.effective_warmup(), config.stop) {
         (Warmup::Jobs(w), Stop::Jobs(s)) => Some(w.saturating_add(s)),
         (Warmup::None, Stop::Jobs(s)) => Some(s),
         _ => None,
     };
     let total = per_rep.map(|n| n.saturating_mul(u64::from(config.replications)));
+    with_progress(&control, total, || {
+        qsim_kernel::run_with(network, config, &control)
+    })
+}
+
+/// Runs `work` on a second thread while this one shows the jobs `control`
+/// counts as done: a bar towards `total` (a spinner when it is unknown), on
+/// a terminal only and only after the first second.
+pub fn with_progress<T: Send>(
+    control: &Control,
+    total: Option<u64>,
+    work: impl FnOnce() -> T + Send,
+) -> T {
+    let start_jobs = control.jobs_done();
     std::thread::scope(|scope| {
-        let worker = scope.spawn(|| qsim_kernel::run_with(network, config, &control));
+        let worker = scope.spawn(work);
         let started = Instant::now();
         let mut bar: Option<indicatif::ProgressBar> = None;
         while !worker.is_finished() {

@@ -143,7 +143,13 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
         control: Some(crate::interrupt_control()),
     };
     let source = ModelFile::read(&args.model.model).map_err(|e| UsageError(e.to_string()))?;
-    let report = match what_if(&source, &base, &changes, &points, &options) {
+    // The number of replications (precision rounds) and each model's stop
+    // are known only once the models are loaded: a spinner counts jobs.
+    let control = crate::interrupt_control();
+    let outcome = super::run::with_progress(&control, None, || {
+        what_if(&source, &base, &changes, &points, &options)
+    });
+    let report = match outcome {
         Ok(r) => r,
         Err(WhatIfError::Run(RunError::Cancelled)) => {
             return Err(super::run::Interrupted("interrupted: nothing written".into()).into());
