@@ -288,21 +288,11 @@ fn rows(f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
 
 /// The sentence that says a model is bistable, where its figures are printed.
 fn bistability_warning(b: &Bistability) -> String {
-    let points: Vec<String> = b
-        .operating_points
-        .iter()
-        .map(|p| {
-            format!(
-                "{:.4} /s with {:.1} jobs at {}",
-                p.throughput_per_s, p.jobs_at_station, b.station
-            )
-        })
-        .collect();
     format!(
         "the model is bistable: the falling speed curve of {} gives {} stable operating points ({}); the exact figures are the long-run mean over all of them, and a run stays near the one it starts in, so no single figure is the answer",
         b.station,
-        points.len(),
-        points.join("; ")
+        b.operating_points.len(),
+        b.points_text()
     )
 }
 

@@ -22,7 +22,7 @@ pub enum WhatIfFormat {
     /// One JSON object: the baseline per point and each change's
     /// differences with paired and unpaired intervals.
     Json,
-    /// Long-format CSV: change,point,metric,baseline,difference,ci95,unpaired_ci95,relative,significant.
+    /// Long-format CSV: change,point,metric,baseline,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable (empty where the two-ended check does not apply).
     Csv,
 }
 
@@ -53,6 +53,11 @@ pub struct WhatIfArgs {
     options: RunOptions,
     #[command(flatten)]
     guards: GuardArgs,
+    /// Skip the second run, from the other end, of each model with a
+    /// falling speed curve at each point (the check that says when a
+    /// figure depends on the state the run starts in).
+    #[arg(long)]
+    no_bistability_check: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = WhatIfFormat::Table)]
     format: WhatIfFormat,
@@ -141,6 +146,7 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
         },
         budget: Some(args.guards.budget()),
         control: Some(crate::interrupt_control()),
+        no_bistability_check: args.no_bistability_check,
     };
     let source = ModelFile::read(&args.model.model).map_err(|e| UsageError(e.to_string()))?;
     // The number of replications (precision rounds) and each model's stop
@@ -310,7 +316,7 @@ fn table(model: &str, report: &WhatIfReport) -> String {
 
 fn csv(report: &WhatIfReport) -> String {
     let mut out = String::from(
-        "change,point,metric,baseline,difference,ci95,unpaired_ci95,relative,significant\n",
+        "change,point,metric,baseline,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable\n",
     );
     let q = |s: &str| {
         if s.contains([',', '"', '\n']) {
@@ -338,10 +344,9 @@ fn csv(report: &WhatIfReport) -> String {
                     &p.response_time_p99_s,
                 ),
             ] {
-                let sig = match d.significant {
-                    Some(s) => s.to_string(),
-                    None => String::new(),
-                };
+                let opt = |v: Option<bool>| v.map_or(String::new(), |v| v.to_string());
+                let sig = opt(d.significant);
+                let bistable = format!("{},{}", opt(b.bistable), opt(p.bistable));
                 // A value that is not finite (no interval) is empty.
                 let f = |x: f64| {
                     if x.is_finite() {
@@ -351,7 +356,7 @@ fn csv(report: &WhatIfReport) -> String {
                     }
                 };
                 out.push_str(&format!(
-                    "{},{},{metric},{},{},{},{},{},{sig}\n",
+                    "{},{},{metric},{},{},{},{},{},{sig},{bistable}\n",
                     q(&c.change),
                     q(&p.point),
                     f(base),

@@ -116,6 +116,21 @@ fn latch1_speedup_does_not_pay_when_latch2_collapsed() {
         d.mean + d.ci95 < 0.01 * base,
         "latch1 x1.25 at 500 threads (collapsed): {d:?} on {base}/s"
     );
+    // Both states exist at 500 threads, for the baseline and the change,
+    // and the report says so where the figures are.
+    for (bistable, warnings) in [
+        (r.baseline[0].bistable, &r.baseline[0].warnings),
+        (
+            r.changes[0].points[0].bistable,
+            &r.changes[0].points[0].warnings,
+        ),
+    ] {
+        assert_eq!(bistable, Some(true), "{warnings:?}");
+        assert!(
+            warnings.iter().any(|w| w.contains("the model is bistable")),
+            "{warnings:?}"
+        );
+    }
     let fast = compare(
         "models/latch_numa_optimized.toml",
         &["simulation.initial=thinking"],
@@ -201,7 +216,7 @@ fn cli_verdicts_and_errors() {
     );
     let csv = String::from_utf8_lossy(&out.stdout);
     assert!(csv.starts_with(
-        "change,point,metric,baseline,difference,ci95,unpaired_ci95,relative,significant\n"
+        "change,point,metric,baseline,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable\n"
     ));
     assert_eq!(csv.lines().count(), 4, "{csv}");
     for (args, want) in [

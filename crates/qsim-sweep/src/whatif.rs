@@ -75,6 +75,10 @@ pub struct WhatIfOptions {
     /// Cancelled (e.g. by Ctrl-C): the runs stop at their next check with
     /// [`RunError::Cancelled`].
     pub control: Option<Arc<Control>>,
+    /// Skip the two-ended run of models with a falling speed curve (see
+    /// [`qsim_kernel::bistable`]); without it, each such model (baseline
+    /// or changed) runs a second time at each point from its other end.
+    pub no_bistability_check: bool,
 }
 
 /// Run settings that replace the model's own, each when given.
@@ -176,8 +180,17 @@ pub struct Baseline {
     pub response_time_s: Estimate,
     /// 99th percentile of the response time, seconds.
     pub response_time_p99_s: Estimate,
+    /// Whether the baseline has two operating points here, so that its
+    /// figures are those of the state the runs start in: decided exactly
+    /// when the theory covers the model (one closed class of MVA
+    /// stations), otherwise by running it again from the other end (all
+    /// jobs at the collapsing station, or all thinking) and comparing;
+    /// `None` when the check does not apply (no falling speed curve) or
+    /// was skipped.
+    pub bistable: Option<bool>,
     /// Why the baseline's figures cannot be taken at face value (not in
-    /// steady state, precision not reached...), each with a remedy.
+    /// steady state, precision not reached, two operating points...), each
+    /// with a remedy.
     pub warnings: Vec<String>,
 }
 
@@ -192,6 +205,9 @@ pub struct PointDifference {
     pub response_time_s: Difference,
     /// Δ p99 of the response time, seconds.
     pub response_time_p99_s: Difference,
+    /// Whether the changed model has two operating points here (as
+    /// [`Baseline::bistable`]).
+    pub bistable: Option<bool>,
     /// Why the changed model's figures cannot be taken at face value.
     pub warnings: Vec<String>,
 }
@@ -293,15 +309,53 @@ pub fn what_if(
         let x = |r: &ReplicationResult| r.system.throughput_per_s;
         let rt = |r: &ReplicationResult| r.system.response_time_s;
         let p99 = |r: &ReplicationResult| r.system.percentiles_s[3];
-        let warnings = |net: &Network, reps: &[ReplicationResult]| -> Vec<String> {
-            summarize(net, &config, reps)
-                .warnings
-                .iter()
-                .map(|w| w.to_string())
-                .collect()
+        // Each model's warnings, and its two-ended verdict: a model with a
+        // falling speed curve runs again from its other end with the same
+        // replication indices.
+        let verdict = |net: &Network,
+                       reps: &[ReplicationResult]|
+         -> Result<(Vec<String>, Option<bool>), RunError> {
+            let first = summarize(net, &config, reps);
+            let mut warnings: Vec<String> = first.warnings.iter().map(|w| w.to_string()).collect();
+            if options.no_bistability_check {
+                return Ok((warnings, None));
+            }
+            // Exact where the theory covers the model (one closed class of
+            // MVA stations): no second run, and no false alarm from a
+            // short run that has not left a shallow basin yet.
+            if let Some(verdict) = exact_bistability(net) {
+                if let Some(b) = &verdict {
+                    warnings.push(format!(
+                        "the model is bistable: the falling speed curve of {} gives {} stable operating points ({}); a run stays near the one it starts in, so these figures are those of the state the runs start in (set simulation.initial to choose)",
+                        b.station,
+                        b.operating_points.len(),
+                        b.points_text()
+                    ));
+                }
+                return Ok((warnings, Some(verdict.is_some())));
+            }
+            let Some((other, station)) = qsim_kernel::bistable::other_end(net) else {
+                return Ok((warnings, None));
+            };
+            let second = ReplicationRounds::new(&config).run(|round| {
+                pool.install(|| {
+                    round
+                        .into_par_iter()
+                        .map(|i| run(&other, i))
+                        .collect::<Result<Vec<_>, RunError>>()
+                })
+            })?;
+            let second = summarize(&other, &config, &second);
+            let b = qsim_kernel::bistable::compare(net, station, &first, &second);
+            if b.bistable {
+                warnings.push(b.describe());
+            }
+            Ok((warnings, Some(b.bistable)))
         };
+        let (base_warnings, base_bistable) = verdict(&model.network, &base_reps)?;
         baselines.push(Baseline {
-            warnings: warnings(&model.network, &base_reps),
+            warnings: base_warnings,
+            bistable: base_bistable,
             point: label.clone(),
             replications: n,
             throughput_per_s: estimate(fig(&base_reps, x)),
@@ -309,12 +363,14 @@ pub fn what_if(
             response_time_p99_s: estimate(fig(&base_reps, p99)),
         });
         for (c, reps) in changed_reps.chunks(n as usize).enumerate() {
+            let (warnings, bistable) = verdict(&models[c], reps)?;
             diffs[c].push(PointDifference {
                 point: label.clone(),
                 throughput_per_s: Difference::of(&fig(&base_reps, x), &fig(reps, x)),
                 response_time_s: Difference::of(&fig(&base_reps, rt), &fig(reps, rt)),
                 response_time_p99_s: Difference::of(&fig(&base_reps, p99), &fig(reps, p99)),
-                warnings: warnings(&models[c], reps),
+                bistable,
+                warnings,
             });
         }
     }
@@ -333,6 +389,18 @@ pub fn what_if(
         baseline: baselines,
         changes: results,
     })
+}
+
+/// The exact verdict on several operating points, when the theory covers
+/// the model and the model can collapse (see [`qsim_kernel::bistable`]);
+/// `None` when it does not apply.
+fn exact_bistability(net: &Network) -> Option<Option<qsim_theory::closed::Bistability>> {
+    qsim_kernel::bistable::collapsing_station(net)?;
+    let spec = net.spec();
+    if spec.classes.len() != 1 {
+        return None;
+    }
+    qsim_theory::closed::bistability(spec, 0).ok()
 }
 
 fn load(source: &dyn ModelSource, ov: &[Override], label: &str) -> Result<Model, WhatIfError> {

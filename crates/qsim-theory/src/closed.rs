@@ -170,6 +170,23 @@ pub struct Bistability {
     pub operating_points: Vec<OperatingPoint>,
 }
 
+impl Bistability {
+    /// The operating points for people: `778.7800 /s with 6.3 jobs at
+    /// latch; 50.0000 /s with 113.2 jobs at latch`.
+    pub fn points_text(&self) -> String {
+        self.operating_points
+            .iter()
+            .map(|p| {
+                format!(
+                    "{:.4} /s with {:.1} jobs at {}",
+                    p.throughput_per_s, p.jobs_at_station, self.station
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
 /// Looks for several operating points in a single closed class with a
 /// falling speed curve. For each station `c` whose rate falls below 95% of
 /// its peak within 1..=N, the rest of the network (exact MVA without `c`)
