@@ -20,12 +20,18 @@ const BUCKETS: usize = OCTAVES * SUBS + 2;
 const BASE: i64 = (1023 + MIN_EXP) << SUB_BITS;
 
 /// Counts of durations in log-linear buckets.
-#[derive(Clone, Debug)]
+#[derive(Clone, PartialEq)]
 pub(crate) struct Histogram {
     /// A fixed-size array, so that the clamped index needs no bounds check.
     counts: Box<[u64; BUCKETS]>,
     total: u64,
     max: f64,
+}
+
+impl std::fmt::Debug for Histogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Histogram {{ {} values, max {} }}", self.total, self.max)
+    }
 }
 
 impl Default for Histogram {
@@ -98,6 +104,33 @@ impl Histogram {
         (base + sub * w, base + (sub + 1.0) * w)
     }
 
+    /// The fraction of values at most `x`, interpolated linearly inside
+    /// the bucket holding `x` (the inverse of [`Histogram::quantiles`]); 0
+    /// when empty.
+    pub fn cdf(&self, x: f64) -> f64 {
+        if self.total == 0 {
+            return 0.0;
+        }
+        if x >= self.max {
+            return 1.0;
+        }
+        let b = (x.max(0.0).to_bits() >> (52 - SUB_BITS)) as i64 - BASE + 1;
+        let i = b.clamp(0, BUCKETS as i64 - 1) as usize;
+        let below: u64 = self.counts[..i].iter().sum();
+        let (lo, hi) = Histogram::bounds(i);
+        let hi = if i == BUCKETS - 1 {
+            self.max.max(lo)
+        } else {
+            hi
+        };
+        let frac = if hi > lo {
+            ((x - lo) / (hi - lo)).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        (below as f64 + frac * self.counts[i] as f64) / self.total as f64
+    }
+
     /// The quantiles `qs` (ascending, in [0, 1]), interpolated linearly
     /// inside the bucket holding each rank; 0 when empty.
     pub fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [f64; N] {
@@ -154,6 +187,20 @@ mod tests {
             let exact = q * n as f64 * 1e-6;
             assert!((v / exact - 1.0).abs() < 0.01, "q{q}: {v} vs {exact}");
         }
+    }
+
+    #[test]
+    fn cdf_inverts_quantiles() {
+        let mut h = Histogram::new();
+        for i in 1..=100_000 {
+            h.record(f64::from(i) * 1e-6);
+        }
+        for q in [0.01, 0.5, 0.9, 0.99, 0.999] {
+            let [x] = h.quantiles([q]);
+            assert!((h.cdf(x) - q).abs() < 1e-9, "q{q}: cdf({x}) = {}", h.cdf(x));
+        }
+        assert_eq!(h.cdf(1.0), 1.0);
+        assert_eq!(Histogram::new().cdf(1.0), 0.0);
     }
 
     #[test]

@@ -131,11 +131,49 @@ fn replication_inner(
     Ok(replay.result())
 }
 
+/// The response-time percentiles (p50, p90, p95, p99, p99.9) of
+/// replications, from their histograms pooled: the fraction of a
+/// replication's responses at most x is an unbiased estimate of P(R <= x)
+/// whatever its length, so the pooled quantile converges as replications
+/// are added, where the mean of per-replication quantiles keeps the bias of
+/// each short replication (a p99.9 from 10^5 M/M/1 jobs at rho 0.9 is ~12%
+/// low however many replications). The 95% interval: a Student t interval
+/// of the replications' P(R <= x) at the estimate x, mapped back through
+/// the pooled quantiles (the wider side, so it is symmetric and
+/// conservative). One replication, or one without a histogram: its own
+/// quantiles, averaged, with a t interval over replications (none for one).
+fn percentiles<'a>(per_rep: impl Iterator<Item = &'a ReplicationClass>) -> [Estimate; 5] {
+    const QS: [f64; 5] = [0.5, 0.9, 0.95, 0.99, 0.999];
+    let per_rep: Vec<&ReplicationClass> = per_rep.collect();
+    let hists: Option<Vec<&crate::hist::Histogram>> =
+        per_rep.iter().map(|r| r.histogram.as_deref()).collect();
+    match hists {
+        Some(hists) if hists.len() >= 2 => {
+            let mut pooled = crate::hist::Histogram::new();
+            for h in &hists {
+                pooled.merge(h);
+            }
+            QS.map(|q| {
+                let [x] = pooled.quantiles([q]);
+                let f = estimate(hists.iter().map(|h| h.cdf(x)));
+                let h = if f.ci95.is_finite() { f.ci95 } else { 0.0 };
+                let [lo] = pooled.quantiles([(q - h).max(0.0)]);
+                let [hi] = pooled.quantiles([(q + h).min(1.0)]);
+                Estimate {
+                    mean: x,
+                    ci95: (x - lo).max(hi - x),
+                }
+            })
+        }
+        _ => std::array::from_fn(|k| estimate(per_rep.iter().map(|r| r.percentiles_s[k]))),
+    }
+}
+
 /// Summarizes replications (in index order) into means and 95% CIs.
 ///
 /// Means and rates are averaged across replications with a Student t
-/// interval; each percentile is computed per replication and then averaged
-/// the same way. With one replication, means and rates get a batch-means
+/// interval; percentiles come from the replications' pooled histograms
+/// (see `percentiles`). With one replication, means and rates get a batch-means
 /// interval from its [`ReplicationResult::checkpoints`] (when its batch
 /// means are uncorrelated) and percentiles no interval (NaN). The
 /// steady-state checks of [`crate::steady`] add their [`RunWarning`]s.
@@ -158,7 +196,6 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
         }
     };
     let time = |r: &ReplicationResult| r.measured_time_s;
-    let est = |f: &dyn Fn(&ReplicationResult) -> f64| estimate(reps.iter().map(f));
     let system_x = fig(
         &|| "system.throughput_per_s".into(),
         &|r| r.system.throughput_per_s,
@@ -169,17 +206,17 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
         &|r| r.system.response_time_s,
         &|r| r.system.completions as f64,
     );
-    let p = |k: usize| est(&|r| r.system.percentiles_s[k]);
+    let [p50, p90, p95, p99, p999] = percentiles(reps.iter().map(|r| &r.system));
     let system = SystemResults {
         throughput_per_s: system_x,
         response_time_s: ResponseEstimate {
             mean: system_r.mean,
             ci95: system_r.ci95,
-            p50: p(0),
-            p90: p(1),
-            p95: p(2),
-            p99: p(3),
-            p999: p(4),
+            p50,
+            p90,
+            p95,
+            p99,
+            p999,
         },
         sla_violation: config.sla_s.map(|_| {
             fig(
@@ -280,7 +317,8 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 &|r| pick(r).response_time_s,
                 &count,
             );
-            let p = |k: usize| estimate(reps.iter().map(|r| pick(r).percentiles_s[k]));
+            let picked: Vec<ReplicationClass> = reps.iter().map(pick).collect();
+            let [p50, p90, p95, p99, p999] = percentiles(picked.iter());
             ClassResults {
                 name: c.name.clone(),
                 throughput_per_s: fig(
@@ -291,11 +329,11 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 response_time_s: ResponseEstimate {
                     mean: m.mean,
                     ci95: m.ci95,
-                    p50: p(0),
-                    p90: p(1),
-                    p95: p(2),
-                    p99: p(3),
-                    p999: p(4),
+                    p50,
+                    p90,
+                    p95,
+                    p99,
+                    p999,
                 },
                 sla_violation: config
                     .class_sla_s

@@ -315,6 +315,10 @@ pub struct ReplicationClass {
     pub percentiles_s: [f64; 5],
     /// Fraction of responses over the SLA (0 without one).
     pub sla_violation: f64,
+    /// The response times recorded, which [`crate::summarize`] pools
+    /// across replications for the percentiles (absent in checkpoints).
+    #[serde(skip)]
+    pub(crate) histogram: Option<std::sync::Arc<crate::hist::Histogram>>,
 }
 
 /// One replication's figures for a station.

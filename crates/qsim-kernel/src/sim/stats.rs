@@ -409,6 +409,8 @@ impl Simulation {
                     [0.0; 5]
                 },
                 sla_violation: ratio(over as f64, n),
+                histogram: (percentiles && s.completions > 0)
+                    .then(|| std::sync::Arc::new(s.hist.clone())),
             }
         };
         // A class's P(R > SLA) is against its own SLA; the system's against
