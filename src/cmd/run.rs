@@ -487,6 +487,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         results: &results,
         derived,
         initial_state: initial_state(&model.network),
+        open: model
+            .network
+            .spec()
+            .classes
+            .iter()
+            .all(|c| matches!(c.workload, qsim_kernel::Workload::Open { .. })),
         warnings,
     };
     let text = match args.format {

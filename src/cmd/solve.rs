@@ -266,7 +266,7 @@ fn rows(f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
             ("mean_jobs", s.mean_jobs, st.map(|x| x.mean_jobs)),
         ] {
             rows.push(Row {
-                scope: "station",
+                scope: "stations",
                 name: s.name.clone(),
                 metric,
                 analytic,
@@ -275,7 +275,7 @@ fn rows(f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
         }
         if let Some(loss) = s.loss_probability {
             rows.push(Row {
-                scope: "station",
+                scope: "stations",
                 name: s.name.clone(),
                 metric: "loss_probability",
                 analytic: loss,

@@ -423,11 +423,21 @@ fn ms(s: f64) -> String {
 }
 
 fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> {
+    let pm = |ci: Option<f64>| ci.map_or(String::new(), |c| format!(" ± {c:.1}"));
     if let Some(p) = &s.peak {
+        let tied = match p.tied {
+            0 => String::new(),
+            1 => "  (1 other point's interval overlaps it: run longer to tell them apart)".into(),
+            n => {
+                format!("  ({n} other points' intervals overlap it: run longer to tell them apart)")
+            }
+        };
         writeln!(
             out,
-            "  peak         {:.1}/s at {}",
-            p.throughput_per_s, p.point
+            "  peak         {:.1}{}/s at {}{tied}",
+            p.throughput_per_s,
+            pm(p.ci95),
+            p.point
         )?;
     }
     if let Some(k) = &s.knee {
@@ -449,9 +459,10 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
     if let Some(r) = &s.recommended {
         writeln!(
             out,
-            "  recommended  {}  ({:.1}/s, R = {} at the highest load)",
+            "  recommended  {}  ({:.1}{}/s, R = {} at the highest load; limits whose throughput intervals overlap count as tied and the fastest answer wins)",
             r.point,
             r.throughput_per_s,
+            pm(r.ci95),
             ms(r.response_time_s)
         )?;
     }

@@ -50,7 +50,7 @@ pub(crate) fn items(r: &RunResults, scope: MetricScope) -> Vec<&str> {
 }
 
 /// Renders a report as CSV with the header `scope,name,metric,mean,ci95,error`:
-/// every metric that applies, then the derived metrics (scope `derived`,
+/// every metric that applies (the system's rows with an empty name), then the derived metrics (scope `derived`,
 /// metric `value`); a derived metric that could not be evaluated has an empty
 /// mean and ci95 and says why in `error`. A figure that is not a finite
 /// number is left empty.
@@ -60,6 +60,13 @@ pub fn to_csv(report: &Report) -> String {
     for scope in MetricScope::ALL {
         for (i, name) in items(r, scope).into_iter().enumerate() {
             for m in metrics(scope) {
+                // The system is one item: its name is left empty, as in
+                // the CSV of `qsim solve` and of a trace.
+                let name = if scope == MetricScope::System {
+                    ""
+                } else {
+                    name
+                };
                 if let Some(e) = m.summary(r, i) {
                     row(&mut out, scope.key(), name, m.name, &e);
                 }

@@ -36,6 +36,9 @@ pub struct Report<'a> {
     pub derived: Vec<DerivedResult>,
     /// Where closed jobs started (`thinking` or `at station X`).
     pub initial_state: String,
+    /// Every class is open: throughput is the arrival rate, which no
+    /// station limits (a busy station limits the rate the model can take).
+    pub open: bool,
     /// Warnings to show with the results.
     pub warnings: Vec<String>,
 }
@@ -51,7 +54,8 @@ pub struct DerivedResult {
     pub value: Result<Estimate, String>,
 }
 
-/// The station that limits throughput.
+/// The busiest station (highest utilization): in a closed model, the one
+/// that limits throughput once it saturates.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Bottleneck {
     /// Station name.
@@ -77,8 +81,9 @@ pub fn bottleneck(results: &RunResults) -> Option<Bottleneck> {
         })
 }
 
-/// One line naming the bottleneck, e.g. `bottleneck: latch1 (utilization 99.7%)`.
-pub fn bottleneck_line(results: &RunResults) -> String {
+/// One line naming the bottleneck, e.g. `bottleneck: latch1 (utilization
+/// 99.7%)`; `open` when every class is open (see [`Report::open`]).
+pub fn bottleneck_line(results: &RunResults, open: bool) -> String {
     let grouped = |name: &str| {
         results
             .stations
@@ -90,6 +95,13 @@ pub fn bottleneck_line(results: &RunResults) -> String {
         // so being busy does not cap throughput as it does elsewhere.
         Some(b) if b.utilization >= 0.9 && grouped(&b.station) => format!(
             "bottleneck: busiest station {} (utilization {:.1}%), a batch or link station: its groups grow with load, so it may not limit throughput",
+            b.station,
+            100.0 * b.utilization
+        ),
+        // Open arrivals set the throughput; the busiest station caps the
+        // arrival rate the model can take, not the throughput measured.
+        Some(b) if open => format!(
+            "bottleneck: busiest station {} (utilization {:.1}%); the arrivals set the throughput, and this station would saturate first if they grew",
             b.station,
             100.0 * b.utilization
         ),

@@ -289,7 +289,7 @@ pub fn to_table(report: &Report) -> String {
             .collect();
         columns(&mut out, &rows);
     }
-    let _ = writeln!(out, "\n{}", bottleneck_line(r));
+    let _ = writeln!(out, "\n{}", bottleneck_line(r, report.open));
     out
 }
 

@@ -14,7 +14,8 @@
 pub const SATURATION_FRACTION: f64 = 0.95;
 
 /// Relative throughput difference under which two candidates of a throttle
-/// recommendation count as tied (and the lower response time wins).
+/// recommendation count as tied (and the lower response time wins), when
+/// their 95% intervals do not make the tie wider.
 pub const TIE_TOLERANCE: f64 = 0.01;
 
 /// One point of a curve.
@@ -86,28 +87,37 @@ pub fn analyze(curve: &[CurvePoint]) -> Option<KneeReport> {
 pub struct Candidate {
     /// Throughput, per second.
     pub throughput_per_s: f64,
+    /// Half-width of the 95% interval of the throughput (NaN: none).
+    pub throughput_ci95: f64,
     /// Mean response time, seconds.
     pub response_time_s: f64,
 }
 
 /// The best candidate: the highest throughput; candidates within
-/// [`TIE_TOLERANCE`] of it are tied, and the lowest response time among
-/// them wins (then the first). `None` when none is finite.
+/// [`TIE_TOLERANCE`] of it, or whose 95% interval overlaps its own, are
+/// tied (the runs cannot tell them apart), and the lowest response time
+/// among them wins (then the first). `None` when none is finite.
 pub fn recommend(candidates: &[Candidate]) -> Option<usize> {
     let ok = |c: &Candidate| c.throughput_per_s.is_finite() && c.response_time_s.is_finite();
-    let best_x = candidates
+    let best = candidates
         .iter()
         .filter(|c| ok(c))
-        .map(|c| c.throughput_per_s)
-        .fold(f64::NEG_INFINITY, f64::max);
-    if !best_x.is_finite() {
-        return None;
-    }
-    let floor = best_x - TIE_TOLERANCE * best_x.abs();
+        .max_by(|a, b| a.throughput_per_s.total_cmp(&b.throughput_per_s))?;
+    let best_x = best.throughput_per_s;
+    let ci = |c: &Candidate| {
+        if c.throughput_ci95.is_finite() {
+            c.throughput_ci95
+        } else {
+            0.0
+        }
+    };
+    let tied = |c: &Candidate| {
+        best_x - c.throughput_per_s <= (TIE_TOLERANCE * best_x.abs()).max(ci(best) + ci(c))
+    };
     candidates
         .iter()
         .enumerate()
-        .filter(|(_, c)| ok(c) && c.throughput_per_s >= floor)
+        .filter(|(_, c)| ok(c) && tied(c))
         .fold(None::<(usize, &Candidate)>, |best, (i, c)| match best {
             Some((_, b)) if b.response_time_s <= c.response_time_s => best,
             _ => Some((i, c)),
@@ -256,6 +266,7 @@ mod tests {
     fn recommendation_prefers_throughput_then_response() {
         let c = |x, r| Candidate {
             throughput_per_s: x,
+            throughput_ci95: f64::NAN,
             response_time_s: r,
         };
         // No limit collapses; 100 and 200 are tied on X, 100 answers faster.
@@ -270,5 +281,22 @@ mod tests {
         );
         assert_eq!(recommend(&[c(10.0, 1.0), c(20.0, 9.0)]), Some(1));
         assert_eq!(recommend(&[c(f64::NAN, 1.0)]), None);
+    }
+
+    /// Throughputs whose 95% intervals overlap are tied, whatever their
+    /// means say: the faster answer wins among them.
+    #[test]
+    fn recommendation_ties_overlapping_intervals() {
+        let c = |x, ci, r| Candidate {
+            throughput_per_s: x,
+            throughput_ci95: ci,
+            response_time_s: r,
+        };
+        // 2016.8 ± 378.6 and 2009.3 ± 206.4 cannot be told apart.
+        let wide = [c(2016.8, 378.6, 0.5), c(2009.3, 206.4, 0.4)];
+        assert_eq!(recommend(&wide), Some(1));
+        // Narrow intervals that do not overlap: the higher throughput wins.
+        let narrow = [c(2016.8, 3.0, 0.5), c(1990.0, 3.0, 0.4)];
+        assert_eq!(recommend(&narrow), Some(0));
     }
 }

@@ -54,6 +54,15 @@ pub struct Peak {
     pub point: Point,
     /// Its throughput, per second.
     pub throughput_per_s: f64,
+    /// The half-width of the 95% interval of its throughput, when there is
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<f64>,
+    /// Other points (of the same curve, or of the sweep for the sweep's
+    /// peak) whose throughput interval overlaps the peak's: which of them
+    /// is highest is not settled by the runs.
+    #[serde(default)]
+    pub tied: u32,
     /// The point is bistable: its figure is one of two answers.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub bistable: bool,
@@ -94,6 +103,10 @@ pub struct Recommended {
     pub point: Point,
     /// Its throughput, per second.
     pub throughput_per_s: f64,
+    /// The half-width of the 95% interval of its throughput, when there is
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<f64>,
     /// Its mean response time, seconds.
     pub response_time_s: f64,
     /// The point is bistable: its figures are one of two answers.
@@ -150,7 +163,8 @@ pub struct SweepSummary {
     /// On the curve through the peak, the smallest load with ≥ 95% of its X.
     pub saturation: Option<Saturation>,
     /// On a limit sweep, the limit with the highest X at the highest load
-    /// (ties within 1% go to the lower response time).
+    /// (ties, within 1% or within the 95% intervals, go to the lower
+    /// response time).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub recommended: Option<Recommended>,
     /// Peak, knee and saturation of each curve along the load axis.
@@ -231,7 +245,7 @@ impl SweepSummary {
                 );
                 Curve {
                     fixed,
-                    peak: rep.map(|k| peak(at(k.peak))),
+                    peak: rep.map(|k| peak(at(k.peak), members.iter().map(|&i| ok[i].0))),
                     knee: rep.map(|k| knee_of(at(k.knee))),
                     saturation: rep.map(|k| saturation(at(k.saturation))),
                 }
@@ -251,7 +265,11 @@ impl SweepSummary {
                     .unwrap_or_default();
                 let pts: Vec<CurvePoint> = peak_group.iter().map(|&i| all[i]).collect();
                 let sat = knee::analyze(&pts).map(|r| saturation(ok[peak_group[r.saturation]].0));
-                (Some(peak(ok[k.peak].0)), Some(knee_of(ok[k.knee].0)), sat)
+                (
+                    Some(peak(ok[k.peak].0, ok.iter().map(|(r, _)| *r))),
+                    Some(knee_of(ok[k.knee].0)),
+                    sat,
+                )
             }
             None => (None, None, None),
         };
@@ -272,6 +290,7 @@ impl SweepSummary {
                     let m = r.results.as_ref().expect("ok points have results");
                     Candidate {
                         throughput_per_s: m.system(names::THROUGHPUT_PER_S).mean,
+                        throughput_ci95: m.system(names::THROUGHPUT_PER_S).ci95,
                         response_time_s: m.system(names::RESPONSE_TIME_S).mean,
                     }
                 })
@@ -281,6 +300,10 @@ impl SweepSummary {
                     Recommended {
                         point: cands[i].point.clone(),
                         throughput_per_s: scored[i].throughput_per_s,
+                        ci95: scored[i]
+                            .throughput_ci95
+                            .is_finite()
+                            .then_some(scored[i].throughput_ci95),
                         response_time_s: scored[i].response_time_s,
                         bistable: is_bistable(cands[i]),
                     },
@@ -393,10 +416,22 @@ fn metrics(r: &PointRecord) -> &crate::record::PointMetrics {
     r.results.as_ref().expect("analyzed points have results")
 }
 
-fn peak(r: &PointRecord) -> Peak {
+/// The peak at `r`, with the points of `among` (its own included) whose
+/// throughput interval overlaps its own.
+fn peak<'a>(r: &PointRecord, among: impl Iterator<Item = &'a PointRecord>) -> Peak {
+    let x = metrics(r).system(names::THROUGHPUT_PER_S);
+    let tied = among
+        .filter(|o| o.index != r.index)
+        .filter(|o| {
+            let y = metrics(o).system(names::THROUGHPUT_PER_S);
+            (x.mean - y.mean).abs() <= x.ci95 + y.ci95
+        })
+        .count() as u32;
     Peak {
         point: r.point.clone(),
-        throughput_per_s: metrics(r).system(names::THROUGHPUT_PER_S).mean,
+        throughput_per_s: x.mean,
+        ci95: x.ci95.is_finite().then_some(x.ci95),
+        tied,
         bistable: is_bistable(r),
     }
 }
