@@ -299,10 +299,10 @@ service = { dist = "exponential", mean = 1.0 }
 capacity = 1
 when_full = "block"
 
-[routing]
+[workload.routing]
 source = { left = 1.0 }
 left = { right = 1.0 }
-right = { left = 1.0 }
+right = { left = 0.5, sink = 0.5 }
 "#;
     let dir = std::env::temp_dir().join(format!("qsim-deadlock-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
