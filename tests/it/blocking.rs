@@ -5,6 +5,7 @@
 
 use crate::support::{assert_close, model, qsim, run};
 use qsim_analytic::ctmc::steady_state;
+use qsim_theory::bounds::closed_bounds;
 use std::collections::HashMap;
 
 /// The stationary distribution of a chain given by its states and a
@@ -276,6 +277,16 @@ when_full = "block"
         0.0,
         0.02,
     );
+    // Blocking only slows a cycle: the upper throughput and lower response
+    // bounds still hold (exactly, so also for the chain's figures), the
+    // lower throughput bound is withheld with its reason.
+    let b = closed_bounds(m.network.spec(), 0, n)
+        .unwrap()
+        .expect("bounds with blocking stations");
+    assert!(throughput <= b.throughput_upper_per_s && in_network / throughput >= b.response_lower_s);
+    assert!(b.throughput_lower_per_s.is_none() && b.response_upper_s.is_none());
+    let why = b.lower_unavailable.expect("a reason");
+    assert!(why.contains("station a: blocks its senders"), "{why}");
 }
 
 #[test]
