@@ -188,7 +188,8 @@ when_full = "block"
         for a in 0..=1u32 {
             for b in 0..=1u32 {
                 for blocked in [false, true] {
-                    let ok = w + a + b <= n && (!blocked || (a == 1 && b == 1)) && (w == 0 || a == 1);
+                    let ok =
+                        w + a + b <= n && (!blocked || (a == 1 && b == 1)) && (w == 0 || a == 1);
                     if ok {
                         states.push((w, a, blocked, b));
                     }
@@ -237,9 +238,7 @@ when_full = "block"
         m
     });
     let p = |f: &dyn Fn(u32, u32, bool, u32) -> f64| -> f64 {
-        pi.iter()
-            .map(|(&(w, a, k, b), &x)| f(w, a, k, b) * x)
-            .sum()
+        pi.iter().map(|(&(w, a, k, b), &x)| f(w, a, k, b) * x).sum()
     };
     let throughput = mu2 * p(&|_, _, _, b| f64::from(b));
     let blocked = p(&|_, _, k, _| f64::from(u8::from(k)));
@@ -265,7 +264,14 @@ when_full = "block"
         0.0,
         0.05,
     );
-    assert_close("jobs at a", r.stations[0].mean_jobs, jobs_a, reps, 0.0, 0.02);
+    assert_close(
+        "jobs at a",
+        r.stations[0].mean_jobs,
+        jobs_a,
+        reps,
+        0.0,
+        0.02,
+    );
     // Little's law over the interaction: waiting outside counts in the
     // response time.
     let response = crate::support::mean_of(&r.system.response_time_s);
@@ -283,7 +289,9 @@ when_full = "block"
     let b = closed_bounds(m.network.spec(), 0, n)
         .unwrap()
         .expect("bounds with blocking stations");
-    assert!(throughput <= b.throughput_upper_per_s && in_network / throughput >= b.response_lower_s);
+    assert!(
+        throughput <= b.throughput_upper_per_s && in_network / throughput >= b.response_lower_s
+    );
     assert!(b.throughput_lower_per_s.is_none() && b.response_upper_s.is_none());
     let why = b.lower_unavailable.expect("a reason");
     assert!(why.contains("station a: blocks its senders"), "{why}");

@@ -245,7 +245,11 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 loss_probability: finite
                     .then(|| e("loss_probability", &|s| s.loss_probability, &offered)),
                 blocking_probability: blocks.then(|| {
-                    e("blocking_probability", &|s| s.blocking_probability, &offered)
+                    e(
+                        "blocking_probability",
+                        &|s| s.blocking_probability,
+                        &offered,
+                    )
                 }),
                 blocked_fraction: queue_sends
                     .then(|| e("blocked_fraction", &|s| s.blocked_fraction, &time)),

@@ -1,6 +1,8 @@
 //! `queue` and `delay` stations: their parameters and range rules.
 
-use super::{Check, Field, InitialState, NetworkSpec, Routing, StationId, StationKind, Target, Workload};
+use super::{
+    Check, Field, InitialState, NetworkSpec, Routing, StationId, StationKind, Target, Workload,
+};
 
 /// Order in which a `queue` station serves its jobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -190,7 +192,8 @@ impl NetworkSpec {
                 from[x] = true;
             }
         };
-        let has = |row: &[(Target, f64)]| row.iter().any(|&(t, p)| t == Target::Station(s) && p > 0.0);
+        let has =
+            |row: &[(Target, f64)]| row.iter().any(|&(t, p)| t == Target::Station(s) && p > 0.0);
         for (ci, class) in self.classes.iter().enumerate() {
             match &class.routing {
                 Routing::Sequence(seq) => {

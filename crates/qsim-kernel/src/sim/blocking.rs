@@ -73,7 +73,11 @@ impl BlockRt {
 impl Simulation {
     /// Whether station `to` blocks its senders and is full now.
     fn full_blocking(&self, to: u32) -> bool {
-        match self.stations.get(to as usize).map(|st| (&st.kind, st.stats.n)) {
+        match self
+            .stations
+            .get(to as usize)
+            .map(|st| (&st.kind, st.stats.n))
+        {
             Some((&Kind::Plain { limit, block, .. }, n)) => block && n >= limit,
             _ => false,
         }
@@ -198,7 +202,9 @@ impl Simulation {
     #[cold]
     fn check_deadlock(&mut self, s: usize) {
         let stuck = |sim: &Simulation, x: usize| match sim.stations[x].kind {
-            Kind::Plain { c, .. } => c != u32::MAX && sim.blocking[x].held.len() as u64 >= u64::from(c),
+            Kind::Plain { c, .. } => {
+                c != u32::MAX && sim.blocking[x].held.len() as u64 >= u64::from(c)
+            }
             _ => false,
         };
         let mut seen = vec![s];

@@ -164,7 +164,9 @@ impl Simulation {
             published: 0,
             sched: Vec::new(),
             trace: None,
-            blocking: if senders.iter().any(|&x| x) || (0..spec.stations.len()).any(|s| spec.blocks(s)) {
+            blocking: if senders.iter().any(|&x| x)
+                || (0..spec.stations.len()).any(|s| spec.blocks(s))
+            {
                 vec![BlockRt::default(); spec.stations.len()]
             } else {
                 Vec::new()
