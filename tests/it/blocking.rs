@@ -399,3 +399,120 @@ when_full = "block"
         "{e}"
     );
 }
+
+#[test]
+fn fork_sub_jobs_block_at_their_station_and_wait_outside_like_the_chain() {
+    // One user (think exp, mean 1 s) forks two sub-jobs along cpu -> db;
+    // db has room for one (blocking): the second sub-job, done at cpu
+    // while db is busy, holds cpu's server until db is free.
+    let text = r#"
+[workload]
+type = "closed"
+population = 1
+think = { dist = "exponential", mean = 1.0 }
+route = ["split", "gather"]
+
+[stations.split]
+kind = "fork"
+fan_out = 2
+route = ["cpu", "db"]
+join = "gather"
+
+[stations.gather]
+kind = "join"
+
+[stations.cpu]
+kind = "queue"
+service = { dist = "exponential", mean = 0.5 }
+
+[stations.db]
+kind = "queue"
+service = { dist = "exponential", mean = 0.5 }
+capacity = 1
+when_full = "block"
+"#;
+    let (z, mu_c, mu_d) = (1.0, 2.0, 2.0);
+    // States: thinking, then (at cpu, at db, cpu blocked, at the join).
+    #[derive(Clone, Copy, PartialEq, Eq, Hash)]
+    enum S {
+        Think,
+        At(u32, u32, bool, u32),
+    }
+    let states = [
+        S::Think,
+        S::At(2, 0, false, 0),
+        S::At(1, 1, false, 0),
+        S::At(1, 1, true, 0),
+        S::At(1, 0, false, 1),
+        S::At(0, 1, false, 1),
+    ];
+    let pi = solve(&states, |s| match s {
+        S::Think => vec![(1.0 / z, S::At(2, 0, false, 0))],
+        S::At(2, 0, false, 0) => vec![(mu_c, S::At(1, 1, false, 0))],
+        S::At(1, 1, false, 0) => vec![(mu_c, S::At(1, 1, true, 0)), (mu_d, S::At(1, 0, false, 1))],
+        S::At(1, 1, true, 0) => vec![(mu_d, S::At(0, 1, false, 1))],
+        S::At(1, 0, false, 1) => vec![(mu_c, S::At(0, 1, false, 1))],
+        _ => vec![(mu_d, S::Think)],
+    });
+    let throughput = mu_d * pi[&S::At(0, 1, false, 1)];
+    let blocked = pi[&S::At(1, 1, true, 0)];
+    let m = model(text, &[]);
+    let reps = 10;
+    let r = run(&m, reps, 100_000, 10_000);
+    let cpu = r.stations.iter().find(|s| s.name == "cpu").unwrap();
+    let db = r.stations.iter().find(|s| s.name == "db").unwrap();
+    assert_close(
+        "fork throughput",
+        r.system.throughput_per_s,
+        throughput,
+        reps,
+        0.0,
+        0.02,
+    );
+    assert_close(
+        "cpu's blocked fraction",
+        cpu.blocked_fraction.expect("cpu sends to db"),
+        blocked,
+        reps,
+        0.0,
+        0.05,
+    );
+    // Of the two sub-jobs of a job, the second blocks when cpu finishes it
+    // before db finishes the first: mu_c / (mu_c + mu_d) of the time.
+    assert_close(
+        "db's blocking probability",
+        db.blocking_probability.expect("db blocks"),
+        0.5 * mu_c / (mu_c + mu_d),
+        reps,
+        0.0,
+        0.05,
+    );
+    assert_close(
+        "blocking time at cpu",
+        cpu.blocking_time_s.expect("cpu sends to db"),
+        1.0 / mu_d,
+        reps,
+        0.0,
+        0.05,
+    );
+
+    // Sent straight from the fork, the second sub-job waits outside: half
+    // of db's arrivals wait, and the job takes two db services.
+    let direct = text.replace(r#"route = ["cpu", "db"]"#, r#"to = ["db"]"#);
+    let m = model(&direct, &[]);
+    let r = run(&m, reps, 100_000, 10_000);
+    let db = r.stations.iter().find(|s| s.name == "db").unwrap();
+    let p = db.blocking_probability.expect("db blocks").mean;
+    assert!(
+        (p - 0.5).abs() < 1e-3,
+        "blocking probability {p}, expected 1/2"
+    );
+    assert_close(
+        "fork response time",
+        crate::support::mean_of(&r.system.response_time_s),
+        2.0 / mu_d,
+        reps,
+        0.0,
+        0.02,
+    );
+}
