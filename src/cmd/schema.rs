@@ -267,8 +267,8 @@ fn station() -> Value {
             ),
             (
                 "when_full",
-                one_of_words(&["drop"]),
-                "a job arriving at a full station is lost (queue with capacity)",
+                one_of_words(&["drop", "block"]),
+                "a job arriving at a full station is lost (drop) or its sender holds it until there is room (block, blocking after service) (queue with capacity)",
             ),
             (
                 "numa",

@@ -532,7 +532,7 @@ fn print_outside(
                 }
                 None => writeln!(
                     out,
-                    "\nno bounds: they need a single closed class without finite-capacity stations"
+                    "\nno bounds: they need a single closed class without stations that lose jobs when full"
                 )?,
             }
             writeln!(out, "\nsimulate it with: qsim run {name}")?;

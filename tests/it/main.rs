@@ -1,6 +1,7 @@
 //! Integration tests of the qsim package: simulation against exact answers,
 //! the scenario catalogue, and the command-line tool's behaviour.
 
+mod blocking;
 mod capacity;
 mod charts;
 mod cli;

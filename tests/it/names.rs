@@ -25,7 +25,7 @@ station_tails = true
 type = "closed"
 population = 6
 think = { dist = "exponential", mean = 0.001 }
-route = ["cpu", "latch", "fsync", "pool"]
+route = ["cpu", "latch", "fsync", "pool", "disk"]
 
 [classes.batch]
 type = "closed"
@@ -53,6 +53,12 @@ max_batch = 8
 kind = "queue"
 service = { dist = "exponential", mean = 0.0001 }
 capacity = 2
+
+[stations.disk]
+kind = "queue"
+service = { dist = "exponential", mean = 0.0002 }
+capacity = 1
+when_full = "block"
 
 [regions.gate]
 stations = ["latch"]
@@ -213,7 +219,7 @@ fn sweep_columns_and_json_lines_use_the_table_names() {
     for m in METRICS.iter().filter(|m| m.sweep_column) {
         let items: &[&str] = match m.scope {
             MetricScope::System => &[""],
-            MetricScope::Station => &["cpu", "latch", "fsync", "pool"],
+            MetricScope::Station => &["cpu", "latch", "fsync", "pool", "disk"],
             MetricScope::Region => &["gate"],
             MetricScope::Class => &[],
         };

@@ -43,6 +43,22 @@ pub enum RunError {
         /// Time of the first event beyond the limit, seconds.
         time_s: f64,
     },
+    /// Stations with blocking (`when_full = "block"`) reached a state no
+    /// job can leave: every server of each is held by a job blocked on a
+    /// full station of the same set.
+    #[error(
+        "replication {replication} deadlocked at {time_s:.6} s: every server of station{s} {list} holds a job blocked on a full station of that set, so none can move again; raise a capacity or break the cycle of blocking stations",
+        s = if stations.len() == 1 { "" } else { "s" },
+        list = stations.join(", ")
+    )]
+    Deadlock {
+        /// Replication index.
+        replication: u32,
+        /// The stations of the deadlock, in spec order.
+        stations: Vec<String>,
+        /// Simulated time at which it formed.
+        time_s: f64,
+    },
     /// The run was cancelled through its [`crate::Control`] (e.g. Ctrl-C).
     #[error("the run was cancelled")]
     Cancelled,

@@ -226,6 +226,7 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             )
         }),
     };
+    let senders = spec.blocking_senders();
     let stations = spec
         .stations
         .iter()
@@ -240,6 +241,9 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             let mechanism = matches!(&st.kind,
                 crate::network::StationKind::Latch(l) if l.spin.is_some() || l.numa.is_some());
             let finite = network.capacity(i).is_some();
+            let blocks = spec.blocks(i);
+            let sends = senders[i] && !matches!(st.kind, crate::network::StationKind::Fork(_));
+            let queue_sends = sends && matches!(st.kind, crate::network::StationKind::Queue { .. });
             let get = |r: &ReplicationResult| r.stations.get(i).cloned().unwrap_or_default();
             let offered = |r: &ReplicationResult| {
                 let s = get(r);
@@ -277,6 +281,17 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 dropped_per_s: finite.then(|| e("dropped_per_s", &|s| s.dropped_per_s, &time)),
                 loss_probability: finite
                     .then(|| e("loss_probability", &|s| s.loss_probability, &offered)),
+                blocking_probability: blocks.then(|| {
+                    e(
+                        "blocking_probability",
+                        &|s| s.blocking_probability,
+                        &offered,
+                    )
+                }),
+                blocked_fraction: queue_sends
+                    .then(|| e("blocked_fraction", &|s| s.blocked_fraction, &time)),
+                blocking_time_s: sends
+                    .then(|| e("blocking_time_s", &|s| s.blocking_time_s, &departures)),
                 tails: config.station_tails.then(|| {
                     let t = |r: &ReplicationResult| get(r).tails.unwrap_or_default();
                     let per_rep = |f: &dyn Fn(&ReplicationTails) -> f64| {

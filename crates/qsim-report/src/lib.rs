@@ -82,8 +82,32 @@ pub fn bottleneck(results: &RunResults) -> Option<Bottleneck> {
 }
 
 /// One line naming the bottleneck, e.g. `bottleneck: latch1 (utilization
-/// 99.7%)`; `open` when every class is open (see [`Report::open`]).
+/// 99.7%)`; `open` when every class is open (see [`Report::open`]). With
+/// blocking, also the stations whose servers are occupied (serving or
+/// blocked) at least 90% of the time, since `utilization` leaves their
+/// blocked time out.
 pub fn bottleneck_line(results: &RunResults, open: bool) -> String {
+    let mut line = utilization_line(results, open);
+    for s in &results.stations {
+        let Some(blocked) = s.blocked_fraction.map(|b| b.mean) else {
+            continue;
+        };
+        let occupied = s.utilization.mean + blocked;
+        if blocked > 0.0 && occupied >= 0.9 {
+            line.push_str(&format!(
+                "; station {} is occupied {:.1}% (serving {:.1}%, blocked {:.1}% by a full station downstream)",
+                s.name,
+                100.0 * occupied,
+                100.0 * s.utilization.mean,
+                100.0 * blocked
+            ));
+        }
+    }
+    line
+}
+
+/// [`bottleneck_line`] from utilization alone.
+fn utilization_line(results: &RunResults, open: bool) -> String {
     let grouped = |name: &str| {
         results
             .stations
@@ -116,5 +140,44 @@ pub fn bottleneck_line(results: &RunResults, open: bool) -> String {
             100.0 * b.utilization
         ),
         None => "bottleneck: none (only delay stations)".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qsim_kernel::StationResults;
+
+    fn station(name: &str, utilization: f64, blocked: Option<f64>) -> StationResults {
+        let e = |mean| Estimate { mean, ci95: 0.0 };
+        StationResults {
+            name: name.into(),
+            kind: KindTag::Queue,
+            utilization: e(utilization),
+            blocked_fraction: blocked.map(e),
+            ..StationResults::default()
+        }
+    }
+
+    #[test]
+    fn a_station_occupied_by_blocked_servers_is_named_beside_the_utilization() {
+        let results = RunResults {
+            stations: vec![station("app", 0.55, Some(0.40)), station("db", 0.80, None)],
+            ..RunResults::default()
+        };
+        let line = bottleneck_line(&results, false);
+        assert!(
+            line.starts_with("bottleneck: none saturated; busiest station db (utilization 80.0%)")
+                && line.ends_with(
+                    "; station app is occupied 95.0% (serving 55.0%, blocked 40.0% by a full station downstream)"
+                ),
+            "{line}"
+        );
+        // Occupied below 90%: nothing to add.
+        let results = RunResults {
+            stations: vec![station("app", 0.55, Some(0.30)), station("db", 0.80, None)],
+            ..RunResults::default()
+        };
+        assert!(!bottleneck_line(&results, false).contains("occupied"));
     }
 }

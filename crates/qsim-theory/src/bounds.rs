@@ -18,7 +18,7 @@
 use crate::kind::law;
 use crate::visits::visit_ratios;
 use crate::{Error, closed::closed_class};
-use qsim_kernel::{NetworkSpec, StationKind};
+use qsim_kernel::{NetworkSpec, StationKind, WhenFull};
 use serde::Serialize;
 
 /// Bounds at one population.
@@ -42,14 +42,24 @@ pub struct ClosedBounds {
 
 /// Bounds for closed class `class` at `population` jobs. `None` when the
 /// class is open, the model has other classes (their jobs share stations),
-/// or a station has a finite capacity (a lost job's interaction ends without
-/// completing, which the bounds' flow argument does not allow for).
+/// or a station loses jobs when full (a lost job's interaction ends without
+/// completing, which the bounds' flow argument does not allow for). With
+/// stations that block when full, the upper throughput and lower response
+/// bounds hold (blocking only adds time to a cycle and takes time from a
+/// server), but no lower throughput bound does: a blocked job waits for
+/// room elsewhere, which no station's slowest time covers, and a cycle of
+/// full stations can deadlock.
 pub fn closed_bounds(
     spec: &NetworkSpec,
     class: usize,
     population: u32,
 ) -> Result<Option<ClosedBounds>, Error> {
-    if spec.classes.len() != 1 || population == 0 || spec.capacity.iter().any(Option::is_some) {
+    let drops = spec
+        .capacity
+        .iter()
+        .flatten()
+        .any(|c| c.when_full == WhenFull::Drop);
+    if spec.classes.len() != 1 || population == 0 || drops {
         return Ok(None);
     }
     let Some((_, think)) = closed_class(spec, class) else {
@@ -101,6 +111,14 @@ pub fn closed_bounds(
                 (Err(why), false) => longest = Err(format!("station {}: {why}", st.name)),
             }
         }
+    }
+    if let Some(b) = (0..spec.stations.len()).find(|&b| spec.blocks(b))
+        && longest.is_ok()
+    {
+        longest = Err(format!(
+            "station {}: blocks its senders when full (a blocked job waits for room, and full stations can deadlock)",
+            spec.stations[b].name
+        ));
     }
     if let Some(r) = spec.regions.iter().find(|r| r.limit.is_some())
         && longest.is_ok()

@@ -2,7 +2,7 @@
 //! not, why.
 
 use crate::visits::visit_ratios;
-use qsim_kernel::{Discipline, NetworkSpec, StationKind, Workload};
+use qsim_kernel::{Discipline, NetworkSpec, StationKind, WhenFull, Workload};
 
 /// Reasons the network is outside the exact methods; empty when it is within.
 pub fn reasons(spec: &NetworkSpec) -> Vec<String> {
@@ -11,10 +11,16 @@ pub fn reasons(spec: &NetworkSpec) -> Vec<String> {
     for (s, st) in spec.stations.iter().enumerate() {
         let name = &st.name;
         if let Some(cap) = spec.capacity.get(s).copied().flatten() {
-            why.push(format!(
-                "station {name}: finite capacity {} (jobs lost when full); exact only for one open M/M/c/K station alone",
-                cap.limit
-            ));
+            why.push(match cap.when_full {
+                WhenFull::Drop => format!(
+                    "station {name}: finite capacity {} (jobs lost when full); exact only for one open M/M/c/K station alone",
+                    cap.limit
+                ),
+                WhenFull::Block => format!(
+                    "station {name}: finite capacity {} blocking its senders when full (blocking after service); no exact method applies, except for one open M/M/c/K station alone",
+                    cap.limit
+                ),
+            });
         }
         let dists: Vec<_> = st.service.iter().flatten().collect();
         let all_exp = dists.iter().all(|d| d.is_exponential());

@@ -1,6 +1,8 @@
 //! `queue` and `delay` stations: their parameters and range rules.
 
-use super::{Check, Field, NetworkSpec, StationId, StationKind, Workload};
+use super::{
+    Check, Field, InitialState, NetworkSpec, Routing, StationId, StationKind, Target, Workload,
+};
 
 /// Order in which a `queue` station serves its jobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -58,6 +60,14 @@ pub enum WhenFull {
     /// fork sub-job goes straight to its join.
     #[default]
     Drop,
+    /// Blocking after service: a job that finishes service elsewhere and
+    /// is routed here while the station is full stays where it is, holding
+    /// its server there, until a place frees; jobs blocked on one station
+    /// enter in the order they became blocked. An open class's arrival from
+    /// outside cannot wait and is lost (as with [`WhenFull::Drop`]); a
+    /// closed job coming from its think time, or a fork's sub-job, waits
+    /// outside every station.
+    Block,
 }
 
 /// The rules of the capacity of station `s` in a whole network: a fixed-speed
@@ -99,6 +109,10 @@ pub(super) fn check_capacity(c: &mut Check<'_>, spec: &NetworkSpec, s: StationId
             ),
         );
     }
+    if cap.when_full == WhenFull::Block {
+        check_senders(c, spec, s);
+        return;
+    }
     for (ci, class) in spec.classes.iter().enumerate() {
         if let Workload::Closed { think, .. } = &class.workload
             && think.as_ref().is_none_or(|d| d.mean() == 0.0)
@@ -112,5 +126,133 @@ pub(super) fn check_capacity(c: &mut Check<'_>, spec: &NetworkSpec, s: StationId
                 ),
             );
         }
+    }
+}
+
+/// The stations that can send a job to blocking station `s`: they hold a
+/// blocked job, so each must be a fixed-speed queue (not PS) or delay, or a
+/// fork (its sub-jobs wait outside every station), and outside every region
+/// (a blocked job keeps its place in the sender).
+fn check_senders(c: &mut Check<'_>, spec: &NetworkSpec, s: StationId) {
+    let at = [Field::Key("when_full")];
+    for x in spec.senders_to(s) {
+        let st = &spec.stations[x];
+        let holds = match st.kind {
+            StationKind::Queue { discipline, .. } => {
+                discipline != Discipline::Ps && st.speed.is_none()
+            }
+            StationKind::Delay => st.speed.is_none(),
+            StationKind::Fork(_) => true,
+            _ => false,
+        };
+        if !holds {
+            c.error(
+                &at,
+                format!(
+                    "station {} sends jobs here and would have to hold one while this station is full; only fixed-speed queue (fcfs, lcfs, priority) and delay stations and forks can send to a station with when_full = \"block\" (use when_full = \"drop\", or put a queue in between)",
+                    st.name
+                ),
+            );
+        }
+        if let Some(r) = spec.regions.iter().find(|r| r.stations.contains(&x)) {
+            c.error(
+                &at,
+                format!(
+                    "station {} sends jobs here but is a member of region `{}`: a job blocked there would hold its region place too; move it out of the region or use when_full = \"drop\"",
+                    st.name, r.name
+                ),
+            );
+        }
+    }
+}
+
+impl NetworkSpec {
+    /// Whether station `s` has a capacity that blocks its senders
+    /// ([`WhenFull::Block`]).
+    pub fn blocks(&self, s: StationId) -> bool {
+        matches!(
+            self.capacity.get(s),
+            Some(Some(Capacity {
+                when_full: WhenFull::Block,
+                ..
+            }))
+        )
+    }
+
+    /// The stations other than `s` from which a job (or a fork sub-job) can
+    /// go straight to station `s`, in index order: the pairs of a sequence
+    /// route, the routing rows of the stations a class reaches (a station
+    /// without a row continues with the class's entry row), a fork's
+    /// targets and its fixed sub-job routes.
+    pub fn senders_to(&self, s: StationId) -> Vec<StationId> {
+        let ns = self.stations.len();
+        let mut from = vec![false; ns];
+        let mut mark = |x: StationId, to: StationId| {
+            if to == s && x != s && x < ns {
+                from[x] = true;
+            }
+        };
+        let has =
+            |row: &[(Target, f64)]| row.iter().any(|&(t, p)| t == Target::Station(s) && p > 0.0);
+        for (ci, class) in self.classes.iter().enumerate() {
+            match &class.routing {
+                Routing::Sequence(seq) => {
+                    for w in seq.windows(2) {
+                        mark(w[0], w[1]);
+                    }
+                }
+                Routing::Probabilistic { entry, from: rows } => {
+                    let mut reached = self.stations_reached(ci);
+                    // Jobs placed at a station initially leave it by its row.
+                    match &self.initial {
+                        InitialState::AtStation(a) if *a < ns => reached[*a] = true,
+                        InitialState::Placed(list) => {
+                            for p in list.iter().filter(|p| p.station < ns) {
+                                reached[p.station] = true;
+                            }
+                        }
+                        _ => {}
+                    }
+                    for x in (0..ns).filter(|&x| reached[x]) {
+                        let row = match rows.get(x) {
+                            Some(r) if !r.is_empty() => r.as_slice(),
+                            _ => entry.as_slice(),
+                        };
+                        if has(row) {
+                            mark(x, s);
+                        }
+                    }
+                }
+            }
+        }
+        for (x, st) in self.stations.iter().enumerate() {
+            if let StationKind::Fork(f) = &st.kind {
+                for &(t, _) in &f.targets {
+                    mark(x, t);
+                }
+                for (k, route) in f.routes.iter().enumerate() {
+                    if let (Some(&(t, _)), Some(&first)) = (f.targets.get(k), route.first()) {
+                        mark(t, first);
+                    }
+                    for w in route.windows(2) {
+                        mark(w[0], w[1]);
+                    }
+                }
+            }
+        }
+        (0..ns).filter(|&x| from[x]).collect()
+    }
+
+    /// Per station, whether it can send a job straight to a station whose
+    /// capacity blocks (all false when none does).
+    pub fn blocking_senders(&self) -> Vec<bool> {
+        let ns = self.stations.len();
+        let mut out = vec![false; ns];
+        for b in (0..ns).filter(|&b| self.blocks(b)) {
+            for x in self.senders_to(b) {
+                out[x] = true;
+            }
+        }
+        out
     }
 }

@@ -181,6 +181,12 @@ pub mod names {
     pub const DROPPED_PER_S: &str = "dropped_per_s";
     /// Fraction of arrivals lost at a full station.
     pub const LOSS_PROBABILITY: &str = "loss_probability";
+    /// Fraction of arrivals that waited for room at a blocking station.
+    pub const BLOCKING_PROBABILITY: &str = "blocking_probability";
+    /// Fraction of a sender's server time blocked.
+    pub const BLOCKED_FRACTION: &str = "blocked_fraction";
+    /// Mean time blocked per blocked job at a sender, seconds.
+    pub const BLOCKING_TIME_S: &str = "blocking_time_s";
     /// Median wait before service at a station, seconds.
     pub const WAIT_TIME_P50_S: &str = "wait_time_p50_s";
     /// 90th-percentile wait before service at a station, seconds.
@@ -482,8 +488,9 @@ const STATION: [Metric; 12] = [
     ),
 ];
 
-/// Stations with a finite capacity (`capacity` with `when_full = "drop"`).
-const CAPACITY: [Metric; 2] = [
+/// Stations with a finite capacity (`capacity` with `when_full = "drop"`
+/// or `"block"`), and the senders of a blocking station.
+const CAPACITY: [Metric; 5] = [
     station(
         DROPPED_PER_S,
         Unit::PerSecond,
@@ -503,6 +510,36 @@ const CAPACITY: [Metric; 2] = [
         &[],
         |s| s.loss_probability,
         |s| s.loss_probability,
+    ),
+    station(
+        BLOCKING_PROBABILITY,
+        Unit::Fraction,
+        "blocking",
+        "fraction of arrivals that found the station full and waited for room, blocking their sender (stations with when_full = \"block\")",
+        false,
+        &[],
+        |s| s.blocking_probability,
+        |s| s.blocking_probability,
+    ),
+    station(
+        BLOCKED_FRACTION,
+        Unit::Fraction,
+        "blocked",
+        "fraction of the server time blocked: held by a job done with its service that waits for room at a full blocking station (queues that send to one; utilization leaves it out)",
+        false,
+        &[],
+        |s| s.blocked_fraction,
+        |s| s.blocked_fraction,
+    ),
+    station(
+        BLOCKING_TIME_S,
+        Unit::Seconds,
+        "blocked time",
+        "mean time a job done with its service here waits for room at a full blocking station, per job that waited (queue and delay stations that send to a blocking station; 0 when none waited)",
+        false,
+        &[],
+        |s| s.blocking_time_s,
+        |s| s.blocking_time_s,
     ),
 ];
 
@@ -653,7 +690,7 @@ const REGION: [Metric; 3] = [
 ];
 
 /// Every metric, by scope and then in report order.
-pub static METRICS: [Metric; 42] = [
+pub static METRICS: [Metric; 45] = [
     SYSTEM_FLOW[0],
     SYSTEM_FLOW[1],
     SYSTEM_FLOW[2],
@@ -676,6 +713,9 @@ pub static METRICS: [Metric; 42] = [
     STATION[11],
     CAPACITY[0],
     CAPACITY[1],
+    CAPACITY[2],
+    CAPACITY[3],
+    CAPACITY[4],
     TAILS[0],
     TAILS[1],
     TAILS[2],

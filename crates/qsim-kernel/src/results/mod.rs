@@ -194,6 +194,16 @@ pub struct StationResults {
     /// Fraction of arrivals lost because the station was full (stations
     /// with a capacity).
     pub loss_probability: Option<Estimate>,
+    /// Fraction of arrivals that found the station full and waited for
+    /// room (stations with `when_full = "block"`).
+    pub blocking_probability: Option<Estimate>,
+    /// Fraction of the server time blocked: held by a job done with its
+    /// service that waits for room at a full blocking station (queues that
+    /// send to one; `utilization` is the serving part only).
+    pub blocked_fraction: Option<Estimate>,
+    /// Mean time a job stays blocked here, per blocked job (queue and delay
+    /// stations that send to a blocking station).
+    pub blocking_time_s: Option<Estimate>,
     /// Distributions at the station (with `station_tails`).
     pub tails: Option<TailResults>,
 }
@@ -354,6 +364,15 @@ pub struct ReplicationStation {
     pub dropped_per_s: f64,
     /// Fraction of arrivals lost (finite capacity), 0 otherwise.
     pub loss_probability: f64,
+    /// Fraction of arrivals that waited for room (blocking stations), 0
+    /// otherwise.
+    pub blocking_probability: f64,
+    /// Fraction of the server time blocked (senders to a blocking
+    /// station), 0 otherwise.
+    pub blocked_fraction: f64,
+    /// Mean time blocked per blocked job (senders to a blocking station;
+    /// 0 when none was blocked).
+    pub blocking_time_s: f64,
     /// Distributions at the station, with `station_tails`.
     pub tails: Option<ReplicationTails>,
 }

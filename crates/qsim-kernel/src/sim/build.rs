@@ -3,6 +3,7 @@
 
 use super::CHECK_EVERY;
 use super::batch::GroupRt;
+use super::blocking::BlockRt;
 use super::event::{EV_ARRIVAL, EV_WARMUP, EXIT, ev};
 use super::fork::ForkRt;
 use super::job::Sampler;
@@ -63,21 +64,27 @@ impl Simulation {
             .enumerate()
             .map(|(s, st)| station(st, s, spec.classes.len(), seed, index))
             .collect();
-        // Capacity and station tails take plain stations off the hot path
-        // (`Network::new` admits a capacity only on a plain queue).
+        // Capacity, station tails and sending to a blocking station take
+        // plain stations off the hot path (`Network::new` admits a
+        // capacity only on a plain queue, and a blocking station's senders
+        // only among plain stations and forks).
+        let senders = spec.blocking_senders();
         for (s, st) in stations.iter_mut().enumerate() {
             let limit = network.capacity(s).map(|cap| cap.limit);
+            let (block, sends) = (spec.blocks(s), senders[s]);
             let c = match st.kind {
                 Kind::Queue { c } => Some(c),
                 Kind::Delay => Some(u32::MAX),
                 _ => None,
             };
             if let Some(c) = c
-                && (limit.is_some() || config.station_tails)
+                && (limit.is_some() || config.station_tails || sends)
             {
                 st.kind = Kind::Plain {
                     c,
                     limit: limit.unwrap_or(u32::MAX),
+                    block,
+                    sends,
                 };
             }
             if config.station_tails {
@@ -157,6 +164,13 @@ impl Simulation {
             published: 0,
             sched: Vec::new(),
             trace: None,
+            blocking: if senders.iter().any(|&x| x)
+                || (0..spec.stations.len()).any(|s| spec.blocks(s))
+            {
+                vec![BlockRt::default(); spec.stations.len()]
+            } else {
+                Vec::new()
+            },
         };
         if let Some(plan) = config.trace {
             sim.start_trace(plan);

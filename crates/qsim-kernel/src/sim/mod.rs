@@ -30,6 +30,7 @@
 //! `batch` (batch and link groups) and `fork` (fork and join).
 
 mod batch;
+mod blocking;
 mod build;
 mod event;
 mod fork;
@@ -53,6 +54,7 @@ use crate::results::ReplicationResult;
 use crate::rng::SimRng;
 use crate::time::SimTime;
 use batch::GroupRt;
+use blocking::BlockRt;
 use event::*;
 use fork::{ForkRec, ForkRt};
 use job::{Job, Sampler};
@@ -96,11 +98,15 @@ enum Kind {
     },
     /// A fixed-speed queue (`c` servers) or delay (`c = u32::MAX`) off the
     /// hot path: with a capacity (`limit` jobs present at most; an arrival
-    /// that finds it full is lost) or with station tails (`limit =
-    /// u32::MAX`). Its completions are `EV_PLAIN_DONE` events.
+    /// that finds it full is lost, or with `block` waits for room, see
+    /// `blocking`), with station tails (`limit = u32::MAX`), or able to
+    /// send to a blocking station (`sends`: its completions check the
+    /// target first). Its completions are `EV_PLAIN_DONE` events.
     Plain {
         c: u32,
         limit: u32,
+        block: bool,
+        sends: bool,
     },
     /// Speed curve or PS.
     V(Box<VClock>),
@@ -212,6 +218,9 @@ pub struct Simulation {
     sched: Vec<schedule::SchedRt>,
     /// The trace recorder, when tracing.
     trace: Option<Box<trace::TraceRt>>,
+    /// Blocking state per station (empty unless a station blocks when
+    /// full; see `blocking`).
+    blocking: Vec<BlockRt>,
 }
 
 impl Simulation {
@@ -452,7 +461,7 @@ impl Simulation {
         }
         match &mut st.kind {
             Kind::Queue { .. } => {}
-            &mut Kind::Plain { c, limit } => self.plain_arrive(j, s, c, limit),
+            &mut Kind::Plain { limit, .. } => self.plain_arrive(j, s, limit),
             Kind::Delay => Simulation::delay_arrive(st, job, j, s, now, &mut self.fel),
             Kind::V(_) => self.vclock_arrive(j, s),
             Kind::Latch(_) => self.latch_arrive(j, s),

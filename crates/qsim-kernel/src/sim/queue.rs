@@ -100,20 +100,33 @@ impl Simulation {
     }
 
     /// Job `j` (already marked as arrived) comes to plain station `s` on
-    /// the slower path ([`Kind::Plain`]): with `c` servers (`u32::MAX`: a
-    /// delay) and room for `limit` jobs, it joins it, or is lost. The same
-    /// bookkeeping as [`Simulation::queue_arrive`], plus `acc` for the
-    /// number-present distribution of station tails.
+    /// the slower path ([`Kind::Plain`]): with room for `limit` jobs, it
+    /// joins it, or is lost, or waits for room (a blocking station).
     #[cold]
     #[inline(never)]
-    pub(super) fn plain_arrive(&mut self, j: u32, s: usize, c: u32, limit: u32) {
-        let now = self.now;
+    pub(super) fn plain_arrive(&mut self, j: u32, s: usize, limit: u32) {
         let st = &mut self.stations[s];
         st.stats.offered += 1;
         if st.stats.n >= limit {
-            self.drop_job(j, s);
+            if let Kind::Plain { block: true, .. } = st.kind {
+                self.hold(j, s);
+            } else {
+                self.drop_job(j, s);
+            }
             return;
         }
+        self.plain_enter(j, s);
+    }
+
+    /// Job `j` (already marked as arrived) joins plain station `s`, which
+    /// has room. The same bookkeeping as [`Simulation::queue_arrive`], plus
+    /// `acc` for the number-present distribution of station tails.
+    pub(super) fn plain_enter(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::Plain { c, .. } = st.kind else {
+            unreachable!("plain_enter on a station that is not Kind::Plain")
+        };
         st.stats.acc(now);
         st.stats.n += 1;
         st.stats.sum_arr += now;
@@ -134,7 +147,24 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(super) fn on_plain_done(&mut self, s: usize, j: u32) {
+        let Kind::Plain { block, sends, .. } = self.stations[s].kind else {
+            unreachable!("EV_PLAIN_DONE at a station that is not Kind::Plain")
+        };
+        if sends {
+            self.on_sender_done(s, j);
+            return;
+        }
         self.events += 1;
+        self.plain_depart(s, j);
+        if block {
+            self.make_room(s);
+        }
+        self.leave(j, s as u32);
+    }
+
+    /// Job `j` leaves plain station `s` now (its service done, and any
+    /// blocking over): its server takes the next waiting job or goes idle.
+    pub(super) fn plain_depart(&mut self, s: usize, j: u32) {
         let now = self.now;
         let st = &mut self.stations[s];
         st.stats.acc(now);
@@ -153,11 +183,10 @@ impl Simulation {
         } else {
             st.stats.busy -= 1;
         }
-        self.leave(j, s as u32);
     }
 
     /// Job `j` found plain station `s` full and is lost.
-    fn drop_job(&mut self, j: u32, s: usize) {
+    pub(super) fn drop_job(&mut self, j: u32, s: usize) {
         self.stations[s].stats.dropped += 1;
         let job = &mut self.jobs[j as usize];
         job.station = EXIT;

@@ -223,7 +223,7 @@ impl Simulation {
     /// otherwise straight to its fork's `join`. Validation keeps sub-jobs
     /// from routing to the sink; should one pick it anyway, it joins.
     #[inline(never)]
-    fn sub_target(&mut self, j: u32, s: u32, join: u32) -> u32 {
+    pub(super) fn sub_target(&mut self, j: u32, s: u32, join: u32) -> u32 {
         let job = &mut self.jobs[j as usize];
         let fork = self.forks[job.fork as usize].fork as usize;
         if let Kind::Fork(f) = &self.stations[fork].kind

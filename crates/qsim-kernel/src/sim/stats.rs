@@ -288,6 +288,9 @@ impl Simulation {
                 l.poll_sum = 0.0;
             }
         }
+        for b in &mut self.blocking {
+            b.reset(now);
+        }
         for cl in &mut self.classes {
             cl.stats.completions = 0;
             cl.stats.sum_resp = 0.0;
@@ -442,8 +445,15 @@ impl Simulation {
         let stations = self
             .stations
             .iter()
-            .map(|st| {
+            .enumerate()
+            .map(|(i, st)| {
                 let s = &st.stats;
+                // Blocking: the waits at this station as a target, and the
+                // jobs it holds blocked as a sender.
+                let (waited, area_blocked, episodes, sum_blocked) = match self.blocking.get(i) {
+                    Some(b) => (b.waited, b.area(now), b.episodes, b.sum_blocked),
+                    None => (0, 0.0, 0, 0.0),
+                };
                 let (area_n, area_busy) = if matches!(
                     st.kind,
                     Kind::Queue { .. } | Kind::Plain { .. } | Kind::Delay
@@ -501,11 +511,20 @@ impl Simulation {
                 };
                 ReplicationStation {
                     throughput_per_s: per_s(d),
+                    // `busy` counts blocked servers too (occupied); the
+                    // serving fraction leaves them out.
                     utilization: if st.servers > 0.0 {
-                        per_s(area_busy) / st.servers
+                        per_s((area_busy - area_blocked).max(0.0)) / st.servers
                     } else {
                         0.0
                     },
+                    blocked_fraction: if st.servers > 0.0 {
+                        per_s(area_blocked) / st.servers
+                    } else {
+                        0.0
+                    },
+                    blocking_time_s: ratio(sum_blocked, episodes as f64),
+                    blocking_probability: ratio(waited as f64, s.offered as f64),
                     mean_jobs: per_s(area_n),
                     response_time_s: ratio(s.sum_resp, d),
                     wait_time_s: ratio(s.sum_wait, d),

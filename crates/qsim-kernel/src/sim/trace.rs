@@ -70,8 +70,11 @@ impl Simulation {
         let stations = self
             .stations
             .iter()
-            .map(|st| {
+            .enumerate()
+            .map(|(i, st)| {
                 let s = &st.stats;
+                // Blocked servers are occupied, not serving (see `blocking`).
+                let blocked = self.blocking.get(i).map_or(0.0, |b| b.area(now));
                 let (area_n, area_busy) = if matches!(st.kind, Kind::Queue { .. } | Kind::Delay) {
                     s.plain_areas(now, matches!(st.kind, Kind::Queue { .. }))
                 } else {
@@ -84,7 +87,7 @@ impl Simulation {
                 TraceStation {
                     area_jobs: area_n,
                     area_utilization: if st.servers > 0.0 {
-                        area_busy / st.servers
+                        (area_busy - blocked).max(0.0) / st.servers
                     } else {
                         0.0
                     },

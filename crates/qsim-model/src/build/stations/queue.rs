@@ -5,7 +5,7 @@ use crate::ctx::Ctx;
 use qsim_kernel::{Capacity, Discipline, StationKind, WhenFull};
 
 pub(super) const KEYS: &[&str] = &["servers", "discipline", "capacity", "when_full"];
-const WHEN_FULL: &[&str] = &["drop"];
+const WHEN_FULL: &[&str] = &["drop", "block"];
 const DISCIPLINES: &[&str] = &["fcfs", "ps", "lcfs", "priority"];
 
 pub(super) fn read(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<StationKind> {
@@ -40,8 +40,10 @@ pub(super) fn capacity(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Option<Cap
     let when_full = match t.get("when_full") {
         Some(n) => {
             let p = crate::ctx::child(t.path, "when_full");
-            // "drop" is the only choice so far.
-            ctx.choice(n, &p, WHEN_FULL)?;
+            let when_full = match ctx.choice(n, &p, WHEN_FULL)? {
+                "block" => WhenFull::Block,
+                _ => WhenFull::Drop,
+            };
             if limit.is_none() {
                 ctx.error(
                     &n.origin,
@@ -50,7 +52,7 @@ pub(super) fn capacity(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Option<Cap
                 );
                 return None;
             }
-            WhenFull::Drop
+            when_full
         }
         None => WhenFull::Drop,
     };
