@@ -35,6 +35,7 @@ mod event;
 mod fork;
 mod job;
 mod latch;
+mod perclass;
 mod queue;
 mod regions;
 mod routing;
@@ -126,6 +127,9 @@ struct StationRt {
     servers: f64,
     /// Regions the station belongs to.
     regions: Vec<u32>,
+    /// Per-class figures (multi-class models; plain and virtual-clock
+    /// stations only).
+    per_class: Option<Box<perclass::PerClass>>,
 }
 
 /// When the measured part starts.

@@ -115,10 +115,14 @@ impl Simulation {
             return;
         }
         st.stats.acc(now);
-        st.stats.n += 1;
-        st.stats.sum_arr += now;
         let job = &mut self.jobs[j as usize];
         let class = job.class as usize;
+        if let Some(pc) = &mut st.per_class {
+            pc.acc(now, st.stats.busy);
+            pc.arrive(class, st.stats.busy < c);
+        }
+        st.stats.n += 1;
+        st.stats.sum_arr += now;
         if st.stats.busy < c {
             st.stats.busy += 1;
             st.stats.sum_start += now;
@@ -141,12 +145,19 @@ impl Simulation {
         st.stats.n -= 1;
         let job = &self.jobs[j as usize];
         Simulation::record_departure(&mut st.stats, job, now);
+        if let Some(pc) = &mut st.per_class {
+            pc.acc(now, st.stats.busy);
+            pc.depart(job.class as usize, now - job.t_arr, job.t_start - job.t_arr);
+        }
         st.stats.sum_arr -= job.t_arr;
         st.stats.sum_start -= job.t_start;
         if let Some(nx) = st.waiting.pop() {
             st.stats.sum_start += now;
             let job = &mut self.jobs[nx as usize];
             job.t_start = now;
+            if let Some(pc) = &mut st.per_class {
+                pc.start(job.class as usize);
+            }
             let d = st.service[job.class as usize].sample(&mut st.rng);
             self.fel
                 .push(later(now, d), ev(EV_PLAIN_DONE, s as u32, nx));
