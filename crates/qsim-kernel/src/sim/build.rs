@@ -87,8 +87,10 @@ impl Simulation {
                 st.stats.tails = Some(Box::new(super::stats::StationTails::new()));
             }
             if multi && matches!(st.kind, Kind::Plain { .. } | Kind::V(_)) {
+                let sums = matches!(st.kind, Kind::Plain { .. });
                 st.per_class = Some(Box::new(super::perclass::PerClass::new(
                     spec.classes.len(),
+                    sums,
                 )));
             }
         }

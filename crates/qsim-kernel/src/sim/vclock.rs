@@ -131,7 +131,7 @@ impl Simulation {
         let served = vc.mode == VMode::Shared || (vc.insvc.len() as u32) < vc.c;
         if let Some(pc) = &mut st.per_class {
             pc.acc(now, st.stats.busy);
-            pc.arrive(class, served);
+            pc.arrive(class, now, served);
         }
         if served {
             job.t_start = now;
@@ -177,7 +177,7 @@ impl Simulation {
         Simulation::record_departure(&mut st.stats, job, now);
         if let Some(pc) = &mut st.per_class {
             pc.acc(now, st.stats.busy);
-            pc.depart(job.class as usize, now - job.t_arr, job.t_start - job.t_arr);
+            pc.depart(job.class as usize, now, job.t_arr, job.t_start);
         }
         if vc.mode == VMode::Queue
             && let Some(nx) = st.waiting.pop()
@@ -186,7 +186,7 @@ impl Simulation {
             job.t_start = now;
             let class = job.class as usize;
             if let Some(pc) = &mut st.per_class {
-                pc.start(class);
+                pc.start(class, now);
             }
             let w = st.service[class].sample(&mut st.rng);
             let w = if vc.speed.is_some() {
