@@ -282,7 +282,10 @@ fn derived_metric_variables_are_table_paths() {
     // Per-class figures where they are kept: a queue that only web reaches.
     for m in metrics(MetricScope::StationClass) {
         assert!(vars.contains(&m.path("pool.classes.web")), "{m:?}");
-        assert!(!vars.contains(&m.path("pool.classes.batch")), "batch never reaches pool");
+        assert!(
+            !vars.contains(&m.path("pool.classes.batch")),
+            "batch never reaches pool"
+        );
     }
     // The spellings of 0.1 read the very same figures as the new names.
     let results = qsim_kernel::run(&model.network, &model.run).unwrap();

@@ -64,9 +64,17 @@ fn assert_sums_match(r: &RunResults) {
             let sum = |f: fn(&qsim_kernel::ReplicationStationClass) -> f64| {
                 st.classes.iter().map(f).sum::<f64>()
             };
-            close("throughput", sum(|c| c.throughput_per_s), st.throughput_per_s);
+            close(
+                "throughput",
+                sum(|c| c.throughput_per_s),
+                st.throughput_per_s,
+            );
             close("mean jobs", sum(|c| c.mean_jobs), st.mean_jobs);
-            if r.stations[i].classes.iter().all(|c| c.utilization.is_some()) {
+            if r.stations[i]
+                .classes
+                .iter()
+                .all(|c| c.utilization.is_some())
+            {
                 close("utilization", sum(|c| c.utilization), st.utilization);
             }
         }
@@ -112,7 +120,9 @@ fn two_class_ps_response_is_service_over_one_minus_rho() {
         let resp = s[k] / (1.0 - rho);
         assert_close(&label("response"), c.response_time_s, resp, 10, 0.0, 0.03);
         assert_close(&label("mean jobs"), c.mean_jobs, l[k] * resp, 10, 0.0, 0.04);
-        let u = c.utilization.expect("a PS queue has a utilization per class");
+        let u = c
+            .utilization
+            .expect("a PS queue has a utilization per class");
         assert_close(&label("utilization"), u, l[k] * s[k], 10, 0.0, 0.03);
         assert_eq!(c.wait_time_s.mean, 0.0, "PS serves every job at once");
     }
@@ -134,9 +144,23 @@ fn non_preemptive_priority_waits_follow_cobham() {
         let c = at(&r, "server", class);
         let label = |what: &str| format!("priority M/M/1, class {class} {what}");
         assert_close(&label("wait"), c.wait_time_s, w[k], 10, 0.0, 0.05);
-        assert_close(&label("response"), c.response_time_s, w[k] + 1.0, 10, 0.0, 0.04);
+        assert_close(
+            &label("response"),
+            c.response_time_s,
+            w[k] + 1.0,
+            10,
+            0.0,
+            0.04,
+        );
         let l = [l1, l2][k];
-        assert_close(&label("mean jobs"), c.mean_jobs, l * (w[k] + 1.0), 10, 0.0, 0.05);
+        assert_close(
+            &label("mean jobs"),
+            c.mean_jobs,
+            l * (w[k] + 1.0),
+            10,
+            0.0,
+            0.05,
+        );
     }
     assert_sums_match(&r);
 }
@@ -194,12 +218,30 @@ service = { dist = "exponential", mean = 0.3 }
                 );
                 continue;
             }
-            let visits = if (name, class) == ("cpu", "a") { 2.0 } else { 1.0 };
+            let visits = if (name, class) == ("cpu", "a") {
+                2.0
+            } else {
+                1.0
+            };
             let x = exact.classes[k].throughput_per_s;
             let c = at(&r, name, class);
             let label = |what: &str| format!("closed MVA, class {class} at {name} {what}");
-            assert_close(&label("throughput"), c.throughput_per_s, x * visits, 10, 0.0, 0.02);
-            assert_close(&label("mean jobs"), c.mean_jobs, e.queue_length, 10, 0.0, 0.03);
+            assert_close(
+                &label("throughput"),
+                c.throughput_per_s,
+                x * visits,
+                10,
+                0.0,
+                0.02,
+            );
+            assert_close(
+                &label("mean jobs"),
+                c.mean_jobs,
+                e.queue_length,
+                10,
+                0.0,
+                0.03,
+            );
             // MVA's residence is per interaction: visits times the mean
             // time of one visit.
             assert_close(

@@ -471,9 +471,8 @@ fn station_classes(
             };
             let time = |r: &ReplicationResult| r.measured_time_s;
             let departures = |r: &ReplicationResult| get(r).throughput_per_s * r.measured_time_s;
-            let completions = |r: &ReplicationResult| {
-                r.classes.get(c).map_or(0.0, |x| x.completions as f64)
-            };
+            let completions =
+                |r: &ReplicationResult| r.classes.get(c).map_or(0.0, |x| x.completions as f64);
             let e = |metric: &str,
                      f: &dyn Fn(&ReplicationStationClass) -> f64,
                      w: &dyn Fn(&ReplicationResult) -> f64| {

@@ -518,9 +518,11 @@ impl Serialize for StationResults {
 impl Serialize for StationClassResults {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(None)?;
-        put_metrics(&mut m, MetricScope::StationClass, |metric| match metric.read {
-            Read::StationClass { summary, .. } => summary(self),
-            _ => None,
+        put_metrics(&mut m, MetricScope::StationClass, |metric| {
+            match metric.read {
+                Read::StationClass { summary, .. } => summary(self),
+                _ => None,
+            }
         })?;
         m.end()
     }

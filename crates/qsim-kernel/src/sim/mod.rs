@@ -97,8 +97,9 @@ enum Kind {
     },
     /// A fixed-speed queue (`c` servers) or delay (`c = u32::MAX`) off the
     /// hot path: with a capacity (`limit` jobs present at most; an arrival
-    /// that finds it full is lost) or with station tails (`limit =
-    /// u32::MAX`). Its completions are `EV_PLAIN_DONE` events.
+    /// that finds it full is lost), with station tails or in a multi-class
+    /// model (per-class figures; `limit = u32::MAX` for both). Its
+    /// completions are `EV_PLAIN_DONE` events.
     Plain {
         c: u32,
         limit: u32,

@@ -147,8 +147,8 @@ impl PerClass {
     /// had spent before it.
     fn plain_areas(c: &ClassAt, now: f64) -> (f64, f64) {
         let n = c.sum_resp + (f64::from(c.n) * now - c.sum_arr) - c.before_n;
-        let busy = (c.sum_resp - c.sum_wait) + (f64::from(c.svc) * now - c.sum_start)
-            - c.before_busy;
+        let busy =
+            (c.sum_resp - c.sum_wait) + (f64::from(c.svc) * now - c.sum_start) - c.before_busy;
         // Sums of non-negative durations: only rounding takes them below 0.
         (n.max(0.0), busy.max(0.0))
     }
