@@ -10,6 +10,7 @@ mod exact;
 mod grammar;
 mod guards;
 mod names;
+mod perclass;
 mod report;
 mod routes;
 mod scenarios;

@@ -7,7 +7,8 @@
 //! is `closed3` without think time. `latch100` and `latch500`: N threads
 //! looping through one latch whose speed falls with contention (every
 //! arrival and departure re-times the holder). `think1m`: 10^6 users
-//! thinking (~10^6 pending events) in front of one server.
+//! thinking (~10^6 pending events) in front of one server. `mm1x2`: the
+//! M/M/1 with its arrivals split between two classes.
 
 use qsim_kernel::*;
 
@@ -74,6 +75,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }],
             ..NetworkSpec::default()
         },
+        // Two open classes of the M/M/1 above, λ = 0.45 each: the cost of
+        // a multi-class model's per-class station figures.
+        "mm1x2" => NetworkSpec {
+            stations: vec![StationSpec {
+                service: vec![Some(Dist::exponential(1.0)?), Some(Dist::exponential(1.0)?)],
+                ..q("server", 1.0)?
+            }],
+            classes: ["a", "b"]
+                .into_iter()
+                .map(|name| {
+                    Ok(ClassSpec {
+                        name: name.into(),
+                        workload: Workload::Open {
+                            interarrival: Dist::exponential(1.0 / 0.45)?,
+                        },
+                        routing: Routing::Sequence(vec![0]),
+                        priority: 0,
+                    })
+                })
+                .collect::<Result<_, DistError>>()?,
+            ..NetworkSpec::default()
+        },
         "latch100" => latch_loop(100)?,
         "latch500" => latch_loop(500)?,
         // 10^6 users, 1000 s think, 0.5 ms service: ~1000 interactions/s,
@@ -137,7 +160,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         r.system.response_time_s,
         r.system.percentiles_s[3],
     );
-    if model == "mm1" {
+    if model == "mm1" || model == "mm1x2" {
         // M/M/1 at ρ = 0.9: R = 1/(μ−λ) = 10 s.
         assert!((r.system.response_time_s - 10.0).abs() < 2.0);
     }

@@ -227,11 +227,23 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
         }),
     };
     let senders = spec.blocking_senders();
+    let reached: Vec<Vec<bool>> = (0..spec.classes.len())
+        .map(|c| spec.stations_reached(c))
+        .collect();
+    // Visits per interaction count departures per completion: jobs lost at
+    // a full station or sent away by a population step down leave without
+    // completing, so the ratio would not be a visit count there.
+    let visits_defined = spec.capacity.iter().all(Option::is_none) && config.schedule.is_empty();
     let stations = spec
         .stations
         .iter()
         .enumerate()
         .map(|(i, st)| {
+            let spin_cpu = spec.stations.iter().any(|l| {
+                matches!(&l.kind, crate::network::StationKind::Latch(l)
+                    if l.spin.as_ref().is_some_and(|sp| sp.cpu == Some(i)))
+            });
+            let has_servers = !matches!(st.kind, crate::network::StationKind::Delay);
             let grouped = matches!(
                 st.kind,
                 crate::network::StationKind::Batch(_) | crate::network::StationKind::Link(_)
@@ -292,6 +304,15 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                     .then(|| e("blocked_fraction", &|s| s.blocked_fraction, &time)),
                 blocking_time_s: sends
                     .then(|| e("blocking_time_s", &|s| s.blocking_time_s, &departures)),
+                classes: station_classes(
+                    spec,
+                    reps,
+                    i,
+                    &reached,
+                    has_servers && !spin_cpu,
+                    visits_defined,
+                    &fig,
+                ),
                 tails: config.station_tails.then(|| {
                     let t = |r: &ReplicationResult| get(r).tails.unwrap_or_default();
                     let per_rep = |f: &dyn Fn(&ReplicationTails) -> f64| {
@@ -461,4 +482,70 @@ fn steady_warnings(reps: &[ReplicationResult]) -> Vec<RunWarning> {
         }
     }
     out
+}
+
+/// The per-class figures of station `i` across replications, for the
+/// classes that can reach it, when the replications kept them;
+/// `utilization` and `visits` say whether those apply. `fig` is the
+/// summary of one figure with its weight (see `summarize`).
+#[allow(clippy::type_complexity)]
+fn station_classes(
+    spec: &crate::network::NetworkSpec,
+    reps: &[ReplicationResult],
+    i: usize,
+    reached: &[Vec<bool>],
+    utilization: bool,
+    visits: bool,
+    fig: &dyn Fn(
+        &dyn Fn() -> String,
+        &dyn Fn(&ReplicationResult) -> f64,
+        &dyn Fn(&ReplicationResult) -> f64,
+    ) -> Estimate,
+) -> Vec<StationClassResults> {
+    let kept = reps
+        .first()
+        .and_then(|r| r.stations.get(i))
+        .is_some_and(|s| !s.classes.is_empty());
+    if !kept {
+        return Vec::new();
+    }
+    let sname = &spec.stations[i].name;
+    spec.classes
+        .iter()
+        .enumerate()
+        .filter(|(c, _)| reached[*c].get(i).copied().unwrap_or(false))
+        .map(|(c, cl)| {
+            let get = |r: &ReplicationResult| {
+                r.stations
+                    .get(i)
+                    .and_then(|s| s.classes.get(c))
+                    .cloned()
+                    .unwrap_or_default()
+            };
+            let time = |r: &ReplicationResult| r.measured_time_s;
+            let departures = |r: &ReplicationResult| get(r).throughput_per_s * r.measured_time_s;
+            let completions =
+                |r: &ReplicationResult| r.classes.get(c).map_or(0.0, |x| x.completions as f64);
+            let e = |metric: &str,
+                     f: &dyn Fn(&ReplicationStationClass) -> f64,
+                     w: &dyn Fn(&ReplicationResult) -> f64| {
+                fig(
+                    &|| format!("station.{sname}.classes.{}.{metric}", cl.name),
+                    &|r| f(&get(r)),
+                    w,
+                )
+            };
+            let completed = reps.iter().all(|r| completions(r) > 0.0);
+            StationClassResults {
+                name: cl.name.clone(),
+                class: c,
+                throughput_per_s: e("throughput_per_s", &|s| s.throughput_per_s, &time),
+                utilization: utilization.then(|| e("utilization", &|s| s.utilization, &time)),
+                mean_jobs: e("mean_jobs", &|s| s.mean_jobs, &time),
+                response_time_s: e("response_time_s", &|s| s.response_time_s, &departures),
+                wait_time_s: e("wait_time_s", &|s| s.wait_time_s, &departures),
+                visits: (visits && completed).then(|| e("visits", &|s| s.visits, &completions)),
+            }
+        })
+        .collect()
 }

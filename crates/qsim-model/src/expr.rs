@@ -483,11 +483,21 @@ const VARIABLE_SCOPES: [MetricScope; 3] = [
 /// The variables a derived metric may use, every one a metric of the one
 /// table (`qsim_kernel::METRICS`) under its key path: system metrics by
 /// name (`throughput_per_s`), station and class metrics as
-/// `stations.NAME.utilization`, `classes.NAME.response_time_s`. With
+/// `stations.NAME.utilization`, `classes.NAME.response_time_s`, and the
+/// figures of a class at a station for each of `station_classes` (items
+/// `STATION.classes.CLASS`) as `stations.cpu.classes.web.mean_jobs`. With
 /// `aliases`, the older spellings still accepted are included
 /// (`throughput`, `stations.NAME.response_time`, ...).
-pub fn variable_names(stations: &[&str], classes: &[&str], aliases: bool) -> Vec<String> {
+pub fn variable_names(
+    stations: &[&str],
+    classes: &[&str],
+    station_classes: &[String],
+    aliases: bool,
+) -> Vec<String> {
     let mut out = Vec::new();
+    for item in station_classes {
+        out.extend(metrics(MetricScope::StationClass).map(|m| m.path(item)));
+    }
     for scope in VARIABLE_SCOPES {
         let items: &[&str] = match scope {
             MetricScope::System => &["system"],
@@ -510,31 +520,41 @@ pub fn variable_names(stations: &[&str], classes: &[&str], aliases: bool) -> Vec
 }
 
 /// A sentence listing the variable forms, for error messages:
-/// `throughput_per_s, ..., stations.NAME.{...} or classes.NAME.{...}`.
+/// `throughput_per_s, ..., stations.NAME.{...}, stations.NAME.classes.CLASS.{...}
+/// or classes.NAME.{...}`.
 pub fn variables_help() -> String {
     let list = |scope: MetricScope| metrics(scope).map(|m| m.name).collect::<Vec<_>>().join(",");
     format!(
-        "{}, {}.NAME.{{{}}} or {}.NAME.{{{}}}",
+        "{}, {}.NAME.{{{}}}, {}.NAME.classes.CLASS.{{{}}} (multi-class models) or {}.NAME.{{{}}}",
         metrics(MetricScope::System)
             .map(|m| m.name)
             .collect::<Vec<_>>()
             .join(", "),
         MetricScope::Station.key(),
         list(MetricScope::Station),
+        MetricScope::Station.key(),
+        list(MetricScope::StationClass),
         MetricScope::Class.key(),
         list(MetricScope::Class)
     )
 }
 
-/// Splits a variable name into its scope, item name (`None` for the system)
-/// and metric, accepting the older spellings; `None` for a name that is not
-/// a metric path (the item itself is not checked).
+/// Splits a variable name into its scope, item name (`None` for the system;
+/// `STATION.classes.CLASS` for a class at a station) and metric, accepting
+/// the older spellings; `None` for a name that is not a metric path (the
+/// item itself is not checked).
 pub fn resolve_variable(name: &str) -> Option<(MetricScope, Option<&str>, &'static Metric)> {
     if let Some(m) = metric(MetricScope::System, name) {
         return Some((MetricScope::System, None, m));
     }
     let (scope, rest) = name.split_once('.')?;
     let (item, field) = rest.rsplit_once('.')?;
+    if scope == MetricScope::Station.key()
+        && item.contains(".classes.")
+        && let Some(m) = metric(MetricScope::StationClass, field)
+    {
+        return Some((MetricScope::StationClass, Some(item), m));
+    }
     let scope = VARIABLE_SCOPES
         .into_iter()
         .find(|s| *s != MetricScope::System && s.key() == scope)?;

@@ -253,12 +253,31 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
 /// The names a derived metric may use for this network: every metric of
 /// the one table (`qsim_kernel::METRICS`) under its key path, e.g.
 /// `throughput_per_s`, `stations.cpu.utilization`,
-/// `classes.web.response_time_p99_s` (see [`expr::variable_names`]).
+/// `classes.web.response_time_p99_s`, and in a multi-class model
+/// `stations.cpu.classes.web.mean_jobs` for each class that reaches a queue
+/// or delay station (see [`expr::variable_names`]).
 pub fn metric_variables(network: &Network) -> Vec<String> {
     let spec = network.spec();
     let s: Vec<&str> = spec.stations.iter().map(|s| s.name.as_str()).collect();
     let c: Vec<&str> = spec.classes.iter().map(|c| c.name.as_str()).collect();
-    expr::variable_names(&s, &c, false)
+    let mut pairs = Vec::new();
+    if c.len() > 1 {
+        let reached: Vec<Vec<bool>> = (0..c.len()).map(|k| spec.stations_reached(k)).collect();
+        for (i, st) in spec.stations.iter().enumerate() {
+            if !matches!(
+                st.kind,
+                qsim_kernel::StationKind::Queue { .. } | qsim_kernel::StationKind::Delay
+            ) {
+                continue;
+            }
+            for (k, class) in c.iter().enumerate() {
+                if reached[k][i] {
+                    pairs.push(qsim_kernel::station_class_item(&st.name, class));
+                }
+            }
+        }
+    }
+    expr::variable_names(&s, &c, &pairs, false)
 }
 
 /// The value of a name of the derived-metric language (see
@@ -277,6 +296,16 @@ pub fn metric_value(
         }
         (qsim_kernel::MetricScope::Class, Some(item)) => {
             spec.classes.iter().position(|c| c.name == item)?
+        }
+        (qsim_kernel::MetricScope::StationClass, Some(item)) => {
+            let (station, class) = item.split_once(".classes.")?;
+            let s = spec.stations.iter().position(|s| s.name == station)?;
+            let c = spec.classes.iter().position(|c| c.name == class)?;
+            // A class that never comes to the station has no figures there.
+            if !spec.stations_reached(c)[s] {
+                return None;
+            }
+            qsim_kernel::station_class_index(s, c, spec.classes.len())
         }
         _ => 0,
     };

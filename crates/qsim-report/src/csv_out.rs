@@ -2,7 +2,9 @@
 //! metric names come from the one table (`qsim_kernel::METRICS`).
 
 use crate::Report;
-use qsim_kernel::{Estimate, MetricScope, RunResults, metrics};
+use qsim_kernel::{
+    Estimate, MetricScope, RunResults, metrics, station_class_index, station_class_item,
+};
 use std::fmt::Write;
 
 /// The `scope` of derived-metric rows (their `metric` is [`DERIVED_METRIC`]).
@@ -39,13 +41,45 @@ pub fn quote(s: &str) -> String {
     }
 }
 
-/// The names of the items of `scope` (`system` for the system).
-pub(crate) fn items(r: &RunResults, scope: MetricScope) -> Vec<&str> {
+/// The names of the items of `scope` (`system` for the system;
+/// `cpu.classes.web` for a class at a station) with their indices for
+/// [`qsim_kernel::Metric::summary`].
+pub(crate) fn items(r: &RunResults, scope: MetricScope) -> Vec<(String, usize)> {
+    let named = |names: Vec<&str>| -> Vec<(String, usize)> {
+        names
+            .into_iter()
+            .enumerate()
+            .map(|(i, n)| (n.to_string(), i))
+            .collect()
+    };
     match scope {
-        MetricScope::System => vec![MetricScope::System.key()],
-        MetricScope::Station => r.stations.iter().map(|s| s.name.as_str()).collect(),
-        MetricScope::Class => r.classes.iter().map(|c| c.name.as_str()).collect(),
-        MetricScope::Region => r.regions.iter().map(|g| g.name.as_str()).collect(),
+        MetricScope::System => named(vec![MetricScope::System.key()]),
+        MetricScope::Station => named(r.stations.iter().map(|s| s.name.as_str()).collect()),
+        MetricScope::StationClass => r
+            .stations
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| {
+                s.classes.iter().map(move |c| {
+                    (
+                        station_class_item(&s.name, &c.name),
+                        station_class_index(i, c.class, r.classes.len()),
+                    )
+                })
+            })
+            .collect(),
+        MetricScope::Class => named(r.classes.iter().map(|c| c.name.as_str()).collect()),
+        MetricScope::Region => named(r.regions.iter().map(|g| g.name.as_str()).collect()),
+    }
+}
+
+/// The `scope` column of a scope's rows: a class at a station is written
+/// under `stations`, its name `cpu.classes.web`, so that scope, name and
+/// metric joined by dots are its key path.
+fn scope_column(scope: MetricScope) -> &'static str {
+    match scope {
+        MetricScope::StationClass => MetricScope::Station.key(),
+        s => s.key(),
     }
 }
 
@@ -58,17 +92,17 @@ pub fn to_csv(report: &Report) -> String {
     let r = report.results;
     let mut out = format!("{CSV_HEADER}\n");
     for scope in MetricScope::ALL {
-        for (i, name) in items(r, scope).into_iter().enumerate() {
+        for (name, i) in items(r, scope) {
             for m in metrics(scope) {
                 // The system is one item: its name is left empty, as in
                 // the CSV of `qsim solve` and of a trace.
                 let name = if scope == MetricScope::System {
                     ""
                 } else {
-                    name
+                    name.as_str()
                 };
                 if let Some(e) = m.summary(r, i) {
-                    row(&mut out, scope.key(), name, m.name, &e);
+                    row(&mut out, scope_column(scope), name, m.name, &e);
                 }
             }
         }

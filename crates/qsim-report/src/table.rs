@@ -1,7 +1,9 @@
 //! The human-readable table of one run.
 
 use crate::{Report, bottleneck_line};
-use qsim_kernel::{Estimate, Metric, MetricScope, Stop, Unit, Warmup, metrics, names};
+use qsim_kernel::{
+    Estimate, Metric, MetricScope, Stop, Unit, Warmup, metrics, names, station_class_index,
+};
 use std::fmt::Write;
 
 /// Decimals that give a number about four significant digits, or `None`
@@ -96,7 +98,7 @@ fn cell(m: &Metric, e: &Estimate) -> String {
     match m.unit {
         Unit::Seconds => pm_dur(e),
         Unit::Fraction => pct(e),
-        Unit::PerSecond | Unit::Jobs => pm(e),
+        Unit::PerSecond | Unit::Jobs | Unit::Visits => pm(e),
     }
 }
 
@@ -211,6 +213,26 @@ pub fn to_table(report: &Report) -> String {
                 });
             }
             rows.push(row);
+        }
+        columns(&mut out, &rows);
+    }
+
+    if r.stations.iter().any(|s| !s.classes.is_empty()) {
+        let _ = writeln!(out, "\nstations by class");
+        let nc = r.classes.len();
+        let shown: Vec<&Metric> = metrics(MetricScope::StationClass).collect();
+        let mut header = vec!["station".to_string(), "class".to_string()];
+        header.extend(shown.iter().map(|m| m.label.to_string()));
+        let mut rows = vec![header];
+        for (i, st) in r.stations.iter().enumerate() {
+            for cl in &st.classes {
+                let item = station_class_index(i, cl.class, nc);
+                let mut row = vec![st.name.clone(), cl.name.clone()];
+                for m in &shown {
+                    row.push(m.summary(r, item).map_or("-".into(), |e| cell(m, &e)));
+                }
+                rows.push(row);
+            }
         }
         columns(&mut out, &rows);
     }

@@ -3,8 +3,8 @@
 
 use super::*;
 
-/// What a metric describes: the whole network, one station, one class or one
-/// region.
+/// What a metric describes: the whole network, one station, one class at
+/// one station, one class or one region.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MetricScope {
@@ -12,6 +12,8 @@ pub enum MetricScope {
     System,
     /// One station.
     Station,
+    /// One class at one station (multi-class models).
+    StationClass,
     /// One job class.
     Class,
     /// One region (throttle).
@@ -20,20 +22,25 @@ pub enum MetricScope {
 
 impl MetricScope {
     /// Every scope, in report order.
-    pub const ALL: [MetricScope; 4] = [
+    pub const ALL: [MetricScope; 5] = [
         MetricScope::System,
         MetricScope::Station,
+        MetricScope::StationClass,
         MetricScope::Class,
         MetricScope::Region,
     ];
 
     /// The word that names the scope in JSON objects, CSV `scope` columns,
     /// sweep columns and derived-metric variables: `system`, `stations`,
-    /// `classes`, `regions` (the TOML tables of the same name).
+    /// `classes`, `regions` (the TOML tables of the same name). A class at
+    /// a station is `stations.classes`: its figures sit under the station,
+    /// at `stations.NAME.classes.CLASS` (CSV: scope `stations`, name
+    /// `NAME.classes.CLASS`).
     pub fn key(self) -> &'static str {
         match self {
             MetricScope::System => "system",
             MetricScope::Station => "stations",
+            MetricScope::StationClass => "stations.classes",
             MetricScope::Class => "classes",
             MetricScope::Region => "regions",
         }
@@ -52,6 +59,8 @@ pub enum Unit {
     Fraction,
     /// A number of jobs (or threads).
     Jobs,
+    /// Visits to a station per completed interaction.
+    Visits,
 }
 
 impl Unit {
@@ -62,6 +71,7 @@ impl Unit {
             Unit::Seconds => "s",
             Unit::Fraction => "fraction",
             Unit::Jobs => "jobs",
+            Unit::Visits => "visits",
         }
     }
 }
@@ -81,6 +91,12 @@ pub(super) enum Read {
     Station {
         summary: fn(&StationResults) -> Option<Estimate>,
         replication: fn(&ReplicationStation) -> f64,
+    },
+    /// A figure of one class at one station; `None` when it does not
+    /// apply there.
+    StationClass {
+        summary: fn(&StationClassResults) -> Option<Estimate>,
+        replication: fn(&ReplicationStationClass) -> f64,
     },
     /// A region figure.
     Region {
@@ -199,6 +215,8 @@ pub mod names {
     pub const JOBS_VARIANCE: &str = "jobs_variance";
     /// Fraction of time with at least `simulation.jobs_tail_k` jobs present.
     pub const JOBS_TAIL_PROBABILITY: &str = "jobs_tail_probability";
+    /// Visits of a class to a station per completed interaction of the class.
+    pub const VISITS: &str = "visits";
 }
 
 use names::*;
@@ -635,6 +653,83 @@ const TAILS: [Metric; 9] = [
     ),
 ];
 
+const fn station_class(
+    name: &'static str,
+    unit: Unit,
+    label: &'static str,
+    doc: &'static str,
+    summary: fn(&StationClassResults) -> Option<Estimate>,
+    replication: fn(&ReplicationStationClass) -> f64,
+) -> Metric {
+    Metric {
+        scope: MetricScope::StationClass,
+        name,
+        unit,
+        label,
+        doc,
+        sweep_column: false,
+        aliases: &[],
+        read: Read::StationClass {
+            summary,
+            replication,
+        },
+    }
+}
+
+/// Per-class figures at the plain queue, delay, PS and speed-curve stations
+/// of a multi-class model: the station metrics of the same name, counted
+/// over one class's visits.
+const STATION_CLASS: [Metric; 6] = [
+    station_class(
+        THROUGHPUT_PER_S,
+        Unit::PerSecond,
+        "throughput /s",
+        "departures of the class per second",
+        |c| Some(c.throughput_per_s),
+        |c| c.throughput_per_s,
+    ),
+    station_class(
+        UTILIZATION,
+        Unit::Fraction,
+        "utilization",
+        "the class's part of the station's utilization (each job in service holds an equal part of the busy servers; they add up to the station's); absent at a delay station and at a cpu that spin-latch threads run on",
+        |c| c.utilization,
+        |c| c.utilization,
+    ),
+    station_class(
+        MEAN_JOBS,
+        Unit::Jobs,
+        "mean jobs",
+        "time-average number of the class's jobs present, queued and in service",
+        |c| Some(c.mean_jobs),
+        |c| c.mean_jobs,
+    ),
+    station_class(
+        RESPONSE_TIME_S,
+        Unit::Seconds,
+        "response",
+        "mean time from arrival at the station to departure, over the class's visits",
+        |c| Some(c.response_time_s),
+        |c| c.response_time_s,
+    ),
+    station_class(
+        WAIT_TIME_S,
+        Unit::Seconds,
+        "wait",
+        "mean time from arrival at the station to the start of service, over the class's visits",
+        |c| Some(c.wait_time_s),
+        |c| c.wait_time_s,
+    ),
+    station_class(
+        VISITS,
+        Unit::Visits,
+        "visits",
+        "departures of the class from the station per completed interaction of the class",
+        |c| c.visits,
+        |c| c.visits,
+    ),
+];
+
 const fn region(
     name: &'static str,
     unit: Unit,
@@ -690,7 +785,7 @@ const REGION: [Metric; 3] = [
 ];
 
 /// Every metric, by scope and then in report order.
-pub static METRICS: [Metric; 45] = [
+pub static METRICS: [Metric; 51] = [
     SYSTEM_FLOW[0],
     SYSTEM_FLOW[1],
     SYSTEM_FLOW[2],
@@ -725,6 +820,12 @@ pub static METRICS: [Metric; 45] = [
     TAILS[6],
     TAILS[7],
     TAILS[8],
+    STATION_CLASS[0],
+    STATION_CLASS[1],
+    STATION_CLASS[2],
+    STATION_CLASS[3],
+    STATION_CLASS[4],
+    STATION_CLASS[5],
     CLASS_FLOW[0],
     CLASS_FLOW[1],
     CLASS_FLOW[2],
@@ -787,10 +888,13 @@ impl Metric {
     }
 
     /// Its key path for one item: `throughput_per_s` for a system metric,
-    /// `stations.cpu.utilization` for a station metric of `cpu`.
+    /// `stations.cpu.utilization` for a station metric of `cpu`,
+    /// `stations.cpu.classes.web.utilization` for the class metric of item
+    /// `cpu.classes.web` (see [`station_class_item`]).
     pub fn path(&self, item: &str) -> String {
         match self.scope {
             MetricScope::System => self.name.to_string(),
+            MetricScope::StationClass => format!("stations.{item}.{}", self.name),
             s => format!("{}.{item}.{}", s.key(), self.name),
         }
     }
@@ -810,6 +914,15 @@ impl Metric {
             (Read::Sla, MetricScope::System) => r.system.sla_violation,
             (Read::Sla, _) => r.classes.get(index).and_then(|c| c.sla_violation),
             (Read::Station { summary, .. }, _) => r.stations.get(index).and_then(summary),
+            (Read::StationClass { summary, .. }, _) => {
+                let (s, c) = split_station_class(index, r.classes.len())?;
+                r.stations
+                    .get(s)?
+                    .classes
+                    .iter()
+                    .find(|x| x.class == c)
+                    .and_then(summary)
+            }
             (Read::Region { summary, .. }, _) => r.regions.get(index).map(summary),
         }
     }
@@ -824,7 +937,31 @@ impl Metric {
             (Read::Sla, MetricScope::System) => Some(rep.system.sla_violation),
             (Read::Sla, _) => rep.classes.get(index).map(|c| c.sla_violation),
             (Read::Station { replication, .. }, _) => rep.stations.get(index).map(replication),
+            (Read::StationClass { replication, .. }, _) => {
+                let (s, c) = split_station_class(index, rep.classes.len())?;
+                // NaN marks a figure not defined there (see
+                // `ReplicationStationClass`).
+                let x = replication(rep.stations.get(s)?.classes.get(c)?);
+                (!x.is_nan()).then_some(x)
+            }
             (Read::Region { replication, .. }, _) => rep.regions.get(index).map(replication),
         }
     }
+}
+
+/// The item index of class `class` at station `station` in a model of
+/// `classes` classes, for [`Metric::summary`] and [`Metric::replication`]
+/// of [`MetricScope::StationClass`] metrics.
+pub fn station_class_index(station: usize, class: usize, classes: usize) -> usize {
+    station * classes + class
+}
+
+fn split_station_class(index: usize, classes: usize) -> Option<(usize, usize)> {
+    (classes > 0).then(|| (index / classes, index % classes))
+}
+
+/// The item name of class `class` at station `station`: `cpu.classes.web`,
+/// as in its key path `stations.cpu.classes.web.utilization`.
+pub fn station_class_item(station: &str, class: &str) -> String {
+    format!("{station}.classes.{class}")
 }

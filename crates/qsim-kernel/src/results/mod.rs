@@ -206,6 +206,35 @@ pub struct StationResults {
     pub blocking_time_s: Option<Estimate>,
     /// Distributions at the station (with `station_tails`).
     pub tails: Option<TailResults>,
+    /// Per class, for the classes that can reach the station, in spec
+    /// order: multi-class models, at plain queue and delay, PS and
+    /// speed-curve stations; empty otherwise.
+    pub classes: Vec<StationClassResults>,
+}
+
+/// Figures of one class at one station (the station figures of the same
+/// name, over that class's visits).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct StationClassResults {
+    /// Class name.
+    pub name: String,
+    /// Class index in spec order.
+    pub class: usize,
+    /// Departures of the class per second.
+    pub throughput_per_s: Estimate,
+    /// The class's part of the station's utilization; `None` where it is
+    /// not defined (delay stations, cpus that spin-latch threads run on).
+    pub utilization: Option<Estimate>,
+    /// Time-average number of the class's jobs present.
+    pub mean_jobs: Estimate,
+    /// Mean time from arrival to departure over the class's visits.
+    pub response_time_s: Estimate,
+    /// Mean wait before service over the class's visits.
+    pub wait_time_s: Estimate,
+    /// Departures of the class per completed interaction of the class;
+    /// `None` when a class's jobs can be dropped or left on a step down,
+    /// or when no interaction completed.
+    pub visits: Option<Estimate>,
 }
 
 /// Figures of one job class.
@@ -375,6 +404,28 @@ pub struct ReplicationStation {
     pub blocking_time_s: f64,
     /// Distributions at the station, with `station_tails`.
     pub tails: Option<ReplicationTails>,
+    /// Per class, in spec order, at the stations of a multi-class model
+    /// that keep them (plain queue and delay, PS and speed curves); empty
+    /// otherwise.
+    pub classes: Vec<ReplicationStationClass>,
+}
+
+/// One replication's figures for one class at one station.
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct ReplicationStationClass {
+    /// Departures of the class per second.
+    pub throughput_per_s: f64,
+    /// The class's part of the busy fraction (NaN where not defined: a
+    /// delay station, a cpu that spin-latch threads run on).
+    pub utilization: f64,
+    /// Time-average number of the class's jobs present.
+    pub mean_jobs: f64,
+    /// Mean response time of the class's visits, seconds.
+    pub response_time_s: f64,
+    /// Mean wait before service of the class's visits, seconds.
+    pub wait_time_s: f64,
+    /// Departures of the class here per completed interaction of the class.
+    pub visits: f64,
 }
 
 /// One replication's per-station distributions (`station_tails`).
@@ -480,7 +531,32 @@ impl Serialize for StationResults {
             Read::Station { summary, .. } => summary(self),
             _ => None,
         })?;
+        if !self.classes.is_empty() {
+            m.serialize_entry("classes", &ByName(&self.classes))?;
+        }
         m.end()
+    }
+}
+
+impl Serialize for StationClassResults {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        put_metrics(&mut m, MetricScope::StationClass, |metric| {
+            match metric.read {
+                Read::StationClass { summary, .. } => summary(self),
+                _ => None,
+            }
+        })?;
+        m.end()
+    }
+}
+
+/// A list that serializes as an object keyed by each item's name.
+struct ByName<'a, T>(&'a [T]);
+
+impl<T: Named + Serialize> Serialize for ByName<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        by_name(self.0, s)
     }
 }
 
@@ -502,6 +578,12 @@ pub trait Named {
 }
 
 impl Named for StationResults {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Named for StationClassResults {
     fn name(&self) -> &str {
         &self.name
     }

@@ -77,8 +77,11 @@ impl Simulation {
                 Kind::Delay => Some(u32::MAX),
                 _ => None,
             };
+            // A multi-class model keeps per-class figures at its plain
+            // stations, which the hot path does not.
+            let multi = spec.classes.len() > 1;
             if let Some(c) = c
-                && (limit.is_some() || config.station_tails || sends)
+                && (limit.is_some() || config.station_tails || sends || multi)
             {
                 st.kind = Kind::Plain {
                     c,
@@ -89,6 +92,13 @@ impl Simulation {
             }
             if config.station_tails {
                 st.stats.tails = Some(Box::new(super::stats::StationTails::new()));
+            }
+            if multi && matches!(st.kind, Kind::Plain { .. } | Kind::V(_)) {
+                let sums = matches!(st.kind, Kind::Plain { .. });
+                st.per_class = Some(Box::new(super::perclass::PerClass::new(
+                    spec.classes.len(),
+                    sums,
+                )));
             }
         }
         link_spin_cpus(&mut stations);
@@ -331,6 +341,7 @@ fn station(st: &StationSpec, s: usize, classes: usize, seed: u64, index: u32) ->
         waiting,
         servers,
         regions: Vec::new(),
+        per_class: None,
     }
 }
 

@@ -36,6 +36,7 @@ mod event;
 mod fork;
 mod job;
 mod latch;
+mod perclass;
 mod queue;
 mod regions;
 mod routing;
@@ -99,9 +100,10 @@ enum Kind {
     /// A fixed-speed queue (`c` servers) or delay (`c = u32::MAX`) off the
     /// hot path: with a capacity (`limit` jobs present at most; an arrival
     /// that finds it full is lost, or with `block` waits for room, see
-    /// `blocking`), with station tails (`limit = u32::MAX`), or able to
-    /// send to a blocking station (`sends`: its completions check the
-    /// target first). Its completions are `EV_PLAIN_DONE` events.
+    /// `blocking`), with station tails or in a multi-class model (per-class
+    /// figures; `limit = u32::MAX` for both), or able to send to a blocking
+    /// station (`sends`: its completions check the target first). Its
+    /// completions are `EV_PLAIN_DONE` events.
     Plain {
         c: u32,
         limit: u32,
@@ -132,6 +134,9 @@ struct StationRt {
     servers: f64,
     /// Regions the station belongs to.
     regions: Vec<u32>,
+    /// Per-class figures (multi-class models; plain and virtual-clock
+    /// stations only).
+    per_class: Option<Box<perclass::PerClass>>,
 }
 
 /// When the measured part starts.

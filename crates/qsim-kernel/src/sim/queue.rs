@@ -120,18 +120,28 @@ impl Simulation {
 
     /// Job `j` (already marked as arrived) joins plain station `s`, which
     /// has room. The same bookkeeping as [`Simulation::queue_arrive`], plus
-    /// `acc` for the number-present distribution of station tails.
+    /// the per-class sums of a multi-class model and `acc` for the
+    /// number-present distribution of station tails.
     pub(super) fn plain_enter(&mut self, j: u32, s: usize) {
         let now = self.now;
         let st = &mut self.stations[s];
         let Kind::Plain { c, .. } = st.kind else {
             unreachable!("plain_enter on a station that is not Kind::Plain")
         };
-        st.stats.acc(now);
-        st.stats.n += 1;
-        st.stats.sum_arr += now;
+        // Plain areas come from per-job sums: the integrated ones serve only
+        // the number-present distribution of station tails (and the check
+        // of debug builds).
+        if cfg!(debug_assertions) || st.stats.tails.is_some() {
+            st.stats.acc(now);
+        }
         let job = &mut self.jobs[j as usize];
         let class = job.class as usize;
+        if let Some(pc) = &mut st.per_class {
+            pc.acc(now, st.stats.busy);
+            pc.arrive(class, now, st.stats.busy < c);
+        }
+        st.stats.n += 1;
+        st.stats.sum_arr += now;
         if st.stats.busy < c {
             st.stats.busy += 1;
             st.stats.sum_start += now;
@@ -167,16 +177,26 @@ impl Simulation {
     pub(super) fn plain_depart(&mut self, s: usize, j: u32) {
         let now = self.now;
         let st = &mut self.stations[s];
-        st.stats.acc(now);
+        // See `plain_arrive`.
+        if cfg!(debug_assertions) || st.stats.tails.is_some() {
+            st.stats.acc(now);
+        }
         st.stats.n -= 1;
         let job = &self.jobs[j as usize];
         Simulation::record_departure(&mut st.stats, job, now);
+        if let Some(pc) = &mut st.per_class {
+            pc.acc(now, st.stats.busy);
+            pc.depart(job.class as usize, now, job.t_arr, job.t_start);
+        }
         st.stats.sum_arr -= job.t_arr;
         st.stats.sum_start -= job.t_start;
         if let Some(nx) = st.waiting.pop() {
             st.stats.sum_start += now;
             let job = &mut self.jobs[nx as usize];
             job.t_start = now;
+            if let Some(pc) = &mut st.per_class {
+                pc.start(job.class as usize, now);
+            }
             let d = st.service[job.class as usize].sample(&mut st.rng);
             self.fel
                 .push(later(now, d), ev(EV_PLAIN_DONE, s as u32, nx));

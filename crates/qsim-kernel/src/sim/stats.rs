@@ -277,6 +277,10 @@ impl Simulation {
         self.completions = 0;
         for st in &mut self.stations {
             st.stats.acc(now);
+            if let Some(pc) = &mut st.per_class {
+                pc.acc(now, st.stats.busy);
+                pc.reset(now);
+            }
             st.stats.reset(now);
             if let Kind::Latch(l) = &mut st.kind {
                 l.area_spin = 0.0;
@@ -545,6 +549,15 @@ impl Simulation {
                     mean_poll_delay_s: poll_delay,
                     dropped_per_s: per_s(s.dropped as f64),
                     loss_probability: ratio(s.dropped as f64, s.offered as f64),
+                    classes: st.per_class.as_ref().map_or_else(Vec::new, |pc| {
+                        // Spinning latch threads hold part of a cpu's busy
+                        // servers but belong to no class here.
+                        let spin_cpu = matches!(&st.kind, Kind::V(vc) if !vc.latches.is_empty());
+                        let servers = if spin_cpu { 0.0 } else { st.servers };
+                        pc.figures(now, t, s.busy, servers, |c| {
+                            self.classes[c].stats.completions
+                        })
+                    }),
                     tails: s.tails.as_ref().map(|tl| {
                         let dt = now - s.last;
                         let mean = per_s(area_n);

@@ -128,7 +128,12 @@ impl Simulation {
         vc.advance(now);
         st.stats.acc(now);
         st.stats.n += 1;
-        if vc.mode == VMode::Shared || (vc.insvc.len() as u32) < vc.c {
+        let served = vc.mode == VMode::Shared || (vc.insvc.len() as u32) < vc.c;
+        if let Some(pc) = &mut st.per_class {
+            pc.acc(now, st.stats.busy);
+            pc.arrive(class, now, served);
+        }
+        if served {
             job.t_start = now;
             let w = st.service[class].sample(&mut st.rng);
             let w = if vc.speed.is_some() {
@@ -168,13 +173,21 @@ impl Simulation {
         vc.last = now;
         st.stats.acc(now);
         st.stats.n -= 1;
-        Simulation::record_departure(&mut st.stats, &self.jobs[j as usize], now);
+        let job = &self.jobs[j as usize];
+        Simulation::record_departure(&mut st.stats, job, now);
+        if let Some(pc) = &mut st.per_class {
+            pc.acc(now, st.stats.busy);
+            pc.depart(job.class as usize, now, job.t_arr, job.t_start);
+        }
         if vc.mode == VMode::Queue
             && let Some(nx) = st.waiting.pop()
         {
             let job = &mut self.jobs[nx as usize];
             job.t_start = now;
             let class = job.class as usize;
+            if let Some(pc) = &mut st.per_class {
+                pc.start(class, now);
+            }
             let w = st.service[class].sample(&mut st.rng);
             let w = if vc.speed.is_some() {
                 w * st.inv_mean[class]

@@ -16,8 +16,23 @@ pub(super) fn metrics(
     let entries = ctx.table(m, "metrics", "a table of name = \"expression\"")?;
     let stations = names.station_list();
     let classes: Vec<&str> = names.classes.iter().map(|c| c.name.as_str()).collect();
-    let known = crate::expr::variable_names(&stations, &classes, true);
-    let canonical = crate::expr::variable_names(&stations, &classes, false);
+    // Which classes reach a station is known only once the network is
+    // checked: every pair is a name here, and a pair without figures fails
+    // when evaluated, saying so.
+    let pairs: Vec<String> = if classes.len() > 1 {
+        stations
+            .iter()
+            .flat_map(|s| {
+                classes
+                    .iter()
+                    .map(move |c| qsim_kernel::station_class_item(s, c))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let known = crate::expr::variable_names(&stations, &classes, &pairs, true);
+    let canonical = crate::expr::variable_names(&stations, &classes, &pairs, false);
     let known_ref: Vec<&str> = canonical.iter().map(String::as_str).collect();
     let mut out = Vec::new();
     let mut ok = true;

@@ -1,0 +1,286 @@
+//! Per-class figures at each station of a multi-class model against exact
+//! answers (M/M/1 with two classes, multi-class PS, non-preemptive priority,
+//! exact multi-class MVA), and the per-class figures adding up to the
+//! station's.
+
+use crate::support::{assert_close, model, run};
+use qsim_analytic::mva::{self, CenterKind, ClassedStation, ClosedClass};
+use qsim_kernel::{RunResults, StationClassResults, StationResults};
+
+fn station<'a>(r: &'a RunResults, name: &str) -> &'a StationResults {
+    r.stations.iter().find(|s| s.name == name).unwrap()
+}
+
+fn at<'a>(r: &'a RunResults, st: &str, class: &str) -> &'a StationClassResults {
+    station(r, st)
+        .classes
+        .iter()
+        .find(|c| c.name == class)
+        .unwrap_or_else(|| panic!("no class {class} at {st}"))
+}
+
+/// Two open classes at one single-server station, each with its own
+/// arrival rate (`rates`) and service mean (`means`).
+fn open_two(discipline: &str, rates: [f64; 2], means: [f64; 2]) -> String {
+    format!(
+        r#"
+[classes.a]
+type = "open"
+rate_per_s = {}
+route = ["server"]
+priority = 1
+
+[classes.b]
+type = "open"
+rate_per_s = {}
+route = ["server"]
+
+[stations.server]
+kind = "queue"
+discipline = "{discipline}"
+service = {{ dist = "exponential", mean = {} }}
+service_by_class = {{ b = {{ dist = "exponential", mean = {} }} }}
+"#,
+        rates[0], rates[1], means[0], means[1]
+    )
+}
+
+/// In every replication, the per-class throughputs, mean jobs and
+/// utilizations of each station that has them add up to the station's
+/// (to rounding: both come from the same events).
+fn assert_sums_match(r: &RunResults) {
+    for rep in &r.replication_results {
+        for (i, st) in rep.stations.iter().enumerate() {
+            if st.classes.is_empty() {
+                continue;
+            }
+            let close = |what: &str, parts: f64, total: f64| {
+                assert!(
+                    (parts - total).abs() <= 1e-9 * total.abs().max(1.0),
+                    "{} {what}: classes add to {parts}, station {total}",
+                    r.stations[i].name
+                );
+            };
+            let sum = |f: fn(&qsim_kernel::ReplicationStationClass) -> f64| {
+                st.classes.iter().map(f).sum::<f64>()
+            };
+            close(
+                "throughput",
+                sum(|c| c.throughput_per_s),
+                st.throughput_per_s,
+            );
+            close("mean jobs", sum(|c| c.mean_jobs), st.mean_jobs);
+            if r.stations[i]
+                .classes
+                .iter()
+                .all(|c| c.utilization.is_some())
+            {
+                close("utilization", sum(|c| c.utilization), st.utilization);
+            }
+        }
+    }
+}
+
+#[test]
+fn two_class_fcfs_mm1_matches_the_pooled_mm1() {
+    // Same exponential service for both classes: the station is an M/M/1
+    // with lambda = l1 + l2, and a job's class does not change its delay.
+    let (l1, l2, mu) = (0.3, 0.4, 1.0);
+    let m = model(&open_two("fcfs", [l1, l2], [1.0, 1.0]), &[]);
+    let r = run(&m, 10, 200_000, 20_000);
+    let rho = (l1 + l2) / mu;
+    let resp = 1.0 / (mu - l1 - l2);
+    let wait = rho / (mu - l1 - l2);
+    for (class, l) in [("a", l1), ("b", l2)] {
+        let c = at(&r, "server", class);
+        let label = |what: &str| format!("M/M/1 two classes, class {class} {what}");
+        assert_close(&label("throughput"), c.throughput_per_s, l, 10, 0.0, 0.02);
+        assert_close(&label("response"), c.response_time_s, resp, 10, 0.0, 0.03);
+        assert_close(&label("wait"), c.wait_time_s, wait, 10, 0.0, 0.04);
+        assert_close(&label("mean jobs"), c.mean_jobs, l * resp, 10, 0.0, 0.04);
+        let u = c.utilization.expect("a queue has a utilization per class");
+        assert_close(&label("utilization"), u, l / mu, 10, 0.0, 0.02);
+        let v = c.visits.expect("one visit per interaction");
+        assert_close(&label("visits"), v, 1.0, 10, 0.0, 0.01);
+    }
+    assert_sums_match(&r);
+}
+
+#[test]
+fn two_class_ps_response_is_service_over_one_minus_rho() {
+    // M/M/1-PS with class service means s1, s2: R_c = s_c / (1 - rho),
+    // N_c = l_c R_c, and each class holds rho_c of the server.
+    let (l, s) = ([0.6, 0.2], [0.5, 2.0]);
+    let m = model(&open_two("ps", l, s), &[]);
+    let r = run(&m, 10, 200_000, 20_000);
+    let rho = l[0] * s[0] + l[1] * s[1];
+    for (k, class) in ["a", "b"].into_iter().enumerate() {
+        let c = at(&r, "server", class);
+        let label = |what: &str| format!("two-class PS, class {class} {what}");
+        let resp = s[k] / (1.0 - rho);
+        assert_close(&label("response"), c.response_time_s, resp, 10, 0.0, 0.03);
+        assert_close(&label("mean jobs"), c.mean_jobs, l[k] * resp, 10, 0.0, 0.04);
+        let u = c
+            .utilization
+            .expect("a PS queue has a utilization per class");
+        assert_close(&label("utilization"), u, l[k] * s[k], 10, 0.0, 0.03);
+        assert_eq!(c.wait_time_s.mean, 0.0, "PS serves every job at once");
+    }
+    assert_sums_match(&r);
+}
+
+#[test]
+fn non_preemptive_priority_waits_follow_cobham() {
+    // M/G/1 non-preemptive priority (Cobham): with W0 = sum l_i E[S_i^2]/2
+    // the mean residual work, class k waits W0 / ((1 - s_{k-1})(1 - s_k)),
+    // s_k the load of classes 1..=k. Exponential service of mean 1 gives
+    // E[S^2] = 2, so W0 = rho. Class a has the higher priority.
+    let (l1, l2) = (0.3, 0.4);
+    let m = model(&open_two("priority", [l1, l2], [1.0, 1.0]), &[]);
+    let r = run(&m, 10, 200_000, 20_000);
+    let rho = l1 + l2;
+    let w = [rho / (1.0 - l1), rho / ((1.0 - l1) * (1.0 - rho))];
+    for (k, class) in ["a", "b"].into_iter().enumerate() {
+        let c = at(&r, "server", class);
+        let label = |what: &str| format!("priority M/M/1, class {class} {what}");
+        assert_close(&label("wait"), c.wait_time_s, w[k], 10, 0.0, 0.05);
+        assert_close(
+            &label("response"),
+            c.response_time_s,
+            w[k] + 1.0,
+            10,
+            0.0,
+            0.04,
+        );
+        let l = [l1, l2][k];
+        assert_close(
+            &label("mean jobs"),
+            c.mean_jobs,
+            l * (w[k] + 1.0),
+            10,
+            0.0,
+            0.05,
+        );
+    }
+    assert_sums_match(&r);
+}
+
+#[test]
+fn closed_two_class_network_matches_exact_mva_per_class_and_station() {
+    // Product form: a PS cpu with class-dependent means, an FCFS disk with
+    // one mean for both classes, a delay only class b visits. Class a
+    // visits the cpu twice per interaction.
+    let text = r#"
+[classes.a]
+type = "closed"
+population = 3
+think = { dist = "exponential", mean = 1.0 }
+route = ["cpu", "disk", "cpu"]
+
+[classes.b]
+type = "closed"
+population = 2
+think = { dist = "exponential", mean = 0.5 }
+route = ["cpu", "net", "disk"]
+
+[stations.cpu]
+kind = "queue"
+discipline = "ps"
+service = { dist = "exponential", mean = 0.1 }
+service_by_class = { b = { dist = "exponential", mean = 0.15 } }
+
+[stations.disk]
+kind = "queue"
+service = { dist = "exponential", mean = 0.2 }
+
+[stations.net]
+kind = "delay"
+service = { dist = "exponential", mean = 0.3 }
+"#;
+    let m = model(text, &[]);
+    let r = run(&m, 10, 100_000, 10_000);
+    let exact = mva::exact_multiclass(
+        &[
+            ClassedStation::new("cpu", CenterKind::Queue, vec![0.2, 0.15]),
+            ClassedStation::new("disk", CenterKind::Queue, vec![0.2, 0.2]),
+            ClassedStation::new("net", CenterKind::Delay, vec![0.0, 0.3]),
+        ],
+        &[ClosedClass::new("a", 3, 1.0), ClosedClass::new("b", 2, 0.5)],
+    )
+    .unwrap();
+    for (s, name) in ["cpu", "disk", "net"].into_iter().enumerate() {
+        for (k, class) in ["a", "b"].into_iter().enumerate() {
+            let e = exact.stations[s].per_class[k];
+            if e.queue_length == 0.0 {
+                assert!(
+                    station(&r, name).classes.iter().all(|c| c.name != class),
+                    "class {class} never visits {name}"
+                );
+                continue;
+            }
+            let visits = if (name, class) == ("cpu", "a") {
+                2.0
+            } else {
+                1.0
+            };
+            let x = exact.classes[k].throughput_per_s;
+            let c = at(&r, name, class);
+            let label = |what: &str| format!("closed MVA, class {class} at {name} {what}");
+            assert_close(
+                &label("throughput"),
+                c.throughput_per_s,
+                x * visits,
+                10,
+                0.0,
+                0.02,
+            );
+            assert_close(
+                &label("mean jobs"),
+                c.mean_jobs,
+                e.queue_length,
+                10,
+                0.0,
+                0.03,
+            );
+            // MVA's residence is per interaction: visits times the mean
+            // time of one visit.
+            assert_close(
+                &label("response"),
+                c.response_time_s,
+                e.residence_s / visits,
+                10,
+                0.0,
+                0.03,
+            );
+            if name != "net" {
+                let u = c.utilization.expect("queues have a utilization per class");
+                assert_close(&label("utilization"), u, e.utilization, 10, 0.0, 0.02);
+            } else {
+                assert!(c.utilization.is_none(), "a delay has no servers to share");
+            }
+            let v = c.visits.expect("visits per interaction");
+            assert_close(&label("visits"), v, visits, 10, 0.0, 0.01);
+        }
+    }
+    assert_sums_match(&r);
+}
+
+#[test]
+fn single_class_models_have_no_per_class_figures() {
+    let m = model(
+        r#"
+[workload]
+type = "open"
+rate_per_s = 0.5
+route = ["server"]
+
+[stations.server]
+kind = "queue"
+service = { dist = "exponential", mean = 1.0 }
+"#,
+        &[],
+    );
+    let r = run(&m, 2, 2_000, 200);
+    assert!(r.stations[0].classes.is_empty());
+    assert!(r.replication_results[0].stations[0].classes.is_empty());
+}
