@@ -298,6 +298,7 @@ pub(crate) struct Fel {
     /// comes first. Fixed capacity (`SMALL_MAX + 1`), live slots
     /// `list[..len]`: no capacity checks on the hot path.
     list: Box<[Entry]>,
+    /// Events in the array; 0 in the radix layout.
     len: usize,
     /// Radix-heap layout (`!small`); empty in array layout. Boxed: its
     /// bucket masks would otherwise push the simulation's hot fields apart.
@@ -424,7 +425,7 @@ impl Fel {
         self.radix.push(e);
     }
 
-    #[inline(never)]
+    #[inline(always)]
     fn radix_take(&mut self) -> Option<Entry> {
         let e = self.radix.pop();
         if self.radix.rec_base != 0 {
@@ -475,15 +476,36 @@ impl Fel {
 
     /// Removes and returns the earliest event (the first scheduled among
     /// equal times); call [`Fel::settle`] once the event has been handled.
+    ///
+    /// A radix heap that has shrunk below [`SMALL_MIN`] turns back into the
+    /// array first, as [`Fel::settle`] would have done: so the event loop
+    /// may skip `settle`.
     #[inline(always)]
     pub fn take_min(&mut self) -> Option<Entry> {
+        // `len` counts the array's events and stays 0 in the radix layout:
+        // one test covers both the layout and an empty array.
+        if self.len != 0 {
+            debug_assert!(self.small);
+            self.len -= 1;
+            // SAFETY: len < list.len() always (see `insert_sorted`).
+            return Some(unsafe { *self.list.get_unchecked(self.len) });
+        }
+        self.take_min_slow()
+    }
+
+    /// [`Fel::take_min`] in the radix layout, or from an empty array.
+    #[inline(never)]
+    fn take_min_slow(&mut self) -> Option<Entry> {
         if self.small {
+            return None;
+        }
+        if self.radix.len < SMALL_MIN {
+            self.switch_to_array();
             if self.len == 0 {
                 return None;
             }
             self.len -= 1;
-            // SAFETY: len < list.len() always (see `insert_sorted`).
-            return Some(unsafe { *self.list.get_unchecked(self.len) });
+            return Some(self.list[self.len]);
         }
         self.radix_take()
     }

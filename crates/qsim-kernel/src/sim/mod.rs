@@ -242,23 +242,8 @@ impl Simulation {
 
     /// Runs to the stopping rule.
     pub fn run(&mut self) -> Result<(), RunError> {
-        while !self.finished {
-            // The event's heap slot stays free until it is handled: the
-            // first event it schedules takes the slot (one sift instead of
-            // two); `settle` closes it otherwise.
-            let Some(e) = self.fel.take_min() else {
-                self.finished = true;
-                break;
-            };
-            self.now = e.time();
-            self.dispatch(e.ev);
-            if !self.dirty.is_empty() {
-                self.flush();
-            }
-            self.fel.settle();
-            if self.events >= self.event_cap {
-                self.checkpoint()?;
-            }
+        if !self.finished {
+            self.run_events()?;
         }
         if self.now > MAX_CLOCK_S {
             return self.past_clock_limit(self.now);
@@ -268,6 +253,39 @@ impl Simulation {
         }
         self.publish();
         Ok(())
+    }
+
+    /// The event loop of [`Simulation::run`]. Whatever ends the run also
+    /// sets `event_cap` to 0 (see `finish`), so one compare per event
+    /// covers the end, errors, the event limit and the control checks;
+    /// `take_min` returns a shrunk radix heap to the array layout, so the
+    /// loop needs no `settle`.
+    #[inline(always)]
+    fn run_events(&mut self) -> Result<(), RunError> {
+        loop {
+            let Some(e) = self.fel.take_min() else {
+                self.finished = true;
+                return Ok(());
+            };
+            self.now = e.time();
+            self.dispatch(e.ev);
+            if !self.dirty.is_empty() {
+                self.flush();
+            }
+            if self.events >= self.event_cap {
+                self.checkpoint()?;
+                if self.finished {
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Ends the run after the event being handled.
+    #[inline]
+    fn finish(&mut self) {
+        self.finished = true;
+        self.event_cap = 0;
     }
 
     /// Processes the next event; returns false when the run is finished.
@@ -336,6 +354,9 @@ impl Simulation {
         if self.error.is_some() || self.events > self.max_events {
             return self.fail();
         }
+        if self.finished {
+            return Ok(());
+        }
         // The clock is looked at here, not at every event: within the
         // validated ranges (means up to 1e9 s) a replication needs many
         // events to pass MAX_CLOCK_S, and it stops within CHECK_EVERY of it.
@@ -391,7 +412,7 @@ impl Simulation {
             EV_THINK => self.on_think(b),
             EV_ARRIVAL => self.on_arrival(a as usize),
             EV_WARMUP => self.start_measuring(),
-            EV_STOP => self.finished = true,
+            EV_STOP => self.finish(),
             EV_MARK => self.on_time_mark(),
             EV_PLAIN_DONE => self.on_plain_done(a as usize, b),
             EV_BATCH_TIMER => self.on_batch_timer(a as usize, b),

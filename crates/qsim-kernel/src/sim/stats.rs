@@ -344,7 +344,7 @@ impl Simulation {
             let k = self.marks.len();
             if k >= BATCHES {
                 self.next_mark = u64::MAX;
-                self.finished = true;
+                self.finish();
                 return;
             }
             let next = jobs_mark(n, k + 1);
@@ -363,7 +363,7 @@ impl Simulation {
         self.marks.push(self.figures(false));
         let k = self.marks.len();
         if k >= BATCHES {
-            self.finished = true;
+            self.finish();
         } else {
             self.fel.push(self.time_mark(k + 1), ev(EV_MARK, 0, 0));
         }
