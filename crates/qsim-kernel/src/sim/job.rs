@@ -114,7 +114,10 @@ impl Simulation {
         };
         match self.free.pop() {
             Some(j) => {
-                self.jobs[j as usize] = Job { node: j, ..job };
+                debug_assert!((j as usize) < self.jobs.len());
+                // SAFETY: the free list only holds ids of jobs the slab
+                // handed out, and the slab never shrinks.
+                *unsafe { self.jobs.get_unchecked_mut(j as usize) } = Job { node: j, ..job };
                 j
             }
             None => {
