@@ -128,6 +128,13 @@ struct StationRt {
     regions: Vec<u32>,
 }
 
+/// Marks the path it is on as rarely taken (an inlined no-op): the
+/// compiler then tests for the common case first instead of folding it
+/// into a jump table or a chain of compares.
+#[cold]
+#[inline(always)]
+pub(super) fn cold_path() {}
+
 /// When the measured part starts.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum WarmPlan {
@@ -200,7 +207,7 @@ pub struct Simulation {
     sla: f64,
     /// The k of `jobs_tail_probability`, P(n >= k) (station tails).
     jobs_tail_k: u32,
-    mser: Option<Mser>,
+    mser: Option<Box<Mser>>,
     error: Option<RunError>,
     index: u32,
     names: Vec<String>,
@@ -478,6 +485,7 @@ impl Simulation {
             Simulation::queue_arrive(st, job, j, s, c, now, &mut self.fel, &self.classes);
             return;
         }
+        cold_path();
         match &mut st.kind {
             Kind::Queue { .. } => {}
             &mut Kind::Plain { c, limit } => self.plain_arrive(j, s, c, limit),

@@ -371,7 +371,7 @@ impl Simulation {
 
     /// MSER-5 truncation (observations to discard), when collected.
     pub(crate) fn mser_truncation(&self) -> Option<u64> {
-        self.mser.as_ref().map(Mser::truncation)
+        self.mser.as_deref().map(Mser::truncation)
     }
 
     /// Interactions completed in the measured part so far.
