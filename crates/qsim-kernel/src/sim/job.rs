@@ -158,7 +158,10 @@ impl Simulation {
     /// starts an interaction.
     pub(super) fn on_arrival(&mut self, c: usize) {
         self.events += 1;
-        let cl = &mut self.classes[c];
+        debug_assert!(c < self.classes.len());
+        // SAFETY: EV_ARRIVAL events carry a class index (set up by `build`
+        // and here), and `classes` is never resized.
+        let cl = unsafe { self.classes.get_unchecked_mut(c) };
         if let Some(d) = &cl.open {
             let t = later(self.now, d.sample(&mut cl.rng));
             self.fel.push(t, ev(EV_ARRIVAL, c as u32, 0));
