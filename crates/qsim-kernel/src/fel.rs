@@ -418,6 +418,21 @@ impl Fel {
         self.radix_push(Entry { t, ev });
     }
 
+    /// [`Fel::push`] for a time whose sign bit is clear (not -0.0), such
+    /// as `now + d` with `d >= 0` and `now` a time this list handed out
+    /// (those are never -0.0): skips turning -0.0 into +0.0, which is on
+    /// the hot path's critical chain.
+    #[inline(always)]
+    pub fn push_unsigned(&mut self, t: f64, ev: u64) {
+        debug_assert!(t.is_finite() && t.is_sign_positive(), "bad event time {t}");
+        let t = t.to_bits();
+        if self.small {
+            self.insert_sorted(t, ev);
+            return;
+        }
+        self.radix_push(Entry { t, ev });
+    }
+
     // The radix layout's entry points stay out of line so that the event
     // loop, inlined around the array layout, keeps its registers.
     #[inline(never)]

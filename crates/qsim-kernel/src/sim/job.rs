@@ -164,7 +164,7 @@ impl Simulation {
         let cl = unsafe { self.classes.get_unchecked_mut(c) };
         if let Some(d) = &cl.open {
             let t = later(self.now, d.sample(&mut cl.rng));
-            self.fel.push(t, ev(EV_ARRIVAL, c as u32, 0));
+            self.fel.push_unsigned(t, ev(EV_ARRIVAL, c as u32, 0));
         }
         let j = self.alloc(c as u32);
         self.in_network += 1;
@@ -262,7 +262,7 @@ impl Simulation {
         match &cl.think {
             Some(d) => {
                 let t = later(self.now, d.sample(&mut cl.rng));
-                self.fel.push(t, ev(EV_THINK, 0, j));
+                self.fel.push_unsigned(t, ev(EV_THINK, 0, j));
             }
             None => {
                 self.in_network += 1;
