@@ -354,9 +354,17 @@ impl Fel {
                 // a coin flip; computed store addresses, because selects
                 // may be compiled back into a branch.
                 let o = *p;
-                let k = usize::from(o.t <= t);
-                *p.add(k) = o;
-                *p.add(1 - k) = e;
+                let first = o.t <= t;
+                let lo = Entry {
+                    t: if first { t } else { o.t },
+                    ev: if first { ev } else { o.ev },
+                };
+                let hi = Entry {
+                    t: if first { o.t } else { t },
+                    ev: if first { o.ev } else { ev },
+                };
+                *p = lo;
+                *p.add(1) = hi;
                 return;
             }
             let mut i = n;
