@@ -68,6 +68,10 @@ pub(crate) const SMALL_MAX: usize = 48;
 /// Below this many pending events a radix heap becomes a sorted array again.
 pub(crate) const SMALL_MIN: usize = 24;
 
+/// The array layout's slot 0: due after every event (no time has these
+/// bits), so the insertion scan stops there without testing its index.
+const SENTINEL: Entry = Entry { t: u64::MAX, ev: 0 };
+
 /// Levels of the radix heap: one per byte of the time bits.
 const LEVELS: usize = 8;
 
@@ -295,8 +299,9 @@ impl Radix {
 pub(crate) struct Fel {
     /// Array layout (`small`): the pending events sorted latest first, so
     /// the earliest is at the end; among equal times the later scheduled
-    /// comes first. Fixed capacity (`SMALL_MAX + 1`), live slots
-    /// `list[..len]`: no capacity checks on the hot path.
+    /// comes first. Slot 0 holds a sentinel due after every time (time
+    /// bits `u64::MAX`); the events are in `list[1..=len]`. Fixed capacity
+    /// (`SMALL_MAX + 2`): no capacity checks on the hot path.
     list: Box<[Entry]>,
     /// Events in the array; 0 in the radix layout.
     len: usize,
@@ -316,7 +321,9 @@ impl Fel {
     /// An empty list.
     pub fn new() -> Fel {
         Fel {
-            list: vec![Entry { t: 0, ev: 0 }; SMALL_MAX + 1].into_boxed_slice(),
+            list: std::iter::once(SENTINEL)
+                .chain(std::iter::repeat_n(Entry { t: 0, ev: 0 }, SMALL_MAX + 1))
+                .collect(),
             len: 0,
             radix: Box::default(),
             small: true,
@@ -343,16 +350,20 @@ impl Fel {
         let n = self.len;
         let e = Entry { t, ev };
         self.len = n + 1;
-        let p = self.list.as_mut_ptr();
-        // SAFETY: n <= SMALL_MAX (the array switches to the radix heap as
-        // soon as it holds SMALL_MAX + 1 events), so slots 0..=n exist; i
-        // runs from n down to 0 and only slots i - 1 and i are touched.
+        // SAFETY: `list` has SMALL_MAX + 2 slots, the sentinel and SMALL_MAX
+        // + 1 events; n <= SMALL_MAX (the array switches to the radix heap
+        // as soon as it holds SMALL_MAX + 1 events), so `p` (the first
+        // event's slot) and slots p - 1 ..= p + n exist; i runs from n down
+        // to 0 (the sentinel at p - 1 is due after any time) and only slots
+        // i - 1 and i are touched.
         unsafe {
+            let p = self.list.as_mut_ptr().add(1);
             if n == 1 {
                 // One pending event (a single-server queue and its arrival
                 // stream): order the pair without a branch, which would be
-                // a coin flip; computed store addresses, because selects
-                // may be compiled back into a branch.
+                // a coin flip. The values are selected into fixed slots:
+                // storing to a slot chosen by the compare would make the
+                // next `take_min` wait for that address.
                 let o = *p;
                 let first = o.t <= t;
                 let lo = Entry {
@@ -369,9 +380,10 @@ impl Fel {
             }
             let mut i = n;
             // Entries due no later than the new one go after it (towards
-            // the end, handed out first): shift them one slot.
-            while i > 0 && (*p.add(i - 1)).t <= t {
-                *p.add(i) = *p.add(i - 1);
+            // the end, handed out first): shift them one slot. The
+            // sentinel before slot 0 ends the scan.
+            while (*p.add(i).sub(1)).t <= t {
+                *p.add(i) = *p.add(i).sub(1);
                 i -= 1;
             }
             *p.add(i) = e;
@@ -393,7 +405,7 @@ impl Fel {
         // The last event handed out is not known here; 0 is a lower bound
         // of every time (the first refill then sorts the events out).
         self.radix.last = 0;
-        for &e in self.list[..n].iter().rev() {
+        for &e in self.list[1..=n].iter().rev() {
             self.radix.push(e);
         }
         self.small = false;
@@ -406,7 +418,7 @@ impl Fel {
         let mut all = Vec::with_capacity(self.radix.len);
         self.radix.drain_sorted(&mut all);
         self.len = all.len();
-        for (slot, e) in self.list.iter_mut().zip(all.iter().rev()) {
+        for (slot, e) in self.list[1..].iter_mut().zip(all.iter().rev()) {
             *slot = *e;
         }
         self.small = true;
@@ -480,7 +492,7 @@ impl Fel {
         }
         let t = (t + 0.0).to_bits();
         let n = self.len;
-        let live = &mut self.list[..n];
+        let live = &mut self.list[1..=n];
         let mut i = n;
         while i > 0 {
             i -= 1;
@@ -510,8 +522,8 @@ impl Fel {
         if self.len != 0 {
             debug_assert!(self.small);
             self.len -= 1;
-            // SAFETY: len < list.len() always (see `insert_sorted`).
-            return Some(unsafe { *self.list.get_unchecked(self.len) });
+            // SAFETY: len + 1 < list.len() always (see `insert_sorted`).
+            return Some(unsafe { *self.list.get_unchecked(self.len + 1) });
         }
         self.take_min_slow()
     }
@@ -528,7 +540,7 @@ impl Fel {
                 return None;
             }
             self.len -= 1;
-            return Some(self.list[self.len]);
+            return Some(self.list[self.len + 1]);
         }
         self.radix_take()
     }
@@ -560,7 +572,7 @@ impl Fel {
     #[inline]
     pub fn peek(&mut self) -> Option<Entry> {
         if self.small {
-            self.list[..self.len].last().copied()
+            self.list[1..=self.len].last().copied()
         } else if self.radix.refill() {
             Some(self.radix.cur[self.radix.head])
         } else {
