@@ -68,6 +68,10 @@ pub(crate) const SMALL_MAX: usize = 48;
 /// Below this many pending events a radix heap becomes a sorted array again.
 pub(crate) const SMALL_MIN: usize = 24;
 
+/// The array layout's slot 0: due after every event (no time has these
+/// bits), so the insertion scan stops there without testing its index.
+const SENTINEL: Entry = Entry { t: u64::MAX, ev: 0 };
+
 /// Levels of the radix heap: one per byte of the time bits.
 const LEVELS: usize = 8;
 
@@ -295,9 +299,11 @@ impl Radix {
 pub(crate) struct Fel {
     /// Array layout (`small`): the pending events sorted latest first, so
     /// the earliest is at the end; among equal times the later scheduled
-    /// comes first. Fixed capacity (`SMALL_MAX + 1`), live slots
-    /// `list[..len]`: no capacity checks on the hot path.
+    /// comes first. Slot 0 holds a sentinel due after every time (time
+    /// bits `u64::MAX`); the events are in `list[1..=len]`. Fixed capacity
+    /// (`SMALL_MAX + 2`): no capacity checks on the hot path.
     list: Box<[Entry]>,
+    /// Events in the array; 0 in the radix layout.
     len: usize,
     /// Radix-heap layout (`!small`); empty in array layout. Boxed: its
     /// bucket masks would otherwise push the simulation's hot fields apart.
@@ -315,7 +321,9 @@ impl Fel {
     /// An empty list.
     pub fn new() -> Fel {
         Fel {
-            list: vec![Entry { t: 0, ev: 0 }; SMALL_MAX + 1].into_boxed_slice(),
+            list: std::iter::once(SENTINEL)
+                .chain(std::iter::repeat_n(Entry { t: 0, ev: 0 }, SMALL_MAX + 1))
+                .collect(),
             len: 0,
             radix: Box::default(),
             small: true,
@@ -342,27 +350,40 @@ impl Fel {
         let n = self.len;
         let e = Entry { t, ev };
         self.len = n + 1;
-        let p = self.list.as_mut_ptr();
-        // SAFETY: n <= SMALL_MAX (the array switches to the radix heap as
-        // soon as it holds SMALL_MAX + 1 events), so slots 0..=n exist; i
-        // runs from n down to 0 and only slots i - 1 and i are touched.
+        // SAFETY: `list` has SMALL_MAX + 2 slots, the sentinel and SMALL_MAX
+        // + 1 events; n <= SMALL_MAX (the array switches to the radix heap
+        // as soon as it holds SMALL_MAX + 1 events), so `p` (the first
+        // event's slot) and slots p - 1 ..= p + n exist; i runs from n down
+        // to 0 (the sentinel at p - 1 is due after any time) and only slots
+        // i - 1 and i are touched.
         unsafe {
+            let p = self.list.as_mut_ptr().add(1);
             if n == 1 {
                 // One pending event (a single-server queue and its arrival
                 // stream): order the pair without a branch, which would be
-                // a coin flip; computed store addresses, because selects
-                // may be compiled back into a branch.
+                // a coin flip. The values are selected into fixed slots:
+                // storing to a slot chosen by the compare would make the
+                // next `take_min` wait for that address.
                 let o = *p;
-                let k = usize::from(o.t <= t);
-                *p.add(k) = o;
-                *p.add(1 - k) = e;
+                let first = o.t <= t;
+                let lo = Entry {
+                    t: if first { t } else { o.t },
+                    ev: if first { ev } else { o.ev },
+                };
+                let hi = Entry {
+                    t: if first { o.t } else { t },
+                    ev: if first { o.ev } else { ev },
+                };
+                *p = lo;
+                *p.add(1) = hi;
                 return;
             }
             let mut i = n;
             // Entries due no later than the new one go after it (towards
-            // the end, handed out first): shift them one slot.
-            while i > 0 && (*p.add(i - 1)).t <= t {
-                *p.add(i) = *p.add(i - 1);
+            // the end, handed out first): shift them one slot. The
+            // sentinel before slot 0 ends the scan.
+            while (*p.add(i).sub(1)).t <= t {
+                *p.add(i) = *p.add(i).sub(1);
                 i -= 1;
             }
             *p.add(i) = e;
@@ -384,7 +405,7 @@ impl Fel {
         // The last event handed out is not known here; 0 is a lower bound
         // of every time (the first refill then sorts the events out).
         self.radix.last = 0;
-        for &e in self.list[..n].iter().rev() {
+        for &e in self.list[1..=n].iter().rev() {
             self.radix.push(e);
         }
         self.small = false;
@@ -397,7 +418,7 @@ impl Fel {
         let mut all = Vec::with_capacity(self.radix.len);
         self.radix.drain_sorted(&mut all);
         self.len = all.len();
-        for (slot, e) in self.list.iter_mut().zip(all.iter().rev()) {
+        for (slot, e) in self.list[1..].iter_mut().zip(all.iter().rev()) {
             *slot = *e;
         }
         self.small = true;
@@ -417,6 +438,21 @@ impl Fel {
         self.radix_push(Entry { t, ev });
     }
 
+    /// [`Fel::push`] for a time whose sign bit is clear (not -0.0), such
+    /// as `now + d` with `d >= 0` and `now` a time this list handed out
+    /// (those are never -0.0): skips turning -0.0 into +0.0, which is on
+    /// the hot path's critical chain.
+    #[inline(always)]
+    pub fn push_unsigned(&mut self, t: f64, ev: u64) {
+        debug_assert!(t.is_finite() && t.is_sign_positive(), "bad event time {t}");
+        let t = t.to_bits();
+        if self.small {
+            self.insert_sorted(t, ev);
+            return;
+        }
+        self.radix_push(Entry { t, ev });
+    }
+
     // The radix layout's entry points stay out of line so that the event
     // loop, inlined around the array layout, keeps its registers.
     #[inline(never)]
@@ -424,7 +460,7 @@ impl Fel {
         self.radix.push(e);
     }
 
-    #[inline(never)]
+    #[inline(always)]
     fn radix_take(&mut self) -> Option<Entry> {
         let e = self.radix.pop();
         if self.radix.rec_base != 0 {
@@ -456,7 +492,7 @@ impl Fel {
         }
         let t = (t + 0.0).to_bits();
         let n = self.len;
-        let live = &mut self.list[..n];
+        let live = &mut self.list[1..=n];
         let mut i = n;
         while i > 0 {
             i -= 1;
@@ -475,15 +511,36 @@ impl Fel {
 
     /// Removes and returns the earliest event (the first scheduled among
     /// equal times); call [`Fel::settle`] once the event has been handled.
+    ///
+    /// A radix heap that has shrunk below [`SMALL_MIN`] turns back into the
+    /// array first, as [`Fel::settle`] would have done: so the event loop
+    /// may skip `settle`.
     #[inline(always)]
     pub fn take_min(&mut self) -> Option<Entry> {
+        // `len` counts the array's events and stays 0 in the radix layout:
+        // one test covers both the layout and an empty array.
+        if self.len != 0 {
+            debug_assert!(self.small);
+            self.len -= 1;
+            // SAFETY: len + 1 < list.len() always (see `insert_sorted`).
+            return Some(unsafe { *self.list.get_unchecked(self.len + 1) });
+        }
+        self.take_min_slow()
+    }
+
+    /// [`Fel::take_min`] in the radix layout, or from an empty array.
+    #[inline(never)]
+    fn take_min_slow(&mut self) -> Option<Entry> {
         if self.small {
+            return None;
+        }
+        if self.radix.len < SMALL_MIN {
+            self.switch_to_array();
             if self.len == 0 {
                 return None;
             }
             self.len -= 1;
-            // SAFETY: len < list.len() always (see `insert_sorted`).
-            return Some(unsafe { *self.list.get_unchecked(self.len) });
+            return Some(self.list[self.len + 1]);
         }
         self.radix_take()
     }
@@ -515,7 +572,7 @@ impl Fel {
     #[inline]
     pub fn peek(&mut self) -> Option<Entry> {
         if self.small {
-            self.list[..self.len].last().copied()
+            self.list[1..=self.len].last().copied()
         } else if self.radix.refill() {
             Some(self.radix.cur[self.radix.head])
         } else {

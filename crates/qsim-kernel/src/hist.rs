@@ -24,7 +24,6 @@ const BASE: i64 = (1023 + MIN_EXP) << SUB_BITS;
 pub(crate) struct Histogram {
     /// A fixed-size array, so that the clamped index needs no bounds check.
     counts: Box<[u64; BUCKETS]>,
-    total: u64,
     max: f64,
 }
 
@@ -48,7 +47,6 @@ impl Histogram {
                 .into_boxed_slice()
                 .try_into()
                 .expect("BUCKETS long"),
-            total: 0,
             max: 0.0,
         }
     }
@@ -58,8 +56,9 @@ impl Histogram {
     pub fn record(&mut self, x: f64) {
         let b = (x.to_bits() >> (52 - SUB_BITS)) as i64 - BASE + 1;
         let i = b.clamp(0, BUCKETS as i64 - 1) as usize;
+        // No running total: recording is the hot path, reading is once
+        // per replication (`count` sums the buckets).
         self.counts[i] += 1;
-        self.total += 1;
         // x is never NaN: a plain compare, no NaN handling.
         if x > self.max {
             self.max = x;
@@ -69,7 +68,6 @@ impl Histogram {
     /// Forgets everything recorded.
     pub fn clear(&mut self) {
         self.counts.fill(0);
-        self.total = 0;
         self.max = 0.0;
     }
 
@@ -78,14 +76,12 @@ impl Histogram {
         for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
             *a += b;
         }
-        self.total += other.total;
         self.max = self.max.max(other.max);
     }
 
     /// Number of values recorded.
-    #[allow(dead_code)]
     pub fn count(&self) -> u64 {
-        self.total
+        self.counts.iter().sum()
     }
 
     fn bounds(i: usize) -> (f64, f64) {
@@ -135,10 +131,11 @@ impl Histogram {
     /// inside the bucket holding each rank; 0 when empty.
     pub fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [f64; N] {
         let mut out = [0.0; N];
-        if self.total == 0 {
+        let total = self.count();
+        if total == 0 {
             return out;
         }
-        let n = self.total as f64;
+        let n = total as f64;
         let mut cum = 0.0;
         let mut k = 0;
         for (i, &c) in self.counts.iter().enumerate() {

@@ -166,7 +166,7 @@ impl Simulation {
             finished: false,
             sla: config.sla_s.unwrap_or(f64::INFINITY),
             jobs_tail_k: config.jobs_tail_k,
-            mser: mser.then(Mser::new),
+            mser: mser.then(|| Box::new(Mser::new())),
             error: None,
             index,
             names: spec.stations.iter().map(|s| s.name.clone()).collect(),

@@ -31,6 +31,9 @@ pub(super) fn ev(kind: u64, a: u32, b: u32) -> u64 {
 }
 
 /// Adds a non-negative duration to a time without ever reaching infinity.
+/// The simulation's clock is never -0.0 (it starts at +0.0 and takes the
+/// times the event list hands out, whose bits are ordered as non-negative),
+/// so neither is the result: it may go to `Fel::push_unsigned`.
 #[inline(always)]
 pub(super) fn later(now: f64, d: f64) -> f64 {
     (now + d).min(f64::MAX)

@@ -139,6 +139,13 @@ struct StationRt {
     per_class: Option<Box<perclass::PerClass>>,
 }
 
+/// Marks the path it is on as rarely taken (an inlined no-op): the
+/// compiler then tests for the common case first instead of folding it
+/// into a jump table or a chain of compares.
+#[cold]
+#[inline(always)]
+pub(super) fn cold_path() {}
+
 /// When the measured part starts.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum WarmPlan {
@@ -211,7 +218,7 @@ pub struct Simulation {
     sla: f64,
     /// The k of `jobs_tail_probability`, P(n >= k) (station tails).
     jobs_tail_k: u32,
-    mser: Option<Mser>,
+    mser: Option<Box<Mser>>,
     error: Option<RunError>,
     index: u32,
     names: Vec<String>,
@@ -256,23 +263,8 @@ impl Simulation {
 
     /// Runs to the stopping rule.
     pub fn run(&mut self) -> Result<(), RunError> {
-        while !self.finished {
-            // The event's heap slot stays free until it is handled: the
-            // first event it schedules takes the slot (one sift instead of
-            // two); `settle` closes it otherwise.
-            let Some(e) = self.fel.take_min() else {
-                self.finished = true;
-                break;
-            };
-            self.now = e.time();
-            self.dispatch(e.ev);
-            if !self.dirty.is_empty() {
-                self.flush();
-            }
-            self.fel.settle();
-            if self.events >= self.event_cap {
-                self.checkpoint()?;
-            }
+        if !self.finished {
+            self.run_events()?;
         }
         if self.now > MAX_CLOCK_S {
             return self.past_clock_limit(self.now);
@@ -282,6 +274,39 @@ impl Simulation {
         }
         self.publish();
         Ok(())
+    }
+
+    /// The event loop of [`Simulation::run`]. Whatever ends the run also
+    /// sets `event_cap` to 0 (see `finish`), so one compare per event
+    /// covers the end, errors, the event limit and the control checks;
+    /// `take_min` returns a shrunk radix heap to the array layout, so the
+    /// loop needs no `settle`.
+    #[inline(always)]
+    fn run_events(&mut self) -> Result<(), RunError> {
+        loop {
+            let Some(e) = self.fel.take_min() else {
+                self.finished = true;
+                return Ok(());
+            };
+            self.now = e.time();
+            self.dispatch(e.ev);
+            if !self.dirty.is_empty() {
+                self.flush();
+            }
+            if self.events >= self.event_cap {
+                self.checkpoint()?;
+                if self.finished {
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Ends the run after the event being handled.
+    #[inline]
+    fn finish(&mut self) {
+        self.finished = true;
+        self.event_cap = 0;
     }
 
     /// Processes the next event; returns false when the run is finished.
@@ -350,6 +375,9 @@ impl Simulation {
         if self.error.is_some() || self.events > self.max_events {
             return self.fail();
         }
+        if self.finished {
+            return Ok(());
+        }
         // The clock is looked at here, not at every event: within the
         // validated ranges (means up to 1e9 s) a replication needs many
         // events to pass MAX_CLOCK_S, and it stops within CHECK_EVERY of it.
@@ -393,19 +421,24 @@ impl Simulation {
     fn dispatch(&mut self, e: u64) {
         let a = ((e >> 8) & 0xFF_FFFF) as u32;
         let b = (e >> 32) as u32;
-        // Fixed-speed completions dominate: test for them before the
-        // jump table.
-        if e & 0xFF == EV_DONE {
-            self.on_done(a as usize, b);
-            return;
+        // Fixed-speed completions, arrivals and think times dominate: test
+        // for them one by one, before the jump table (which the rest, marked
+        // rare, keeps). A compare is cheaper than the table's lookup and
+        // indirect jump, and the branch is known as soon as the event is.
+        match e & 0xFF {
+            EV_DONE => return self.on_done(a as usize, b),
+            EV_ARRIVAL => return self.on_arrival(a as usize),
+            EV_THINK => return self.on_think(b),
+            _ => {}
         }
+        cold_path();
         match e & 0xFF {
             EV_DONE => self.on_done(a as usize, b),
             EV_VDONE => self.on_vdone(a as usize, b),
             EV_THINK => self.on_think(b),
             EV_ARRIVAL => self.on_arrival(a as usize),
             EV_WARMUP => self.start_measuring(),
-            EV_STOP => self.finished = true,
+            EV_STOP => self.finish(),
             EV_MARK => self.on_time_mark(),
             EV_PLAIN_DONE => self.on_plain_done(a as usize, b),
             EV_BATCH_TIMER => self.on_batch_timer(a as usize, b),
@@ -416,7 +449,14 @@ impl Simulation {
             EV_SCHEDULE => self.on_schedule(a as usize, b as usize),
             EV_SCHED_ARRIVAL => self.on_sched_arrival(a as usize),
             EV_TRACE => self.on_trace(b),
-            _ => unreachable!("unknown event kind"),
+            _ => {
+                debug_assert!(false, "unknown event kind {}", e & 0xFF);
+                // SAFETY: events are only made by `ev` with one of the
+                // `EV_*` kinds above, and the event list hands them back
+                // unchanged; telling the compiler so drops the range check
+                // in front of the jump table.
+                unsafe { std::hint::unreachable_unchecked() }
+            }
         }
     }
 
@@ -464,6 +504,7 @@ impl Simulation {
             Simulation::queue_arrive(st, job, j, s, c, now, &mut self.fel, &self.classes);
             return;
         }
+        cold_path();
         match &mut st.kind {
             Kind::Queue { .. } => {}
             &mut Kind::Plain { limit, .. } => self.plain_arrive(j, s, limit),

@@ -35,7 +35,7 @@ impl Simulation {
             // SAFETY: `service` has one entry per class and a job's
             // class is a class index.
             let d = unsafe { st.service.get_unchecked(class) }.sample(&mut st.rng);
-            fel.push(later(now, d), ev(EV_DONE, s as u32, j));
+            fel.push_unsigned(later(now, d), ev(EV_DONE, s as u32, j));
         } else {
             // SAFETY: a job's class is a class index; `classes` is
             // never resized.
@@ -63,7 +63,7 @@ impl Simulation {
         // SAFETY: one service entry per class, and a job's class is a
         // class index.
         let d = unsafe { st.service.get_unchecked(class) }.sample(&mut st.rng);
-        fel.push(later(now, d), ev(EV_DONE, s as u32, j));
+        fel.push_unsigned(later(now, d), ev(EV_DONE, s as u32, j));
     }
 
     /// A fixed-speed completion.
@@ -91,7 +91,8 @@ impl Simulation {
                 job.t_start = now;
                 let sv = unsafe { st.service.get_unchecked(job.class as usize) };
                 let d = sv.sample(&mut st.rng);
-                self.fel.push(later(now, d), ev(EV_DONE, s as u32, nx));
+                self.fel
+                    .push_unsigned(later(now, d), ev(EV_DONE, s as u32, nx));
             } else {
                 st.stats.busy -= 1;
             }

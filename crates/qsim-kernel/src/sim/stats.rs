@@ -351,7 +351,7 @@ impl Simulation {
             let k = self.marks.len();
             if k >= BATCHES {
                 self.next_mark = u64::MAX;
-                self.finished = true;
+                self.finish();
                 return;
             }
             let next = jobs_mark(n, k + 1);
@@ -370,7 +370,7 @@ impl Simulation {
         self.marks.push(self.figures(false));
         let k = self.marks.len();
         if k >= BATCHES {
-            self.finished = true;
+            self.finish();
         } else {
             self.fel.push(self.time_mark(k + 1), ev(EV_MARK, 0, 0));
         }
@@ -378,7 +378,7 @@ impl Simulation {
 
     /// MSER-5 truncation (observations to discard), when collected.
     pub(crate) fn mser_truncation(&self) -> Option<u64> {
-        self.mser.as_ref().map(Mser::truncation)
+        self.mser.as_deref().map(Mser::truncation)
     }
 
     /// Interactions completed in the measured part so far.

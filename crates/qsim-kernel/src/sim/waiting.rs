@@ -81,8 +81,13 @@ impl Waiting {
     pub(super) fn push(&mut self, j: u32, prio: i32) {
         match self {
             Waiting::Fifo(q) => q.push_back(j),
-            Waiting::Lifo(q) => q.push(j),
+            Waiting::Lifo(q) => {
+                // Marked rare so that FIFO is tested first.
+                super::cold_path();
+                q.push(j)
+            }
             Waiting::Prio(q, seq) => {
+                super::cold_path();
                 q.push((prio, Reverse(*seq), j));
                 *seq += 1;
             }
