@@ -343,6 +343,19 @@ impl Simulation {
     /// The population of spin cpu `cpu` changed: re-time every latch whose
     /// threads run there.
     pub(super) fn latch_cpu_changed(&mut self, cpu: usize) {
+        // A thread's share there is the same for every latch on it: work
+        // it out once.
+        let share = match &self.stations[cpu] {
+            StationRt {
+                kind: Kind::V(vc),
+                stats,
+                ..
+            } => {
+                let g = vc.per_job(stats.n, stats.n);
+                if g > 0.0 { g } else { 1.0 }
+            }
+            _ => return,
+        };
         let mut i = 0;
         loop {
             let Kind::V(vc) = &self.stations[cpu].kind else {
@@ -351,18 +364,18 @@ impl Simulation {
             let Some(&s) = vc.latches.get(i) else {
                 return;
             };
-            self.latch_retime(s as usize);
+            self.latch_retime(s as usize, share);
             i += 1;
         }
     }
 
-    /// Latch `s`'s threads may have a new share of the cpu: move the thread
-    /// clock to the new rate and re-time the next poll or switch-in and the
-    /// running critical section.
-    fn latch_retime(&mut self, s: usize) {
+    /// Latch `s`'s threads may have a new share `g` of the cpu: move the
+    /// thread clock to the new rate and re-time the next poll or switch-in
+    /// and the running critical section.
+    fn latch_retime(&mut self, s: usize, g: f64) {
         let now = self.now;
-        let g = self.latch_thread_share(s);
-        let Kind::Latch(l) = &mut self.stations[s].kind else {
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
             return;
         };
         if g != l.t_share {
@@ -370,7 +383,18 @@ impl Simulation {
             l.t_share = g;
         }
         self.latch_schedule_wait(s);
-        self.latch_retime_cs(s);
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
+        if l.cs_job == NONE {
+            return;
+        }
+        // The same rate as `latch_cs_rate`, with the share known.
+        let rate = l.speed.as_ref().map_or(1.0, |sp| sp.rate(st.stats.n)) * g;
+        if rate != l.cs_rate {
+            self.latch_retime_cs(s);
+        }
     }
 
     /// Keeps one live event for the earliest of latch `s`'s pending polls
