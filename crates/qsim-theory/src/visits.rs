@@ -18,8 +18,19 @@ pub struct Visits {
 /// spread over its targets by weight, and as many to each step of the
 /// target's fixed sub-job route). `None` when the class does not exist
 /// or its routing never lets a job leave.
+///
+/// With class switching, the visits of `class` itself per interaction of
+/// its chain ([`crate::chains::chain_visits`]).
 pub fn visit_ratios(spec: &NetworkSpec, class: usize) -> Option<Visits> {
     let ns = spec.stations.len();
+    if spec.has_switching() {
+        let start = *spec.chain_starts().get(class)?;
+        let v = crate::chains::chain_visits(spec, start)?.swap_remove(class);
+        return Some(Visits {
+            parent: v.clone(),
+            total: v,
+        });
+    }
     let parent = match &spec.classes.get(class)?.routing {
         Routing::Sequence(seq) => {
             let mut u = vec![0.0; ns];
@@ -142,7 +153,7 @@ fn sparse(spec: &NetworkSpec, entry: &Row, from: &[Vec<(Target, f64)>]) -> Optio
 }
 
 /// Gaussian elimination with partial pivoting on an augmented matrix.
-fn gauss(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
+pub(crate) fn gauss(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
     let n = a.len();
     for col in 0..n {
         let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;

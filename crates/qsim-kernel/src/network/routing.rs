@@ -345,6 +345,104 @@ fn check_sub_routes(c: &mut Check<'_>, entry: &[(Target, f64)], from: &[Vec<(Tar
     }
 }
 
+/// With switching, a job's next move depends on its class and station: the
+/// (class, station) pairs a chain reaches must each have a row, and lead
+/// to the sink.
+fn pair_walk(c: &mut Check<'_>, start: &[ClassId]) {
+    let view = c.view;
+    let (ns, nc) = (view.stations.len(), view.classes.len());
+    let rows = |k: usize| match view.classes[k].map(|x| &x.routing) {
+        Some(Routing::Probabilistic { entry, from }) => Some((entry, from)),
+        _ => None,
+    };
+    let pair = |k: usize, t: Target| match t {
+        Target::Station(s) if s < ns => Some((k, s)),
+        Target::Switch { station, class } if station < ns && class < nc => Some((class, station)),
+        _ => None,
+    };
+    // Each reached pair and the branch (class, from station) that first
+    // led there.
+    let mut by: Vec<Option<(usize, Option<usize>, Target)>> = vec![None; ns * nc];
+    let mut stack = Vec::new();
+    for k in (0..nc).filter(|&k| start[k] == k) {
+        let Some((entry, _)) = rows(k) else { continue };
+        for &(t, _) in entry.iter().filter(|b| b.1 > 0.0) {
+            if let Some((k2, s)) = pair(k, t)
+                && by[k2 * ns + s].is_none()
+            {
+                by[k2 * ns + s] = Some((k, None, t));
+                stack.push((k2, s));
+            }
+        }
+    }
+    let fork = |s: usize| {
+        view.stations[s].is_some_and(|st| matches!(st.kind, StationKind::Fork(_) | StationKind::Join(_)))
+    };
+    let mut exits = vec![false; ns * nc];
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); ns * nc];
+    let mut back = Vec::new();
+    while let Some((k, s)) = stack.pop() {
+        if fork(s) {
+            continue;
+        }
+        let row = rows(k).and_then(|(_, from)| from.get(s)).filter(|r| !r.is_empty());
+        let Some(row) = row else {
+            let Some((k0, s0, t)) = by[k * ns + s] else { continue };
+            if k0 == k {
+                // Rows of a class's own walk are the model reader's to check.
+                continue;
+            }
+            c.scope = super::Scope::Class(k0);
+            let (kn, sn) = (
+                view.classes[k].map_or("?", |x| x.name.as_str()),
+                c.station_name(s),
+            );
+            c.error(
+                &[Field::Key("routing"), Field::From(s0), Field::To(t)],
+                format!(
+                    "jobs switch to class {kn} at station {sn}, but class {kn} has no routing row for {sn}; expected where they go after {sn}"
+                ),
+            );
+            continue;
+        };
+        for &(t, _) in row.iter().filter(|b| b.1 > 0.0) {
+            if t == Target::Exit && !exits[k * ns + s] {
+                exits[k * ns + s] = true;
+                back.push(k * ns + s);
+            }
+            if let Some((k2, s2)) = pair(k, t) {
+                preds[k2 * ns + s2].push(k * ns + s);
+                if by[k2 * ns + s2].is_none() {
+                    by[k2 * ns + s2] = Some((k, Some(s), t));
+                    stack.push((k2, s2));
+                }
+            }
+        }
+    }
+    while let Some(x) = back.pop() {
+        for &y in &preds[x] {
+            if !std::mem::replace(&mut exits[y], true) {
+                back.push(y);
+            }
+        }
+    }
+    for x in 0..ns * nc {
+        let (k, s) = (x / ns, x % ns);
+        if by[x].is_some() && !exits[x] && !fork(s) && rows(k).and_then(|(_, f)| f.get(s)).is_some_and(|r| !r.is_empty()) {
+            c.scope = super::Scope::Class(k);
+            let kn = view.classes[k].map_or("?", |x| x.name.as_str());
+            let sn = c.station_name(s);
+            c.error(
+                &[Field::Key("routing"), Field::From(Some(s))],
+                format!(
+                    "jobs of class {kn} at station {sn} can never get to sink, in any class they switch to; expected a route from {sn} that ends at sink"
+                ),
+            );
+            return;
+        }
+    }
+}
+
 /// Whether class `ci` takes no jobs of its own: an empty source row, and
 /// some other class switches jobs into it.
 pub(super) fn jobs_switch_in_only(view: &View<'_>, ci: ClassId) -> bool {
@@ -448,6 +546,7 @@ pub(super) fn check_chains(c: &mut Check<'_>) {
             );
         }
     }
+    pair_walk(c, &start);
     if let Some((s, st)) = view
         .stations
         .iter()

@@ -1,0 +1,190 @@
+//! Class switching: the traffic equations over (class, station) pairs of a
+//! chain (the classes joined by switching), and the chain as one class.
+//!
+//! A chain behaves, at every station, like a single class whose visits are
+//! the chain's visits there and whose mean service is the chain's demand
+//! over those visits: for product-form networks (BCMP: PS and delay
+//! stations at any service times, FCFS with one exponential time for every
+//! class) the chain's throughput and each station's mean jobs and
+//! utilization are exactly those of that class. [`merge`] builds it.
+
+use qsim_kernel::{ClassSpec, Discipline, Dist, NetworkSpec, Routing, StationKind, Target};
+
+/// Most (class, station) pairs solved by dense elimination.
+const PAIRS_MAX: usize = 1500;
+
+/// Mean visits per interaction of the chain that starts in class `start`,
+/// for each class (outer index, every class of the network; zero for the
+/// classes of other chains) at each station. `None` when `start` is not
+/// the start of a chain, has a fixed route, the chain has more than 1500
+/// (class, station) pairs, or its jobs never leave.
+pub fn chain_visits(spec: &NetworkSpec, start: usize) -> Option<Vec<Vec<f64>>> {
+    let starts = spec.chain_starts();
+    if starts.get(start) != Some(&start) {
+        return None;
+    }
+    let (ns, nc) = (spec.stations.len(), spec.classes.len());
+    let members: Vec<usize> = (0..nc).filter(|&k| starts[k] == start).collect();
+    let n = members.len() * ns;
+    if n > PAIRS_MAX {
+        return None;
+    }
+    let mut at = vec![usize::MAX; nc];
+    for (i, &k) in members.iter().enumerate() {
+        at[k] = i;
+    }
+    let ix = |k: usize, s: usize| at[k] * ns + s;
+    // u = e + Pᵀu over the pairs: a[t][t] = 1, a[t][s] = -p(s -> t).
+    let mut a = vec![vec![0.0; n + 1]; n];
+    for (i, row) in a.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    let target = |k: usize, t: Target| match t {
+        Target::Station(s) => Some(ix(k, s)),
+        Target::Switch { station, class } if at[class] != usize::MAX => Some(ix(class, station)),
+        _ => None,
+    };
+    for &k in &members {
+        let Routing::Probabilistic { entry, from } = &spec.classes[k].routing else {
+            return None;
+        };
+        for &(t, p) in entry {
+            if let Some(t) = target(k, t) {
+                a[t][n] += p;
+            }
+        }
+        for (s, row) in from.iter().enumerate() {
+            for &(t, p) in row {
+                if let Some(t) = target(k, t) {
+                    a[t][ix(k, s)] -= p;
+                }
+            }
+        }
+    }
+    let u = crate::visits::gauss(a)?;
+    if u.iter().any(|x| !x.is_finite() || *x < -1e-9 || *x > 1e12) {
+        return None;
+    }
+    let mut out = vec![vec![0.0; ns]; nc];
+    for &k in &members {
+        for s in 0..ns {
+            out[k][s] = u[ix(k, s)].max(0.0);
+        }
+    }
+    Some(out)
+}
+
+/// A network with class switching as the same network with one class per
+/// chain (named and shaped like the chain's start class): the chain's
+/// visits, its routing between stations weighted by the flow of each
+/// class, and at each station its demand over its visits as mean service.
+/// The second part is why that single class does not give the chain's
+/// exact answer (stations whose queueing depends on which class is
+/// served); empty when it does. `Ok(None)` without switching; `Err` when
+/// the traffic equations have no solution.
+pub fn merge(spec: &NetworkSpec) -> Result<Option<(NetworkSpec, Vec<String>)>, String> {
+    if !spec.has_switching() {
+        return Ok(None);
+    }
+    let starts = spec.chain_starts();
+    let (ns, nc) = (spec.stations.len(), spec.classes.len());
+    let chains: Vec<usize> = (0..nc).filter(|&k| starts[k] == k).collect();
+    let mut classes = Vec::new();
+    let mut service: Vec<Vec<Option<Dist>>> = vec![Vec::new(); ns];
+    let mut why = Vec::new();
+    for &c in &chains {
+        let cl = &spec.classes[c];
+        let members: Vec<usize> = (0..nc).filter(|&k| starts[k] == c).collect();
+        if members.len() == 1 {
+            classes.push(cl.clone());
+            for (s, st) in spec.stations.iter().enumerate() {
+                service[s].push(st.service.get(c).cloned().flatten());
+            }
+            continue;
+        }
+        let v = chain_visits(spec, c).ok_or_else(|| {
+            format!(
+                "class {}: the traffic equations of its chain have no solution (its jobs never leave, or more than {PAIRS_MAX} class-station pairs)",
+                cl.name
+            )
+        })?;
+        let visits: Vec<f64> = (0..ns).map(|s| members.iter().map(|&k| v[k][s]).sum()).collect();
+        // Flow from station s to t (and out) summed over the chain's classes.
+        let mut flow = vec![vec![0.0; ns + 1]; ns];
+        let mut entry = Vec::new();
+        for &k in &members {
+            let Routing::Probabilistic { entry: e, from } = &spec.classes[k].routing else {
+                continue;
+            };
+            entry.extend(e.iter().copied());
+            for (s, row) in from.iter().enumerate() {
+                for &(t, p) in row {
+                    let to = t.station().unwrap_or(ns);
+                    flow[s][to] += v[k][s] * p;
+                }
+            }
+        }
+        let from: Vec<Vec<(Target, f64)>> = (0..ns)
+            .map(|s| {
+                if visits[s] <= 0.0 {
+                    return Vec::new();
+                }
+                (0..=ns)
+                    .filter(|&t| flow[s][t] > 0.0)
+                    .map(|t| {
+                        let to = if t == ns { Target::Exit } else { Target::Station(t) };
+                        (to, flow[s][t] / visits[s])
+                    })
+                    .collect()
+            })
+            .collect();
+        classes.push(ClassSpec {
+            name: cl.name.clone(),
+            workload: cl.workload.clone(),
+            routing: Routing::Probabilistic { entry, from },
+            priority: cl.priority,
+        });
+        for (s, st) in spec.stations.iter().enumerate() {
+            let served: Vec<(usize, &Dist)> = members
+                .iter()
+                .filter(|&&k| v[k][s] > 0.0)
+                .filter_map(|&k| Some((k, st.service.get(k)?.as_ref()?)))
+                .collect();
+            let Some(&(k0, d0)) = served.first() else {
+                service[s].push(None);
+                continue;
+            };
+            let same = served.iter().all(|(_, d)| {
+                d.is_exponential() == d0.is_exponential()
+                    && (d.mean() - d0.mean()).abs() <= 1e-12 * d0.mean()
+                    && (d.variance() - d0.variance()).abs() <= 1e-12 * d0.variance().max(1e-300)
+            });
+            if same {
+                service[s].push(Some(d0.clone()));
+                continue;
+            }
+            let demand: f64 = served.iter().map(|&(k, d)| v[k][s] * d.mean()).sum();
+            let d = Dist::exponential(demand / visits[s]).map_err(|e| e.to_string())?;
+            service[s].push(Some(d));
+            let insensitive = match &st.kind {
+                StationKind::Delay => true,
+                StationKind::Queue { discipline, .. } => *discipline == Discipline::Ps,
+                _ => false,
+            };
+            if !insensitive {
+                let other = served.iter().find(|(_, d)| d.mean() != d0.mean() || d.is_exponential() != d0.is_exponential());
+                let k1 = other.map_or(k0, |o| o.0);
+                why.push(format!(
+                    "station {}: classes {} and {} of one chain (class switching) have different service times there; exact only at PS and delay stations, or with one exponential service time for every class",
+                    st.name, spec.classes[k0].name, spec.classes[k1].name
+                ));
+            }
+        }
+    }
+    let mut out = spec.clone();
+    out.classes = classes;
+    for (st, sv) in out.stations.iter_mut().zip(service) {
+        st.service = sv;
+    }
+    Ok(Some((out, why)))
+}
