@@ -198,7 +198,8 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
     };
     // M/G/1 and finite-capacity stations are solved exactly without being
     // product-form networks: the JSON says which.
-    let product_form = qsim_theory::product_form::reasons(spec).is_empty() && chain_reasons.is_empty();
+    let product_form =
+        qsim_theory::product_form::reasons(spec).is_empty() && chain_reasons.is_empty();
     print_figures(
         &mut out,
         &name,

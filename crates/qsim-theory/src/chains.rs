@@ -108,7 +108,9 @@ pub fn merge(spec: &NetworkSpec) -> Result<Option<(NetworkSpec, Vec<String>)>, S
                 cl.name
             )
         })?;
-        let visits: Vec<f64> = (0..ns).map(|s| members.iter().map(|&k| v[k][s]).sum()).collect();
+        let visits: Vec<f64> = (0..ns)
+            .map(|s| members.iter().map(|&k| v[k][s]).sum())
+            .collect();
         // Flow from station s to t (and out) summed over the chain's classes.
         let mut flow = vec![vec![0.0; ns + 1]; ns];
         let mut entry = Vec::new();
@@ -132,7 +134,11 @@ pub fn merge(spec: &NetworkSpec) -> Result<Option<(NetworkSpec, Vec<String>)>, S
                 (0..=ns)
                     .filter(|&t| flow[s][t] > 0.0)
                     .map(|t| {
-                        let to = if t == ns { Target::Exit } else { Target::Station(t) };
+                        let to = if t == ns {
+                            Target::Exit
+                        } else {
+                            Target::Station(t)
+                        };
                         (to, flow[s][t] / visits[s])
                     })
                     .collect()
@@ -172,7 +178,9 @@ pub fn merge(spec: &NetworkSpec) -> Result<Option<(NetworkSpec, Vec<String>)>, S
                 _ => false,
             };
             if !insensitive {
-                let other = served.iter().find(|(_, d)| d.mean() != d0.mean() || d.is_exponential() != d0.is_exponential());
+                let other = served.iter().find(|(_, d)| {
+                    d.mean() != d0.mean() || d.is_exponential() != d0.is_exponential()
+                });
                 let k1 = other.map_or(k0, |o| o.0);
                 why.push(format!(
                     "station {}: classes {} and {} of one chain (class switching) have different service times there; exact only at PS and delay stations, or with one exponential service time for every class",

@@ -110,9 +110,10 @@ fn switched_into(view: &View<'_>, ci: ClassId) -> bool {
     view.classes.iter().enumerate().any(|(k, cl)| {
         k != ci
             && cl.is_some_and(|cl| match &cl.routing {
-                Routing::Probabilistic { from, .. } => from.iter().flatten().any(
-                    |b| matches!(b.0, Target::Switch { class, .. } if class == ci),
-                ),
+                Routing::Probabilistic { from, .. } => from
+                    .iter()
+                    .flatten()
+                    .any(|b| matches!(b.0, Target::Switch { class, .. } if class == ci)),
                 Routing::Sequence(_) => false,
             })
     })
@@ -376,7 +377,8 @@ fn pair_walk(c: &mut Check<'_>, start: &[ClassId]) {
         }
     }
     let fork = |s: usize| {
-        view.stations[s].is_some_and(|st| matches!(st.kind, StationKind::Fork(_) | StationKind::Join(_)))
+        view.stations[s]
+            .is_some_and(|st| matches!(st.kind, StationKind::Fork(_) | StationKind::Join(_)))
     };
     let mut exits = vec![false; ns * nc];
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); ns * nc];
@@ -385,11 +387,16 @@ fn pair_walk(c: &mut Check<'_>, start: &[ClassId]) {
         if fork(s) {
             continue;
         }
-        let row = rows(k).and_then(|(_, from)| from.get(s)).filter(|r| !r.is_empty());
+        let row = rows(k)
+            .and_then(|(_, from)| from.get(s))
+            .filter(|r| !r.is_empty());
         let Some(row) = row else {
-            let Some((k0, s0, t)) = by[k * ns + s] else { continue };
-            if k0 == k {
-                // Rows of a class's own walk are the model reader's to check.
+            let Some((k0, s0, t)) = by[k * ns + s] else {
+                continue;
+            };
+            if k0 == k && start[k] == k {
+                // Rows of a start class's own walk are the model reader's
+                // to check.
                 continue;
             }
             c.scope = super::Scope::Class(k0);
@@ -428,7 +435,13 @@ fn pair_walk(c: &mut Check<'_>, start: &[ClassId]) {
     }
     for x in 0..ns * nc {
         let (k, s) = (x / ns, x % ns);
-        if by[x].is_some() && !exits[x] && !fork(s) && rows(k).and_then(|(_, f)| f.get(s)).is_some_and(|r| !r.is_empty()) {
+        if by[x].is_some()
+            && !exits[x]
+            && !fork(s)
+            && rows(k)
+                .and_then(|(_, f)| f.get(s))
+                .is_some_and(|r| !r.is_empty())
+        {
             c.scope = super::Scope::Class(k);
             let kn = view.classes[k].map_or("?", |x| x.name.as_str());
             let sn = c.station_name(s);
@@ -547,12 +560,10 @@ pub(super) fn check_chains(c: &mut Check<'_>) {
         }
     }
     pair_walk(c, &start);
-    if let Some((s, st)) = view
-        .stations
-        .iter()
-        .enumerate()
-        .find_map(|(s, st)| st.filter(|st| matches!(st.kind, StationKind::Fork(_))).map(|st| (s, st)))
-    {
+    if let Some((s, st)) = view.stations.iter().enumerate().find_map(|(s, st)| {
+        st.filter(|st| matches!(st.kind, StationKind::Fork(_)))
+            .map(|st| (s, st))
+    }) {
         c.scope = super::Scope::Station(s);
         c.error(
             &[],

@@ -118,11 +118,7 @@ pub(super) enum Route {
 
 impl Route {
     /// A class's route over `stations` stations.
-    pub(super) fn new(
-        routing: &Routing,
-        stations: usize,
-        switches: &mut Vec<(u32, u32)>,
-    ) -> Route {
+    pub(super) fn new(routing: &Routing, stations: usize, switches: &mut Vec<(u32, u32)>) -> Route {
         match routing {
             Routing::Sequence(seq) => Route::Seq(seq.iter().map(|&s| s as u32).collect()),
             Routing::Probabilistic { entry, from } => Route::Prob {

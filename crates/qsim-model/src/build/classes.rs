@@ -92,9 +92,16 @@ pub(super) fn class(
 /// A class jobs only switch into: no workload keys and no `source` row
 /// (its jobs come from the class their interaction started in).
 pub(super) fn switched_in(node: &crate::tree::Node) -> bool {
-    let no_workload = ["type", "arrival", "rate_per_s", "population", "think", "schedule"]
-        .iter()
-        .all(|k| node.get(k).is_none());
+    let no_workload = [
+        "type",
+        "arrival",
+        "rate_per_s",
+        "population",
+        "think",
+        "schedule",
+    ]
+    .iter()
+    .all(|k| node.get(k).is_none());
     let no_source = node
         .get("routing")
         .is_some_and(|r| r.get("source").is_none());

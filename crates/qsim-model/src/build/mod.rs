@@ -410,7 +410,18 @@ fn chain_workloads(ctx: &mut Ctx<'_>, names: &Names<'_>, classes: &mut [Option<C
         .iter()
         .map(|c| c.path != "workload" && classes::switched_in(c.node))
         .collect();
-    if !switched.contains(&true) || classes.iter().any(Option::is_none) {
+    if !switched.contains(&true) {
+        return;
+    }
+    if classes.iter().any(Option::is_none) {
+        // A class that failed may be the chain's start: the classes that
+        // take its jobs are not checked alone (their errors would only
+        // follow from it).
+        for (c, &sw) in classes.iter_mut().zip(&switched) {
+            if sw {
+                *c = None;
+            }
+        }
         return;
     }
     let spec = qsim_kernel::NetworkSpec {

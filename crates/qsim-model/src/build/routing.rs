@@ -373,7 +373,8 @@ fn switch_target(
 ) -> Option<Target> {
     let Some(class) = names.classes.iter().position(|c| c.name == cname) else {
         let known: Vec<&str> = names.classes.iter().map(|c| c.name.as_str()).collect();
-        let hint = crate::did_you_mean(cname, &known).map(|s| format!("did you mean `{s}:{sname}`?"));
+        let hint =
+            crate::did_you_mean(cname, &known).map(|s| format!("did you mean `{s}:{sname}`?"));
         ctx.error_hint(
             &e.key_origin,
             path,
