@@ -116,7 +116,7 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
     let (spec, chain_reasons) = match qsim_theory::chains::merge(model.network.spec()) {
         Ok(Some((merged, why))) => (std::borrow::Cow::Owned(merged), why),
         Ok(None) => (std::borrow::Cow::Borrowed(model.network.spec()), Vec::new()),
-        Err(e) => return Err(UsageError(format!("{name}: {e}")).into()),
+        Err(e) => return Err(usage(model.network.spec(), &name, None, e)),
     };
     let spec: &NetworkSpec = &spec;
     let population = match &spec.classes[..] {

@@ -8,6 +8,7 @@
 //! class) the chain's throughput and each station's mean jobs and
 //! utilization are exactly those of that class. [`merge`] builds it.
 
+use crate::Error;
 use qsim_kernel::{ClassSpec, Discipline, Dist, NetworkSpec, Routing, StationKind, Target};
 
 /// Most (class, station) pairs solved by dense elimination.
@@ -82,7 +83,7 @@ pub fn chain_visits(spec: &NetworkSpec, start: usize) -> Option<Vec<Vec<f64>>> {
 /// exact answer (stations whose queueing depends on which class is
 /// served); empty when it does. `Ok(None)` without switching; `Err` when
 /// the traffic equations have no solution.
-pub fn merge(spec: &NetworkSpec) -> Result<Option<(NetworkSpec, Vec<String>)>, String> {
+pub fn merge(spec: &NetworkSpec) -> Result<Option<(NetworkSpec, Vec<String>)>, Error> {
     if !spec.has_switching() {
         return Ok(None);
     }
@@ -102,11 +103,8 @@ pub fn merge(spec: &NetworkSpec) -> Result<Option<(NetworkSpec, Vec<String>)>, S
             }
             continue;
         }
-        let v = chain_visits(spec, c).ok_or_else(|| {
-            format!(
-                "class {}: the traffic equations of its chain have no solution (its jobs never leave, or more than {PAIRS_MAX} class-station pairs)",
-                cl.name
-            )
+        let v = chain_visits(spec, c).ok_or_else(|| Error::Trapped {
+            class: cl.name.clone(),
         })?;
         let visits: Vec<f64> = (0..ns)
             .map(|s| members.iter().map(|&k| v[k][s]).sum())
@@ -170,7 +168,11 @@ pub fn merge(spec: &NetworkSpec) -> Result<Option<(NetworkSpec, Vec<String>)>, S
                 continue;
             }
             let demand: f64 = served.iter().map(|&(k, d)| v[k][s] * d.mean()).sum();
-            let d = Dist::exponential(demand / visits[s]).map_err(|e| e.to_string())?;
+            let Ok(d) = Dist::exponential(demand / visits[s]) else {
+                return Err(Error::Trapped {
+                    class: cl.name.clone(),
+                });
+            };
             service[s].push(Some(d));
             let insensitive = match &st.kind {
                 StationKind::Delay => true,
@@ -195,4 +197,21 @@ pub fn merge(spec: &NetworkSpec) -> Result<Option<(NetworkSpec, Vec<String>)>, S
         st.service = sv;
     }
     Ok(Some((out, why)))
+}
+
+/// With class switching, the network as [`merge`] makes it, the index
+/// there of `class` (`None` when jobs only switch into it) and the reasons
+/// it is not exact; `Ok(None)` without switching.
+#[allow(clippy::type_complexity)]
+pub(crate) fn merged_class(
+    spec: &NetworkSpec,
+    class: usize,
+) -> Result<Option<(NetworkSpec, Option<usize>, Vec<String>)>, Error> {
+    let Some((merged, why)) = merge(spec)? else {
+        return Ok(None);
+    };
+    let starts = spec.chain_starts();
+    let at =
+        (starts.get(class) == Some(&class)).then(|| (0..class).filter(|&k| starts[k] == k).count());
+    Ok(Some((merged, at, why)))
 }

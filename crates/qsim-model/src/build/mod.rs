@@ -459,5 +459,14 @@ fn chain_workloads(ctx: &mut Ctx<'_>, names: &Names<'_>, classes: &mut [Option<C
         if let Some(cl) = &mut classes[ci] {
             cl.workload = w;
         }
+        let first = &names.classes[s].name;
+        ctx.warn(
+            &c.node.origin,
+            &c.path,
+            format!(
+                "class {} takes its jobs from class {first} by switching: their interactions are counted for {first} (where they start), so {}'s own throughput and response time read 0",
+                c.name, c.name
+            ),
+        );
     }
 }
