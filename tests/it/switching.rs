@@ -194,4 +194,27 @@ fn switching_errors_are_located() {
     );
     let e = err(&open_write);
     assert!(e.contains("both open or both closed"), "{e}");
+    let own = |think: f64| {
+        closed().replace(
+            "[classes.write.routing]",
+            &format!("[classes.write]\ntype = \"closed\"\npopulation = 3\nthink = {{ dist = \"exponential\", mean = {think} }}\n[classes.write.routing]\nsource = {{ cpu = 1.0 }}"),
+        )
+    };
+    let e = err(&own(0.05));
+    assert!(
+        e.contains("classes.write.routing.source: classes read and write both start interactions"),
+        "{e}"
+    );
+    let e = err(&own(0.07));
+    assert!(
+        e.contains("m.toml:20:") && e.contains("different think times"),
+        "{e}"
+    );
+    let e = err(&closed().replace("source = { cpu = 1.0 }", "source = { \"write:cpu\" = 1.0 }"));
+    assert!(
+        e.contains("m.toml:19:") && e.contains("starts in its own class"),
+        "{e}"
+    );
+    let e = err(&closed().replace("\"write:disk\" = 0.3", "sink = 0.3"));
+    assert!(e.starts_with("m.toml:23:10: classes.write: class write has no workload and no class switches jobs into it"), "{e}");
 }

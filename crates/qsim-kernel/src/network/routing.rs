@@ -535,6 +535,7 @@ pub(super) fn check_chains(c: &mut Check<'_>) {
             );
         }
         if s != ci
+            && !own
             && let (Some(first), super::Workload::Closed { population, .. }) =
                 (view.classes[s], &cl.workload)
             && *population != 0

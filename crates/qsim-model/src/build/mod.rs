@@ -447,6 +447,8 @@ fn chain_workloads(ctx: &mut Ctx<'_>, names: &Names<'_>, classes: &mut [Option<C
                     c.name
                 )),
             );
+            // Its kernel checks would only repeat this.
+            classes[ci] = None;
             continue;
         }
         let w = match &spec.classes[s].workload {
