@@ -161,6 +161,28 @@ fn open_chain_flow_balance() {
             0.02,
         );
     }
+    // An open product-form network of PS stations: the chain's response
+    // time is the sum over stations of D / (1 - lambda D), D its demand.
+    let demands = [V_READ_CPU * 0.004 + 0.006, V_READ_DISK * 0.005 + 0.009];
+    let exact: f64 = demands.iter().map(|d| d / (1.0 - lambda * d)).sum();
+    assert_close(
+        "open chain response",
+        mean_of(&r.system.response_time_s),
+        exact,
+        reps,
+        0.0,
+        0.02,
+    );
+    let (merged, why) = qsim_theory::chains::merge(m.network.spec())
+        .unwrap()
+        .unwrap();
+    assert!(why.is_empty(), "{why:?}");
+    let f = qsim_theory::solution::solve_within(&merged, 1e9).unwrap();
+    assert!(
+        (f.response_time_s - exact).abs() < 1e-9 * exact,
+        "{}",
+        f.response_time_s
+    );
     assert_close(
         "read throughput",
         r.classes[0].throughput_per_s,

@@ -215,3 +215,78 @@ pub(crate) fn merged_class(
         (starts.get(class) == Some(&class)).then(|| (0..class).filter(|&k| starts[k] == k).count());
     Ok(Some((merged, at, why)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qsim_kernel::{StationSpec, Workload};
+
+    /// One station visited by class a, which then comes back to it as
+    /// class b and leaves: two visits per interaction, 1 s and 2 s of
+    /// service.
+    fn twice(discipline: Discipline) -> NetworkSpec {
+        let exp = |m: f64| Some(Dist::exponential(m).unwrap());
+        let class = |name: &str, entry, row| ClassSpec {
+            name: name.into(),
+            workload: Workload::Open {
+                interarrival: Dist::exponential(10.0).unwrap(),
+            },
+            routing: Routing::Probabilistic {
+                entry,
+                from: vec![row],
+            },
+            priority: 0,
+        };
+        NetworkSpec {
+            stations: vec![StationSpec {
+                name: "s".into(),
+                kind: StationKind::Queue {
+                    servers: 1,
+                    discipline,
+                },
+                service: vec![exp(1.0), exp(2.0)],
+                speed: None,
+            }],
+            classes: vec![
+                class(
+                    "a",
+                    vec![(Target::Station(0), 1.0)],
+                    vec![(
+                        Target::Switch {
+                            station: 0,
+                            class: 1,
+                        },
+                        1.0,
+                    )],
+                ),
+                class("b", Vec::new(), vec![(Target::Exit, 1.0)]),
+            ],
+            ..NetworkSpec::default()
+        }
+    }
+
+    #[test]
+    fn a_chain_is_one_class_with_its_visits_and_demand() {
+        let spec = twice(Discipline::Ps);
+        assert_eq!(spec.chain_starts(), vec![0, 0]);
+        let v = chain_visits(&spec, 0).unwrap();
+        assert!((v[0][0] - 1.0).abs() < 1e-9 && (v[1][0] - 1.0).abs() < 1e-9);
+        assert_eq!(chain_visits(&spec, 1), None);
+        let (m, why) = merge(&spec).unwrap().unwrap();
+        assert!(why.is_empty(), "{why:?}");
+        assert_eq!(m.classes.len(), 1);
+        let u = crate::visits::visit_ratios(&m, 0).unwrap().parent;
+        assert!((u[0] - 2.0).abs() < 1e-9, "{u:?}");
+        // Demand 1 + 2 = 3 s over two visits.
+        let mean = m.stations[0].service[0].as_ref().unwrap().mean();
+        assert!((mean - 1.5).abs() < 1e-12, "{mean}");
+    }
+
+    #[test]
+    fn fcfs_with_class_dependent_service_is_not_exact() {
+        let (_, why) = merge(&twice(Discipline::Fcfs)).unwrap().unwrap();
+        assert_eq!(why.len(), 1, "{why:?}");
+        assert!(why[0].contains("classes a and b"), "{why:?}");
+        assert!(!crate::product_form::reasons(&twice(Discipline::Fcfs)).is_empty());
+    }
+}
