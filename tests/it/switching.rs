@@ -47,7 +47,7 @@ fn closed() -> String {
 fn visit_ratios_per_class_are_the_hand_solution() {
     let m = model(&closed(), &[]);
     let spec = m.network.spec();
-    let v = qsim_theory::chains::chain_visits(spec, 0).expect("read starts a chain");
+    let v = qsim_theory::visits::chain_visits(spec, 0).expect("read starts a chain");
     let hand = [[V_READ_CPU, V_READ_DISK], [1.0, 1.0]];
     for (k, row) in hand.iter().enumerate() {
         for (s, &x) in row.iter().enumerate() {

@@ -1,7 +1,7 @@
-//! Class switching: the traffic equations over (class, station) pairs of a
-//! chain (the classes joined by switching), and the chain as one class.
+//! Class switching: a chain (the classes joined by switching) as one class.
 //!
-//! A chain behaves, at every station, like a single class whose visits are
+//! The traffic equations over (class, station) pairs are
+//! [`crate::visits::chain_visits`]. A chain behaves, at every station, like a single class whose visits are
 //! the chain's visits there and whose mean service is the chain's demand
 //! over those visits: for product-form networks (BCMP: PS and delay
 //! stations at any service times, FCFS with one exponential time for every
@@ -10,70 +10,6 @@
 
 use crate::Error;
 use qsim_kernel::{ClassSpec, Discipline, Dist, NetworkSpec, Routing, StationKind, Target};
-
-/// Most (class, station) pairs solved by dense elimination.
-const PAIRS_MAX: usize = 1500;
-
-/// Mean visits per interaction of the chain that starts in class `start`,
-/// for each class (outer index, every class of the network; zero for the
-/// classes of other chains) at each station. `None` when `start` is not
-/// the start of a chain, has a fixed route, the chain has more than 1500
-/// (class, station) pairs, or its jobs never leave.
-pub fn chain_visits(spec: &NetworkSpec, start: usize) -> Option<Vec<Vec<f64>>> {
-    let starts = spec.chain_starts();
-    if starts.get(start) != Some(&start) {
-        return None;
-    }
-    let (ns, nc) = (spec.stations.len(), spec.classes.len());
-    let members: Vec<usize> = (0..nc).filter(|&k| starts[k] == start).collect();
-    let n = members.len() * ns;
-    if n > PAIRS_MAX {
-        return None;
-    }
-    let mut at = vec![usize::MAX; nc];
-    for (i, &k) in members.iter().enumerate() {
-        at[k] = i;
-    }
-    let ix = |k: usize, s: usize| at[k] * ns + s;
-    // u = e + Pᵀu over the pairs: a[t][t] = 1, a[t][s] = -p(s -> t).
-    let mut a = vec![vec![0.0; n + 1]; n];
-    for (i, row) in a.iter_mut().enumerate() {
-        row[i] = 1.0;
-    }
-    let target = |k: usize, t: Target| match t {
-        Target::Station(s) => Some(ix(k, s)),
-        Target::Switch { station, class } if at[class] != usize::MAX => Some(ix(class, station)),
-        _ => None,
-    };
-    for &k in &members {
-        let Routing::Probabilistic { entry, from } = &spec.classes[k].routing else {
-            return None;
-        };
-        for &(t, p) in entry {
-            if let Some(t) = target(k, t) {
-                a[t][n] += p;
-            }
-        }
-        for (s, row) in from.iter().enumerate() {
-            for &(t, p) in row {
-                if let Some(t) = target(k, t) {
-                    a[t][ix(k, s)] -= p;
-                }
-            }
-        }
-    }
-    let u = crate::visits::gauss(a)?;
-    if u.iter().any(|x| !x.is_finite() || *x < -1e-9 || *x > 1e12) {
-        return None;
-    }
-    let mut out = vec![vec![0.0; ns]; nc];
-    for &k in &members {
-        for s in 0..ns {
-            out[k][s] = u[ix(k, s)].max(0.0);
-        }
-    }
-    Some(out)
-}
 
 /// A network with class switching as the same network with one class per
 /// chain (named and shaped like the chain's start class): the chain's
@@ -103,7 +39,7 @@ pub fn merge(spec: &NetworkSpec) -> Result<Option<(NetworkSpec, Vec<String>)>, E
             }
             continue;
         }
-        let v = chain_visits(spec, c).ok_or_else(|| Error::Trapped {
+        let v = crate::visits::chain_visits(spec, c).ok_or_else(|| Error::Trapped {
             class: cl.name.clone(),
         })?;
         let visits: Vec<f64> = (0..ns)
@@ -269,9 +205,9 @@ mod tests {
     fn a_chain_is_one_class_with_its_visits_and_demand() {
         let spec = twice(Discipline::Ps);
         assert_eq!(spec.chain_starts(), vec![0, 0]);
-        let v = chain_visits(&spec, 0).unwrap();
+        let v = crate::visits::chain_visits(&spec, 0).unwrap();
         assert!((v[0][0] - 1.0).abs() < 1e-9 && (v[1][0] - 1.0).abs() < 1e-9);
-        assert_eq!(chain_visits(&spec, 1), None);
+        assert_eq!(crate::visits::chain_visits(&spec, 1), None);
         let (m, why) = merge(&spec).unwrap().unwrap();
         assert!(why.is_empty(), "{why:?}");
         assert_eq!(m.classes.len(), 1);
@@ -287,6 +223,5 @@ mod tests {
         let (_, why) = merge(&twice(Discipline::Fcfs)).unwrap().unwrap();
         assert_eq!(why.len(), 1, "{why:?}");
         assert!(why[0].contains("classes a and b"), "{why:?}");
-        assert!(!crate::product_form::reasons(&twice(Discipline::Fcfs)).is_empty());
     }
 }

@@ -3,8 +3,8 @@
 //!
 //! * [`visits`] — the traffic equations (the one visit-ratio solver: fork
 //!   sub-jobs and fixed sequences included).
-//! * [`chains`] — class switching: visits per (class, station) of a chain,
-//!   and a chain as the one class that has its exact answers.
+//! * [`chains`] — class switching: a chain (classes joined by switching)
+//!   as the one class that has its exact answers.
 //! * [`kind`] — per station kind, its peak completion rate and the least and
 //!   most time a visit can take; open-workload utilization.
 //! * [`product_form`] — whether the exact methods apply, and why not.

@@ -25,7 +25,7 @@ pub fn visit_ratios(spec: &NetworkSpec, class: usize) -> Option<Visits> {
     let ns = spec.stations.len();
     if spec.has_switching() {
         let start = *spec.chain_starts().get(class)?;
-        let v = crate::chains::chain_visits(spec, start)?.swap_remove(class);
+        let v = chain_visits(spec, start)?.swap_remove(class);
         return Some(Visits {
             parent: v.clone(),
             total: v,
@@ -68,6 +68,70 @@ pub fn visit_ratios(spec: &NetworkSpec, class: usize) -> Option<Visits> {
         }
     }
     Some(Visits { parent, total })
+}
+
+/// Most (class, station) pairs solved by dense elimination.
+const PAIRS_MAX: usize = 1500;
+
+/// Mean visits per interaction of the chain that starts in class `start`,
+/// for each class (outer index, every class of the network; zero for the
+/// classes of other chains) at each station. `None` when `start` is not
+/// the start of a chain, has a fixed route, the chain has more than 1500
+/// (class, station) pairs, or its jobs never leave.
+pub fn chain_visits(spec: &NetworkSpec, start: usize) -> Option<Vec<Vec<f64>>> {
+    let starts = spec.chain_starts();
+    if starts.get(start) != Some(&start) {
+        return None;
+    }
+    let (ns, nc) = (spec.stations.len(), spec.classes.len());
+    let members: Vec<usize> = (0..nc).filter(|&k| starts[k] == start).collect();
+    let n = members.len() * ns;
+    if n > PAIRS_MAX {
+        return None;
+    }
+    let mut at = vec![usize::MAX; nc];
+    for (i, &k) in members.iter().enumerate() {
+        at[k] = i;
+    }
+    let ix = |k: usize, s: usize| at[k] * ns + s;
+    // u = e + Pᵀu over the pairs: a[t][t] = 1, a[t][s] = -p(s -> t).
+    let mut a = vec![vec![0.0; n + 1]; n];
+    for (i, row) in a.iter_mut().enumerate() {
+        row[i] = 1.0;
+    }
+    let target = |k: usize, t: Target| match t {
+        Target::Station(s) => Some(ix(k, s)),
+        Target::Switch { station, class } if at[class] != usize::MAX => Some(ix(class, station)),
+        _ => None,
+    };
+    for &k in &members {
+        let Routing::Probabilistic { entry, from } = &spec.classes[k].routing else {
+            return None;
+        };
+        for &(t, p) in entry {
+            if let Some(t) = target(k, t) {
+                a[t][n] += p;
+            }
+        }
+        for (s, row) in from.iter().enumerate() {
+            for &(t, p) in row {
+                if let Some(t) = target(k, t) {
+                    a[t][ix(k, s)] -= p;
+                }
+            }
+        }
+    }
+    let u = gauss(a)?;
+    if u.iter().any(|x| !x.is_finite() || *x < -1e-9 || *x > 1e12) {
+        return None;
+    }
+    let mut out = vec![vec![0.0; ns]; nc];
+    for &k in &members {
+        for s in 0..ns {
+            out[k][s] = u[ix(k, s)].max(0.0);
+        }
+    }
+    Some(out)
 }
 
 /// Above this many stations the traffic equations are solved by sparse
@@ -153,7 +217,7 @@ fn sparse(spec: &NetworkSpec, entry: &Row, from: &[Vec<(Target, f64)>]) -> Optio
 }
 
 /// Gaussian elimination with partial pivoting on an augmented matrix.
-pub(crate) fn gauss(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
+fn gauss(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
     let n = a.len();
     for col in 0..n {
         let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
