@@ -608,8 +608,10 @@ impl NetworkSpec {
             return reached;
         };
         // Walked over (class, station) pairs: a switching branch carries
-        // the job on in another class's rows.
-        let mut seen = vec![false; ns * nc];
+        // the job on in another class's rows (without switching, the class
+        // is always `class`: one row of pairs).
+        let width = if self.has_switching() { nc } else { 1 };
+        let mut seen = vec![false; ns * width];
         let pair = |k: usize, t: &(Target, f64)| match *t {
             (Target::Station(s), p) if p > 0.0 && s < ns => Some((k, s)),
             (Target::Switch { station, class }, p) if p > 0.0 && station < ns && class < nc => {
@@ -629,7 +631,7 @@ impl NetworkSpec {
             }
         };
         while let Some((k, s)) = stack.pop() {
-            if std::mem::replace(&mut seen[k * ns + s], true) {
+            if std::mem::replace(&mut seen[(k % width) * ns + s], true) {
                 continue;
             }
             reached[s] = true;
