@@ -20,7 +20,7 @@ pub struct Visits {
 /// or its routing never lets a job leave.
 ///
 /// With class switching, the visits of `class` itself per interaction of
-/// its chain ([`crate::chains::chain_visits`]).
+/// its chain ([`chain_visits`]).
 pub fn visit_ratios(spec: &NetworkSpec, class: usize) -> Option<Visits> {
     let ns = spec.stations.len();
     if spec.has_switching() {
