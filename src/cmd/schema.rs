@@ -200,7 +200,7 @@ fn class(with_priority: bool) -> Value {
         (
             "routing",
             reference("routing"),
-            "place = { next = probability }; source and sink",
+            "place = { next = probability }; source and sink; next \"CLASS:STATION\" switches the job to CLASS",
         ),
         (
             "schedule",

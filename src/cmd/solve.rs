@@ -110,8 +110,15 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
         );
         model.run.schedule.clear();
     }
-    let spec = model.network.spec();
     let name = args.model.model.display().to_string();
+    // Class switching: each chain is solved as the one class with its
+    // visits and demands; stations where that is not exact are reasons.
+    let (spec, chain_reasons) = match qsim_theory::chains::merge(model.network.spec()) {
+        Ok(Some((merged, why))) => (std::borrow::Cow::Owned(merged), why),
+        Ok(None) => (std::borrow::Cow::Borrowed(model.network.spec()), Vec::new()),
+        Err(e) => return Err(usage(model.network.spec(), &name, None, e)),
+    };
+    let spec: &NetworkSpec = &spec;
     let population = match &spec.classes[..] {
         [c] => match c.workload {
             Workload::Closed { population, .. } => Some(population),
@@ -156,7 +163,8 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
             )
             .into());
         }
-        let reasons = qsim_theory::product_form::reasons(spec);
+        let mut reasons = qsim_theory::product_form::reasons(spec);
+        reasons.extend(chain_reasons.iter().cloned());
         if !reasons.is_empty() {
             return outside(&mut out, reasons);
         }
@@ -174,6 +182,9 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
 
+    if !chain_reasons.is_empty() {
+        return outside(&mut out, chain_reasons);
+    }
     let figures = match solve_within(spec, memory_limit) {
         Ok(f) => f,
         Err(qsim_theory::Error::NotProductForm(reasons)) => return outside(&mut out, reasons),
@@ -187,7 +198,8 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
     };
     // M/G/1 and finite-capacity stations are solved exactly without being
     // product-form networks: the JSON says which.
-    let product_form = qsim_theory::product_form::reasons(spec).is_empty();
+    let product_form =
+        qsim_theory::product_form::reasons(spec).is_empty() && chain_reasons.is_empty();
     print_figures(
         &mut out,
         &name,

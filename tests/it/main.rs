@@ -16,6 +16,7 @@ mod routes;
 mod scenarios;
 mod solve;
 mod support;
+mod switching;
 mod timeline;
 mod trust;
 mod whatif;

@@ -29,7 +29,12 @@ pub(crate) struct Histogram {
 
 impl std::fmt::Debug for Histogram {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Histogram {{ {} values, max {} }}", self.total, self.max)
+        write!(
+            f,
+            "Histogram {{ {} values, max {} }}",
+            self.count(),
+            self.max
+        )
     }
 }
 
@@ -104,7 +109,8 @@ impl Histogram {
     /// the bucket holding `x` (the inverse of [`Histogram::quantiles`]); 0
     /// when empty.
     pub fn cdf(&self, x: f64) -> f64 {
-        if self.total == 0 {
+        let total = self.count();
+        if total == 0 {
             return 0.0;
         }
         if x >= self.max {
@@ -124,7 +130,7 @@ impl Histogram {
         } else {
             1.0
         };
-        (below as f64 + frac * self.counts[i] as f64) / self.total as f64
+        (below as f64 + frac * self.counts[i] as f64) / total as f64
     }
 
     /// The quantiles `qs` (ascending, in [0, 1]), interpolated linearly

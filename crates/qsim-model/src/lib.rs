@@ -493,6 +493,14 @@ fn locate(root: &Node, class_paths: &[String], e: &NetworkError) -> (Origin, Str
             Field::From(None) => "source".into(),
             Field::To(Target::Exit) => "sink".into(),
             Field::From(Some(s)) | Field::To(Target::Station(s)) => station(s),
+            Field::To(Target::Switch { station: s, class }) => {
+                let cname = root
+                    .get("classes")
+                    .and_then(Node::table)
+                    .and_then(|t| t.get(class))
+                    .map_or(format!("#{class}"), |e| e.key.clone());
+                format!("{cname}:{}", station(s))
+            }
         };
         match node.get(&key) {
             Some(n) if found => node = n,

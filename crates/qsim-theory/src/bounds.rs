@@ -54,6 +54,14 @@ pub fn closed_bounds(
     class: usize,
     population: u32,
 ) -> Result<Option<ClosedBounds>, Error> {
+    if let Some((merged, at, _)) = crate::chains::merged_class(spec, class)? {
+        // Class switching: bounds from the chain's demands (they hold
+        // whatever the service times).
+        return match at {
+            Some(at) => closed_bounds(&merged, at, population),
+            None => Ok(None),
+        };
+    }
     let drops = spec
         .capacity
         .iter()

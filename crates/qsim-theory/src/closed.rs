@@ -139,6 +139,18 @@ pub fn mva_single_within(
     max_n: u32,
     memory_limit_bytes: f64,
 ) -> Result<mva::MvaSolution, Error> {
+    if let Some((merged, at, why)) = crate::chains::merged_class(spec, class)? {
+        // Class switching: the chain as one class.
+        if !why.is_empty() {
+            return Err(Error::NotProductForm(why));
+        }
+        let Some(at) = at else {
+            return Err(Error::NotClosed {
+                class: spec.classes[class].name.clone(),
+            });
+        };
+        return mva_single_within(&merged, at, max_n, memory_limit_bytes);
+    }
     check_cost(spec, max_n, memory_limit_bytes)?;
     let (_, think) = closed_class(spec, class).ok_or_else(|| Error::NotClosed {
         class: spec.classes[class].name.clone(),

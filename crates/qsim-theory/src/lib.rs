@@ -3,6 +3,8 @@
 //!
 //! * [`visits`] — the traffic equations (the one visit-ratio solver: fork
 //!   sub-jobs and fixed sequences included).
+//! * [`chains`] — class switching: a chain (classes joined by switching)
+//!   as the one class that has its exact answers.
 //! * [`kind`] — per station kind, its peak completion rate and the least and
 //!   most time a visit can take; open-workload utilization.
 //! * [`product_form`] — whether the exact methods apply, and why not.
@@ -49,6 +51,7 @@
 #![warn(missing_docs)]
 
 pub mod bounds;
+pub mod chains;
 pub mod closed;
 pub mod kind;
 pub mod product_form;

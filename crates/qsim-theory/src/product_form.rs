@@ -6,6 +6,15 @@ use qsim_kernel::{Discipline, NetworkSpec, StationKind, WhenFull, Workload};
 
 /// Reasons the network is outside the exact methods; empty when it is within.
 pub fn reasons(spec: &NetworkSpec) -> Vec<String> {
+    // Class switching: the network with each chain as one class.
+    match crate::chains::merge(spec) {
+        Ok(Some((merged, mut why))) => {
+            why.extend(reasons(&merged));
+            return why;
+        }
+        Ok(None) => {}
+        Err(e) => return vec![e.to_string()],
+    }
     let mut why = Vec::new();
     let multi = spec.classes.len() > 1;
     for (s, st) in spec.stations.iter().enumerate() {

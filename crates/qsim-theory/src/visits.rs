@@ -18,8 +18,19 @@ pub struct Visits {
 /// spread over its targets by weight, and as many to each step of the
 /// target's fixed sub-job route). `None` when the class does not exist
 /// or its routing never lets a job leave.
+///
+/// With class switching, the visits of `class` itself per interaction of
+/// its chain ([`chain_visits`]).
 pub fn visit_ratios(spec: &NetworkSpec, class: usize) -> Option<Visits> {
     let ns = spec.stations.len();
+    if spec.has_switching() {
+        let start = *spec.chain_starts().get(class)?;
+        let v = chain_visits(spec, start)?.swap_remove(class);
+        return Some(Visits {
+            parent: v.clone(),
+            total: v,
+        });
+    }
     let parent = match &spec.classes.get(class)?.routing {
         Routing::Sequence(seq) => {
             let mut u = vec![0.0; ns];
@@ -57,6 +68,78 @@ pub fn visit_ratios(spec: &NetworkSpec, class: usize) -> Option<Visits> {
         }
     }
     Some(Visits { parent, total })
+}
+
+/// Most (class, station) pairs solved by dense elimination; more are
+/// solved by Gauss–Seidel.
+const PAIRS_MAX: usize = 1500;
+
+/// Mean visits per interaction of the chain that starts in class `start`,
+/// for each class (outer index, every class of the network; zero for the
+/// classes of other chains) at each station. `None` when `start` is not
+/// the start of a chain, has a fixed route, or its jobs never leave.
+pub fn chain_visits(spec: &NetworkSpec, start: usize) -> Option<Vec<Vec<f64>>> {
+    let starts = spec.chain_starts();
+    if starts.get(start) != Some(&start) {
+        return None;
+    }
+    let (ns, nc) = (spec.stations.len(), spec.classes.len());
+    let members: Vec<usize> = (0..nc).filter(|&k| starts[k] == start).collect();
+    let n = members.len() * ns;
+    let mut at = vec![usize::MAX; nc];
+    for (i, &k) in members.iter().enumerate() {
+        at[k] = i;
+    }
+    let ix = |k: usize, s: usize| at[k] * ns + s;
+    // u = e + Pᵀu over the pairs: a[t][t] = 1, a[t][s] = -p(s -> t).
+    let target = |k: usize, t: Target| match t {
+        Target::Station(s) => Some(ix(k, s)),
+        Target::Switch { station, class } if at[class] != usize::MAX => Some(ix(class, station)),
+        _ => None,
+    };
+    // u = e + Pᵀu over the pairs, as external visits and incoming arcs.
+    let mut e = vec![0.0; n];
+    let mut into: Vec<Vec<(usize, f64)>> = vec![Vec::new(); n];
+    for &k in &members {
+        let Routing::Probabilistic { entry, from } = &spec.classes[k].routing else {
+            return None;
+        };
+        for &(t, p) in entry {
+            if let Some(t) = target(k, t) {
+                e[t] += p;
+            }
+        }
+        for (s, row) in from.iter().enumerate() {
+            for &(t, p) in row {
+                if let Some(t) = target(k, t) {
+                    into[t].push((ix(k, s), p));
+                }
+            }
+        }
+    }
+    let u = if n <= PAIRS_MAX {
+        let mut a = vec![vec![0.0; n + 1]; n];
+        for (t, row) in a.iter_mut().enumerate() {
+            row[t] = 1.0;
+            row[n] = e[t];
+            for &(src, p) in &into[t] {
+                row[src] -= p;
+            }
+        }
+        gauss(a)?
+    } else {
+        gauss_seidel(&e, &into)?
+    };
+    if u.iter().any(|x| !x.is_finite() || *x < -1e-9 || *x > 1e12) {
+        return None;
+    }
+    let mut out = vec![vec![0.0; ns]; nc];
+    for &k in &members {
+        for s in 0..ns {
+            out[k][s] = u[ix(k, s)].max(0.0);
+        }
+    }
+    Some(out)
 }
 
 /// Above this many stations the traffic equations are solved by sparse
@@ -119,8 +202,15 @@ fn sparse(spec: &NetworkSpec, entry: &Row, from: &[Vec<(Target, f64)>]) -> Optio
             e[t] += p;
         }
     }
+    gauss_seidel(&e, &into)
+}
+
+/// Gauss–Seidel on `u = e + Σ p·u[src]` over incoming arcs, in memory
+/// linear in the arcs; `None` when the work limit is reached first.
+fn gauss_seidel(e: &[f64], into: &[Vec<(usize, f64)>]) -> Option<Vec<f64>> {
+    let ns = e.len();
     let arcs: u64 = into.iter().map(|v| v.len() as u64 + 1).sum();
-    let mut u = e.clone();
+    let mut u = e.to_vec();
     let mut work = 0u64;
     loop {
         let mut change = 0.0f64;
@@ -218,6 +308,40 @@ mod tests {
             let v = visit_ratios(&chain(n, 0.2), 0).expect("the chain lets jobs leave");
             for (i, &x) in v.parent.iter().enumerate() {
                 assert!((x - 1.25).abs() < 1e-9, "n = {n}, station {i}: {x}");
+            }
+        }
+    }
+
+    #[test]
+    fn chain_visits_dense_and_iterative_agree_with_the_hand_solution() {
+        // The chain twice: as class c, then (switching at the end) as
+        // class d; each station is visited 1.25 times in each class.
+        for n in [10, PAIRS_MAX / 2 + 50] {
+            let mut spec = chain(n, 0.2);
+            for st in &mut spec.stations {
+                st.service.push(st.service[0].clone());
+            }
+            let mut d = spec.classes[0].clone();
+            d.name = "d".into();
+            if let Routing::Probabilistic { entry, .. } = &mut d.routing {
+                entry.clear();
+            }
+            if let Routing::Probabilistic { from, .. } = &mut spec.classes[0].routing {
+                let last = from.len() - 1;
+                from[last][1].0 = Target::Switch {
+                    station: 0,
+                    class: 1,
+                };
+            }
+            spec.classes.push(d);
+            let v = chain_visits(&spec, 0).expect("the chain lets jobs leave");
+            for (k, row) in v.iter().enumerate() {
+                for (i, &x) in row.iter().enumerate() {
+                    assert!(
+                        (x - 1.25).abs() < 1e-9,
+                        "n = {n}, class {k}, station {i}: {x}"
+                    );
+                }
             }
         }
     }

@@ -347,6 +347,11 @@ impl<'a> Check<'a> {
                 Field::From(None) => "source".into(),
                 Field::From(Some(s)) | Field::To(Target::Station(s)) => self.station_name(s),
                 Field::To(Target::Exit) => "sink".into(),
+                Field::To(Target::Switch { station, class }) => {
+                    let cname = self.view.classes.get(class).copied().flatten();
+                    let cname = cname.map_or_else(|| format!("#{class}"), |x| x.name.clone());
+                    format!("{cname}:{}", self.station_name(station))
+                }
             };
             if !path.is_empty() {
                 path.push('.');
@@ -490,9 +495,12 @@ fn check_view(c: &mut Check<'_>, initial: Option<&InitialState>) {
     for (ci, class) in view.classes.iter().enumerate() {
         let Some(class) = class else { continue };
         c.scope = Scope::Class(ci);
-        workload_rules(c, &class.workload);
+        if !routing::jobs_switch_in_only(view, ci) {
+            workload_rules(c, &class.workload);
+        }
         routing::check(c, ci, class);
     }
+    routing::check_chains(c);
     for (r, region) in view.regions.iter().enumerate() {
         let Some(region) = region else { continue };
         c.scope = Scope::Region(r);

@@ -13,6 +13,25 @@ pub enum Target {
     /// End of the interaction: a closed job goes back to thinking, an open
     /// job leaves (the model format's `sink`).
     Exit,
+    /// A station, where the job arrives as a job of another class (class
+    /// switching, the model format's `"CLASS:STATION"`): from then on it is
+    /// served with that class's service times and follows its routing.
+    Switch {
+        /// The station.
+        station: StationId,
+        /// The class the job has from then on.
+        class: ClassId,
+    },
+}
+
+impl Target {
+    /// The station a branch leads to, if any (switching or not).
+    pub fn station(self) -> Option<StationId> {
+        match self {
+            Target::Station(s) | Target::Switch { station: s, .. } => Some(s),
+            Target::Exit => None,
+        }
+    }
 }
 
 /// How the jobs of a class move.
@@ -38,7 +57,17 @@ pub(super) fn check(c: &mut Check<'_>, ci: ClassId, class: &ClassSpec) {
     let routing = Field::Key("routing");
     match &class.routing {
         Routing::Probabilistic { entry, from } => {
-            check_row(c, ci, class, &[routing, Field::From(None)], entry);
+            if !(entry.is_empty() && switched_into(c.view, ci)) {
+                check_row(c, ci, class, &[routing, Field::From(None)], entry);
+            }
+            for &(t, _) in entry {
+                if let Target::Switch { .. } = t {
+                    c.error(
+                        &[routing, Field::From(None), Field::To(t)],
+                        "a new interaction starts in its own class; switch the class on a station's row instead",
+                    );
+                }
+            }
             if from.len() != ns {
                 c.error(
                     &[routing],
@@ -76,6 +105,66 @@ pub(super) fn check(c: &mut Check<'_>, ci: ClassId, class: &ClassSpec) {
     }
 }
 
+/// Whether some other class's routing switches jobs into class `ci`.
+fn switched_into(view: &View<'_>, ci: ClassId) -> bool {
+    view.classes.iter().enumerate().any(|(k, cl)| {
+        k != ci
+            && cl.is_some_and(|cl| match &cl.routing {
+                Routing::Probabilistic { from, .. } => from
+                    .iter()
+                    .flatten()
+                    .any(|b| matches!(b.0, Target::Switch { class, .. } if class == ci)),
+                Routing::Sequence(_) => false,
+            })
+    })
+}
+
+/// Whether the network has class switching anywhere.
+pub(super) fn has_switching(view: &View<'_>) -> bool {
+    view.classes.iter().flatten().any(|cl| match &cl.routing {
+        Routing::Probabilistic { entry, from } => entry
+            .iter()
+            .chain(from.iter().flatten())
+            .any(|b| matches!(b.0, Target::Switch { .. })),
+        Routing::Sequence(_) => false,
+    })
+}
+
+/// A job switches only between classes of the same kind of workload with
+/// the same think time: it keeps its place in the population (or stream)
+/// of the class its interaction started in, and returns to it at the end.
+fn check_switch(c: &mut Check<'_>, from: &ClassSpec, to: &ClassSpec, at: &[Field]) {
+    use super::Workload::{Closed, Open};
+    let why = match (&from.workload, &to.workload) {
+        (Open { .. }, Closed { .. }) | (Closed { .. }, Open { .. }) => Some(format!(
+            "class {} is {} and class {} is {}; a job switches only between classes that are both open or both closed",
+            from.name,
+            kind(&from.workload),
+            to.name,
+            kind(&to.workload)
+        )),
+        (Closed { think: a, .. }, Closed { think: b, .. })
+            if a.as_ref().map(super::Dist::mean) != b.as_ref().map(super::Dist::mean) =>
+        {
+            Some(format!(
+                "classes {} and {} have different think times; a job switching between them would not know which to take",
+                from.name, to.name
+            ))
+        }
+        _ => None,
+    };
+    if let Some(why) = why {
+        c.error(at, why);
+    }
+}
+
+fn kind(w: &super::Workload) -> &'static str {
+    match w {
+        super::Workload::Open { .. } => "open",
+        super::Workload::Closed { .. } => "closed",
+    }
+}
+
 /// A class routed to a station must have a service time there (forks and
 /// joins take none).
 fn check_served(c: &mut Check<'_>, ci: ClassId, class: &ClassSpec, s: StationId, at: &[Field]) {
@@ -102,12 +191,27 @@ fn check_row(
     for &(t, prob) in branches {
         let mut at = row_at.to_vec();
         at.push(Field::To(t));
-        if let Target::Station(s) = t {
-            if c.station(s).is_err() {
-                c.error(&at, format!("no station with index {s}"));
-            } else {
-                check_served(c, ci, class, s, &at);
+        match t {
+            Target::Station(s) => {
+                if c.station(s).is_err() {
+                    c.error(&at, format!("no station with index {s}"));
+                } else {
+                    check_served(c, ci, class, s, &at);
+                }
             }
+            Target::Switch { station, class: to } => {
+                match c.view.classes.get(to).copied().flatten() {
+                    None => c.error(&at, format!("no class with index {to}")),
+                    Some(_) if c.station(station).is_err() => {
+                        c.error(&at, format!("no station with index {station}"));
+                    }
+                    Some(other) => {
+                        check_switch(c, class, other, &at);
+                        check_served(c, to, other, station, &at);
+                    }
+                }
+            }
+            Target::Exit => {}
         }
         if !(prob.is_finite() && (0.0..=1.0).contains(&prob)) {
             all_probabilities = false;
@@ -160,10 +264,7 @@ fn check_sub_routes(c: &mut Check<'_>, entry: &[(Target, f64)], from: &[Vec<(Tar
             None => from[s]
                 .iter()
                 .filter(|b| b.1 > 0.0)
-                .filter_map(|b| match b.0 {
-                    Target::Station(t) if t < ns => Some(t),
-                    _ => None,
-                })
+                .filter_map(|b| b.0.station().filter(|&t| t < ns))
                 .collect(),
         }
     };
@@ -171,10 +272,7 @@ fn check_sub_routes(c: &mut Check<'_>, entry: &[(Target, f64)], from: &[Vec<(Tar
     let mut reached = vec![false; ns];
     let mut stack: Vec<usize> = entry
         .iter()
-        .filter_map(|b| match b.0 {
-            Target::Station(t) if t < ns => Some(t),
-            _ => None,
-        })
+        .filter_map(|b| b.0.station().filter(|&t| t < ns))
         .collect();
     while let Some(s) = stack.pop() {
         if !std::mem::replace(&mut reached[s], true) {
@@ -248,28 +346,295 @@ fn check_sub_routes(c: &mut Check<'_>, entry: &[(Target, f64)], from: &[Vec<(Tar
     }
 }
 
+/// With switching, a job's next move depends on its class and station: the
+/// (class, station) pairs a chain reaches must each have a row, and lead
+/// to the sink.
+fn pair_walk(c: &mut Check<'_>, start: &[ClassId]) {
+    let view = c.view;
+    let (ns, nc) = (view.stations.len(), view.classes.len());
+    let rows = |k: usize| match view.classes[k].map(|x| &x.routing) {
+        Some(Routing::Probabilistic { entry, from }) => Some((entry, from)),
+        _ => None,
+    };
+    let pair = |k: usize, t: Target| match t {
+        Target::Station(s) if s < ns => Some((k, s)),
+        Target::Switch { station, class } if station < ns && class < nc => Some((class, station)),
+        _ => None,
+    };
+    // Each reached pair and the branch (class, from station) that first
+    // led there.
+    let mut by: Vec<Option<(usize, Option<usize>, Target)>> = vec![None; ns * nc];
+    let mut stack = Vec::new();
+    for k in (0..nc).filter(|&k| start[k] == k) {
+        let Some((entry, _)) = rows(k) else { continue };
+        for &(t, _) in entry.iter().filter(|b| b.1 > 0.0) {
+            if let Some((k2, s)) = pair(k, t)
+                && by[k2 * ns + s].is_none()
+            {
+                by[k2 * ns + s] = Some((k, None, t));
+                stack.push((k2, s));
+            }
+        }
+    }
+    let fork = |s: usize| {
+        view.stations[s]
+            .is_some_and(|st| matches!(st.kind, StationKind::Fork(_) | StationKind::Join(_)))
+    };
+    let mut exits = vec![false; ns * nc];
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); ns * nc];
+    let mut back = Vec::new();
+    while let Some((k, s)) = stack.pop() {
+        if fork(s) {
+            continue;
+        }
+        let row = rows(k)
+            .and_then(|(_, from)| from.get(s))
+            .filter(|r| !r.is_empty());
+        let Some(row) = row else {
+            let Some((k0, s0, t)) = by[k * ns + s] else {
+                continue;
+            };
+            if k0 == k && start[k] == k {
+                // Rows of a start class's own walk are the model reader's
+                // to check.
+                continue;
+            }
+            c.scope = super::Scope::Class(k0);
+            let (kn, sn) = (
+                view.classes[k].map_or("?", |x| x.name.as_str()),
+                c.station_name(s),
+            );
+            c.error(
+                &[Field::Key("routing"), Field::From(s0), Field::To(t)],
+                format!(
+                    "jobs switch to class {kn} at station {sn}, but class {kn} has no routing row for {sn}; expected where they go after {sn}"
+                ),
+            );
+            continue;
+        };
+        for &(t, _) in row.iter().filter(|b| b.1 > 0.0) {
+            if t == Target::Exit && !exits[k * ns + s] {
+                exits[k * ns + s] = true;
+                back.push(k * ns + s);
+            }
+            if let Some((k2, s2)) = pair(k, t) {
+                preds[k2 * ns + s2].push(k * ns + s);
+                if by[k2 * ns + s2].is_none() {
+                    by[k2 * ns + s2] = Some((k, Some(s), t));
+                    stack.push((k2, s2));
+                }
+            }
+        }
+    }
+    while let Some(x) = back.pop() {
+        for &y in &preds[x] {
+            if !std::mem::replace(&mut exits[y], true) {
+                back.push(y);
+            }
+        }
+    }
+    for x in 0..ns * nc {
+        let (k, s) = (x / ns, x % ns);
+        if by[x].is_some()
+            && !exits[x]
+            && !fork(s)
+            && rows(k)
+                .and_then(|(_, f)| f.get(s))
+                .is_some_and(|r| !r.is_empty())
+        {
+            c.scope = super::Scope::Class(k);
+            let kn = view.classes[k].map_or("?", |x| x.name.as_str());
+            let sn = c.station_name(s);
+            c.error(
+                &[Field::Key("routing"), Field::From(Some(s))],
+                format!(
+                    "jobs of class {kn} at station {sn} can never get to sink, in any class they switch to; expected a route from {sn} that ends at sink"
+                ),
+            );
+            return;
+        }
+    }
+}
+
+/// Whether class `ci` takes no jobs of its own: an empty source row, and
+/// some other class switches jobs into it.
+pub(super) fn jobs_switch_in_only(view: &View<'_>, ci: ClassId) -> bool {
+    let empty = view.classes.get(ci).copied().flatten().is_some_and(
+        |cl| matches!(&cl.routing, Routing::Probabilistic { entry, .. } if entry.is_empty()),
+    );
+    empty && switched_into(view, ci)
+}
+
+/// The class whose interactions each class's jobs belong to (see
+/// [`NetworkSpec::chain_starts`]), over classes that may be missing.
+fn starts(classes: &[Option<&ClassSpec>]) -> Vec<ClassId> {
+    let n = classes.len();
+    let mut root: Vec<usize> = (0..n).collect();
+    fn find(root: &mut [usize], mut x: usize) -> usize {
+        while root[x] != x {
+            root[x] = root[root[x]];
+            x = root[x];
+        }
+        x
+    }
+    for (ci, cl) in classes.iter().enumerate() {
+        let Some(Routing::Probabilistic { from, .. }) = cl.map(|cl| &cl.routing) else {
+            continue;
+        };
+        for b in from.iter().flatten() {
+            if let Target::Switch { class, .. } = b.0
+                && class < n
+            {
+                let (a, b) = (find(&mut root, ci), find(&mut root, class));
+                root[a] = b;
+            }
+        }
+    }
+    // The start of a chain: its first class that takes jobs of its own.
+    let mut start_of: Vec<Option<usize>> = vec![None; n];
+    for (ci, cl) in classes.iter().enumerate() {
+        let own = cl.is_some_and(|cl| match &cl.routing {
+            Routing::Probabilistic { entry, .. } => !entry.is_empty(),
+            Routing::Sequence(_) => true,
+        });
+        let r = find(&mut root, ci);
+        if own && start_of[r].is_none() {
+            start_of[r] = Some(ci);
+        }
+    }
+    (0..n)
+        .map(|ci| start_of[find(&mut root, ci)].unwrap_or(ci))
+        .collect()
+}
+
+/// Chains (classes joined by switching) have one class where jobs start,
+/// switching classes have routing tables, and a network with switching has
+/// no forks (a sub-job's class is its parent's).
+pub(super) fn check_chains(c: &mut Check<'_>) {
+    let view = c.view;
+    if !has_switching(view) {
+        return;
+    }
+    let start = starts(&view.classes);
+    for (ci, cl) in view.classes.iter().enumerate() {
+        let Some(cl) = cl else { continue };
+        c.scope = super::Scope::Class(ci);
+        let own = match &cl.routing {
+            Routing::Probabilistic { entry, .. } => !entry.is_empty(),
+            Routing::Sequence(_) => true,
+        };
+        let s = start[ci];
+        if own && s != ci {
+            let first = view.classes[s].map_or("?", |x| x.name.as_str());
+            c.error(
+                &[Field::Key("routing"), Field::From(None)],
+                format!(
+                    "classes {first} and {} both start interactions and are joined by class switching; a chain of classes has one class where jobs start, and the others take jobs only by switching (no source row, no workload of their own)",
+                    cl.name
+                ),
+            );
+        }
+        if s != ci
+            && !own
+            && let (Some(first), super::Workload::Closed { population, .. }) =
+                (view.classes[s], &cl.workload)
+            && *population != 0
+        {
+            c.error(
+                &[Field::Key("population")],
+                format!(
+                    "class {} takes its jobs from class {} by switching; its population is that of {}, so expected 0 here, found {population}",
+                    cl.name, first.name, first.name
+                ),
+            );
+        }
+        if let Routing::Sequence(_) = cl.routing
+            && switched_into(view, ci)
+        {
+            c.error(
+                &[Field::Key("route")],
+                format!(
+                    "jobs switch into class {}, which has a fixed route; a class that jobs switch into needs a routing table (its rows say where a switched job goes next)",
+                    cl.name
+                ),
+            );
+        }
+    }
+    pair_walk(c, &start);
+    if let Some((s, st)) = view.stations.iter().enumerate().find_map(|(s, st)| {
+        st.filter(|st| matches!(st.kind, StationKind::Fork(_)))
+            .map(|st| (s, st))
+    }) {
+        c.scope = super::Scope::Station(s);
+        c.error(
+            &[],
+            format!(
+                "fork {} and class switching in one network are not supported (a sub-job would not know whose class to take)",
+                st.name
+            ),
+        );
+    }
+}
+
 impl NetworkSpec {
+    /// The class each class's interactions belong to: the class itself,
+    /// or, for a class that jobs only switch into (an empty `source`
+    /// row), the one class of its chain (the classes joined by switching)
+    /// where jobs start. A job's completion is counted for that class, and
+    /// a closed job thinks and starts again as a job of it.
+    pub fn chain_starts(&self) -> Vec<ClassId> {
+        starts(&self.classes.iter().map(Some).collect::<Vec<_>>())
+    }
+
+    /// Whether some class's routing switches the class of its jobs.
+    pub fn has_switching(&self) -> bool {
+        self.classes.iter().any(|cl| match &cl.routing {
+            Routing::Probabilistic { from, .. } => from
+                .iter()
+                .flatten()
+                .any(|b| matches!(b.0, Target::Switch { .. })),
+            Routing::Sequence(_) => false,
+        })
+    }
+
     /// Which stations the jobs of `class` can reach (over branches of
     /// positive probability), their fork sub-jobs and joins included; all
     /// false for a class that does not exist. Linear in the routes.
     pub fn stations_reached(&self, class: ClassId) -> Vec<bool> {
         let ns = self.stations.len();
+        let nc = self.classes.len();
         let mut reached = vec![false; ns];
         let Some(c) = self.classes.get(class) else {
             return reached;
         };
-        let station = |t: &(Target, f64)| match *t {
-            (Target::Station(s), p) if p > 0.0 && s < ns => Some(s),
+        // Walked over (class, station) pairs: a switching branch carries
+        // the job on in another class's rows (without switching, the class
+        // is always `class`: one row of pairs).
+        let width = if self.has_switching() { nc } else { 1 };
+        let mut seen = vec![false; ns * width];
+        let pair = |k: usize, t: &(Target, f64)| match *t {
+            (Target::Station(s), p) if p > 0.0 && s < ns => Some((k, s)),
+            (Target::Switch { station, class }, p) if p > 0.0 && station < ns && class < nc => {
+                Some((class, station))
+            }
             _ => None,
         };
-        let mut stack: Vec<StationId> = match &c.routing {
-            Routing::Sequence(seq) => seq.iter().copied().filter(|&s| s < ns).collect(),
-            Routing::Probabilistic { entry, .. } => entry.iter().filter_map(station).collect(),
+        let mut stack: Vec<(ClassId, StationId)> = match &c.routing {
+            Routing::Sequence(seq) => seq
+                .iter()
+                .copied()
+                .filter(|&s| s < ns)
+                .map(|s| (class, s))
+                .collect(),
+            Routing::Probabilistic { entry, .. } => {
+                entry.iter().filter_map(|t| pair(class, t)).collect()
+            }
         };
-        while let Some(s) = stack.pop() {
-            if std::mem::replace(&mut reached[s], true) {
+        while let Some((k, s)) = stack.pop() {
+            if std::mem::replace(&mut seen[(k % width) * ns + s], true) {
                 continue;
             }
+            reached[s] = true;
             if let StationKind::Fork(f) = &self.stations[s].kind {
                 stack.extend(
                     f.targets
@@ -277,13 +642,14 @@ impl NetworkSpec {
                         .map(|t| t.0)
                         .chain([f.join])
                         .chain(f.routes.iter().flatten().copied())
-                        .filter(|&t| t < ns),
+                        .filter(|&t| t < ns)
+                        .map(|t| (k, t)),
                 );
             }
-            if let Routing::Probabilistic { from, .. } = &c.routing
+            if let Routing::Probabilistic { from, .. } = &self.classes[k].routing
                 && let Some(row) = from.get(s)
             {
-                stack.extend(row.iter().filter_map(station));
+                stack.extend(row.iter().filter_map(|t| pair(k, t)));
             }
         }
         reached

@@ -46,7 +46,13 @@ fn reachable(routing: &Routing, ns: usize) -> Vec<usize> {
 /// visits are those its routing can reach.
 pub(super) fn check(net: &Network, c: &mut Check<'_>) {
     let spec = net.spec();
+    let starts = spec.chain_starts();
+    let switching = spec.has_switching();
     for (ci, class) in spec.classes.iter().enumerate() {
+        if starts[ci] != ci {
+            // Jobs only switch into it: its chain's start class speaks.
+            continue;
+        }
         c.scope = Scope::Class(ci);
         match &class.workload {
             // Arrivals all at one instant flood the network however fast
@@ -60,18 +66,26 @@ pub(super) fn check(net: &Network, c: &mut Check<'_>) {
                 if think.as_ref().is_some_and(|d| d.mean() > 0.0) {
                     continue;
                 }
-                let visited = reachable(&class.routing, spec.stations.len());
+                let visited = if switching {
+                    let r = spec.stations_reached(ci);
+                    (0..r.len()).filter(|&s| r[s]).collect()
+                } else {
+                    reachable(&class.routing, spec.stations.len())
+                };
+                // With switching, every class of the chain may be served.
+                let chain: Vec<usize> = (0..starts.len()).filter(|&k| starts[k] == ci).collect();
                 // Only plain stations are known to take no time; the other
                 // kinds have hand-off costs, round trips, timers or sub-jobs.
                 let timeless = visited.iter().all(|&s| {
                     let st = &spec.stations[s];
                     matches!(st.kind, StationKind::Delay | StationKind::Queue { .. })
-                        && st
-                            .service
-                            .get(ci)
-                            .cloned()
-                            .flatten()
-                            .is_none_or(|d| d.mean() == 0.0)
+                        && chain.iter().all(|&k| {
+                            st.service
+                                .get(k)
+                                .cloned()
+                                .flatten()
+                                .is_none_or(|d| d.mean() == 0.0)
+                        })
                 });
                 if timeless {
                     let names: Vec<&str> =

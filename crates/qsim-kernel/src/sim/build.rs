@@ -103,7 +103,8 @@ impl Simulation {
         }
         link_spin_cpus(&mut stations);
         let regions = regions(spec, &mut stations);
-        let classes = spec
+        let mut switches = Vec::new();
+        let classes: Vec<ClassRt> = spec
             .classes
             .iter()
             .enumerate()
@@ -117,7 +118,7 @@ impl Simulation {
                     Workload::Open { .. } => None,
                     Workload::Closed { think, .. } => think.as_ref().map(Sampler::new),
                 },
-                route: Route::new(&cl.routing, stations.len()),
+                route: Route::new(&cl.routing, stations.len(), &mut switches),
                 priority: cl.priority,
                 sla: config
                     .class_sla_s
@@ -137,6 +138,13 @@ impl Simulation {
             free: Vec::new(),
             stations,
             classes,
+            slow_goto: !regions.is_empty() || !switches.is_empty(),
+            chain_start: if switches.is_empty() {
+                Vec::new()
+            } else {
+                spec.chain_starts().into_iter().map(|c| c as u32).collect()
+            },
+            switches,
             regions,
             forks: Vec::new(),
             free_forks: Vec::new(),
@@ -211,6 +219,10 @@ impl Simulation {
         for c in 0..self.classes.len() {
             if let Some(i) = self.rate_scheduled(c) {
                 self.next_scheduled_arrival(i);
+                continue;
+            }
+            if self.chain_start.get(c).is_some_and(|&s| s as usize != c) {
+                // Jobs only switch into this class: no arrivals of its own.
                 continue;
             }
             let cl = &mut self.classes[c];

@@ -181,6 +181,14 @@ pub struct Simulation {
     stations: Vec<StationRt>,
     classes: Vec<ClassRt>,
     regions: Vec<RegionRt>,
+    /// Regions or class switching present: moves take `goto_slow`.
+    slow_goto: bool,
+    /// Class switching: the (station, class) of each switching branch
+    /// (see `routing::SWITCH`), and each class's chain start
+    /// ([`NetworkSpec::chain_starts`](crate::NetworkSpec::chain_starts));
+    /// both empty without switching.
+    switches: Vec<(u32, u32)>,
+    chain_start: Vec<u32>,
     forks: Vec<ForkRec>,
     free_forks: Vec<u32>,
     /// Routing streams: one per station (draws on leaving it), then one

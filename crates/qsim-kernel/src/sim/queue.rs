@@ -217,6 +217,10 @@ impl Simulation {
             self.arrive(j, join as usize);
             return;
         }
+        if let Some(&start) = self.chain_start.get(job.class as usize) {
+            // A lost job ends its interaction in the class it started in.
+            job.class = start;
+        }
         let class = job.class as usize;
         self.in_network -= 1;
         if self.classes[class].open.is_some() {

@@ -1,6 +1,10 @@
 //! Routing: where a job goes when it leaves a station.
 
 use super::event::{EXIT, NONE};
+
+/// Targets from `SWITCH` up (below EXIT) are switching branches: an index
+/// into `Simulation::switches`. Stations are below 2^24 (`MAX_STATIONS`).
+pub(super) const SWITCH: u32 = 1 << 31;
 use super::{Kind, Simulation};
 use crate::dist::unit;
 use crate::network::{Routing, Target};
@@ -30,7 +34,9 @@ impl Default for Branches {
 }
 
 impl Branches {
-    pub(super) fn new(list: &[(Target, f64)]) -> Branches {
+    /// `switches` collects the (station, class) pairs of switching
+    /// branches; such a branch's target is `SWITCH` plus its index there.
+    pub(super) fn new(list: &[(Target, f64)], switches: &mut Vec<(u32, u32)>) -> Branches {
         let mut b = Branches::default();
         let mut acc = 0.0;
         for &(t, p) in list {
@@ -41,6 +47,10 @@ impl Branches {
             b.targets.push(match t {
                 Target::Station(s) => s as u32,
                 Target::Exit => EXIT,
+                Target::Switch { station, class } => {
+                    switches.push((station as u32, class as u32));
+                    SWITCH + (switches.len() - 1) as u32
+                }
             });
             b.cum.push(acc);
         }
@@ -108,20 +118,20 @@ pub(super) enum Route {
 
 impl Route {
     /// A class's route over `stations` stations.
-    pub(super) fn new(routing: &Routing, stations: usize) -> Route {
+    pub(super) fn new(routing: &Routing, stations: usize, switches: &mut Vec<(u32, u32)>) -> Route {
         match routing {
             Routing::Sequence(seq) => Route::Seq(seq.iter().map(|&s| s as u32).collect()),
             Routing::Probabilistic { entry, from } => Route::Prob {
-                entry: Branches::new(entry),
+                entry: Branches::new(entry, switches),
                 // Stations without branches continue like a new
                 // interaction: copy the entry branches in.
                 from: (0..stations)
                     .map(|s| {
                         let b = from
                             .get(s)
-                            .map_or_else(Branches::default, |b| Branches::new(b));
+                            .map_or_else(Branches::default, |b| Branches::new(b, switches));
                         if b.targets.is_empty() {
-                            Branches::new(entry)
+                            Branches::new(entry, switches)
                         } else {
                             b
                         }
@@ -129,8 +139,10 @@ impl Route {
                     .collect(),
                 sub: (0..stations)
                     .map(|s| {
+                        // Networks with switching have no forks, so no
+                        // sub-job picks a switching branch.
                         from.get(s)
-                            .map_or_else(Branches::default, |b| Branches::new(b))
+                            .map_or_else(Branches::default, |b| Branches::new(b, &mut Vec::new()))
                     })
                     .collect(),
             },
@@ -184,6 +196,36 @@ impl Simulation {
     /// holds its place in a region for them.
     #[inline(always)]
     pub(super) fn goto(&mut self, j: u32, from: u32, to: u32) {
+        // One flag for regions and class switching: the plain path pays
+        // one compare for both.
+        if self.slow_goto {
+            self.goto_slow(j, from, to);
+            return;
+        }
+        if to == EXIT {
+            self.exit(j);
+        } else {
+            self.arrive(j, to as usize);
+        }
+    }
+
+    /// [`Simulation::goto`] with regions or class switching: a switching
+    /// target gives the job its new class; a job leaving the network takes
+    /// back the class its interaction started in (its completion is
+    /// counted there, and a closed job thinks and starts again in it).
+    #[inline(never)]
+    fn goto_slow(&mut self, j: u32, from: u32, to: u32) {
+        let mut to = to;
+        if !self.chain_start.is_empty() {
+            let job = &mut self.jobs[j as usize];
+            if to == EXIT {
+                job.class = self.chain_start[job.class as usize];
+            } else if to >= SWITCH {
+                let (station, class) = self.switches[(to - SWITCH) as usize];
+                job.class = class;
+                to = station;
+            }
+        }
         if !self.regions.is_empty() && self.jobs[j as usize].fork == NONE {
             self.cross_regions(j, from, to);
             return;

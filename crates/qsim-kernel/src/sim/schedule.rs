@@ -142,7 +142,14 @@ impl Simulation {
                 job.pending
             };
             if (at as usize) < ns {
-                *counts.entry((job.class as usize, at as usize)).or_default() += 1;
+                // A switched job is one of its chain's start class (the
+                // population it belongs to); placed again, it continues
+                // from that class's row.
+                let class = self
+                    .chain_start
+                    .get(job.class as usize)
+                    .map_or(job.class, |&c| c);
+                *counts.entry((class as usize, at as usize)).or_default() += 1;
             }
         }
         counts

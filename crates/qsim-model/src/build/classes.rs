@@ -37,11 +37,24 @@ pub(super) fn class(
         &keys,
         if is_single { "[workload]" } else { "a class" },
     );
+    let switched = !is_single && switched_in(node);
     let workload::Read {
         workload,
         partial,
         arrival_at,
-    } = workload::read(ctx, t, base);
+    } = if switched {
+        // Its chain's workload, filled in once every class is read.
+        workload::Read {
+            workload: Some(qsim_kernel::Workload::Closed {
+                population: 0,
+                think: None,
+            }),
+            partial: None,
+            arrival_at: None,
+        }
+    } else {
+        workload::read(ctx, t, base)
+    };
     let priority = if is_single {
         Some(0)
     } else {
@@ -74,4 +87,23 @@ pub(super) fn class(
         }
     };
     (spec, arrival_at)
+}
+
+/// A class jobs only switch into: no workload keys and no `source` row
+/// (its jobs come from the class their interaction started in).
+pub(super) fn switched_in(node: &crate::tree::Node) -> bool {
+    let no_workload = [
+        "type",
+        "arrival",
+        "rate_per_s",
+        "population",
+        "think",
+        "schedule",
+    ]
+    .iter()
+    .all(|k| node.get(k).is_none());
+    let no_source = node
+        .get("routing")
+        .is_some_and(|r| r.get("source").is_none());
+    no_workload && no_source
 }

@@ -24,7 +24,7 @@ use crate::tree::{Node, Origin, V};
 use crate::{DerivedMetric, did_you_mean};
 use qsim_kernel::{
     Capacity, ClassSpec, ForkSpec, InitialState, NetworkError, NetworkSpec, RegionSpec, RunConfig,
-    StationKind, StationSpec,
+    StationKind, StationSpec, Workload,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -365,6 +365,7 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
         classes.push(spec);
         arrival_at.push(arr);
     }
+    chain_workloads(ctx, &names, &mut classes);
 
     let schedules = names
         .classes
@@ -397,5 +398,77 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
         class_paths: names.classes.iter().map(|c| c.path.clone()).collect(),
         piece_errors,
         schedules,
+    }
+}
+
+/// Gives each class that jobs only switch into the workload of its chain's
+/// start class (population 0: the jobs are counted in the start class), or
+/// says that no class switches jobs into it.
+fn chain_workloads(ctx: &mut Ctx<'_>, names: &Names<'_>, classes: &mut [Option<ClassSpec>]) {
+    let switched: Vec<bool> = names
+        .classes
+        .iter()
+        .map(|c| c.path != "workload" && classes::switched_in(c.node))
+        .collect();
+    if !switched.contains(&true) {
+        return;
+    }
+    if classes.iter().any(Option::is_none) {
+        // A class that failed may be the chain's start: the classes that
+        // take its jobs are not checked alone (their errors would only
+        // follow from it).
+        for (c, &sw) in classes.iter_mut().zip(&switched) {
+            if sw {
+                *c = None;
+            }
+        }
+        return;
+    }
+    let spec = qsim_kernel::NetworkSpec {
+        classes: classes.iter().flatten().cloned().collect(),
+        ..Default::default()
+    };
+    let starts = spec.chain_starts();
+    for (ci, c) in names.classes.iter().enumerate() {
+        if !switched[ci] {
+            continue;
+        }
+        let s = starts[ci];
+        if s == ci || switched[s] {
+            ctx.error_hint(
+                &c.node.origin,
+                &c.path,
+                format!(
+                    "class {} has no workload and no class switches jobs into it; expected type = \"open\" with arrival or type = \"closed\" with population, and a source row",
+                    c.name
+                ),
+                Some(format!(
+                    "or switch jobs into it from another class's row, e.g. disk = {{ \"{}:disk\" = 1.0 }}",
+                    c.name
+                )),
+            );
+            // Its kernel checks would only repeat this.
+            classes[ci] = None;
+            continue;
+        }
+        let w = match &spec.classes[s].workload {
+            Workload::Closed { think, .. } => Workload::Closed {
+                population: 0,
+                think: think.clone(),
+            },
+            open => open.clone(),
+        };
+        if let Some(cl) = &mut classes[ci] {
+            cl.workload = w;
+        }
+        let first = &names.classes[s].name;
+        ctx.warn(
+            &c.node.origin,
+            &c.path,
+            format!(
+                "class {} takes its jobs from class {first} by switching: their interactions are counted for {first} (where they start), so {}'s own throughput and response time read 0",
+                c.name, c.name
+            ),
+        );
     }
 }

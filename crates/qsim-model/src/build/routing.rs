@@ -161,6 +161,14 @@ pub(super) fn routing(
             if !ok {
                 return None;
             }
+            let switched = node.get("population").is_none()
+                && node.get("arrival").is_none()
+                && node.get("rate_per_s").is_none()
+                && node.get("type").is_none();
+            let entry = match entry {
+                None if switched => Some(Vec::new()),
+                e => e,
+            };
             let Some(entry) = entry else {
                 ctx.error(
                     &rt.origin,
@@ -176,7 +184,7 @@ pub(super) fn routing(
                 .filter(|b| b.1 > 0.0)
                 .filter_map(|b| match b.0 {
                     Target::Station(s) => Some(s),
-                    Target::Exit => None,
+                    Target::Exit | Target::Switch { .. } => None,
                 })
                 .collect();
             let mut sub_only = vec![false; ns];
@@ -241,6 +249,13 @@ pub(super) fn routing(
                         }
                         Target::Exit => {}
                         Target::Station(t) => preds[t].push(s),
+                        // Where a switched job goes from there is checked
+                        // over (class, station) pairs by the kernel.
+                        Target::Switch { .. } if !leaves[s] => {
+                            leaves[s] = true;
+                            stack.push(s);
+                        }
+                        Target::Switch { .. } => {}
                     }
                 }
             }
@@ -310,6 +325,10 @@ fn row(
                 "`source` is where interactions start and cannot be routed to; expected a station name or sink",
             );
             None
+        } else if !names.ids.contains_key(&e.key)
+            && let Some((cname, sname)) = e.key.split_once(':')
+        {
+            switch_target(ctx, names, e, &bp, cname, sname)
         } else {
             names
                 .station_key(ctx, e, &bp, &["sink"])
@@ -341,6 +360,38 @@ fn row(
         return None;
     }
     Some(out)
+}
+
+/// A branch `"CLASS:STATION"`: the job goes to STATION as a job of CLASS.
+fn switch_target(
+    ctx: &mut Ctx<'_>,
+    names: &Names<'_>,
+    e: &crate::tree::Entry,
+    path: &str,
+    cname: &str,
+    sname: &str,
+) -> Option<Target> {
+    let Some(class) = names.classes.iter().position(|c| c.name == cname) else {
+        let known: Vec<&str> = names.classes.iter().map(|c| c.name.as_str()).collect();
+        let hint =
+            crate::did_you_mean(cname, &known).map(|s| format!("did you mean `{s}:{sname}`?"));
+        ctx.error_hint(
+            &e.key_origin,
+            path,
+            format!(
+                "no class named `{cname}` (a branch \"CLASS:STATION\" switches the job to CLASS at STATION); expected one of: {}",
+                known.join(", ")
+            ),
+            hint,
+        );
+        return None;
+    };
+    let node = Node {
+        v: V::Str(sname.to_string()),
+        origin: e.key_origin.clone(),
+    };
+    let station = names.station(ctx, &node, path, &[])?;
+    Some(Target::Switch { station, class })
 }
 
 /// The stations a fork's sub-jobs visit: its targets and the stations of
