@@ -191,6 +191,30 @@ fn open_chain_flow_balance() {
         0.0,
         0.02,
     );
+    // Per class at each station, the traffic equations: reads visit the
+    // cpu 1/0.3 and the disk 0.7/0.3 times per interaction, writes each
+    // once.
+    for (s, read_visits) in [V_READ_CPU, V_READ_DISK].into_iter().enumerate() {
+        let by = &r.stations[s].classes;
+        let class = |name: &str| {
+            by.iter()
+                .find(|c| c.name == name)
+                .expect("class at station")
+        };
+        for (name, v) in [("read", read_visits), ("write", 1.0)] {
+            assert_close(
+                &format!("{name} departures at station {s}"),
+                class(name).throughput_per_s,
+                lambda * v,
+                reps,
+                0.0,
+                0.02,
+            );
+        }
+    }
+    // Writes complete no interaction of their own: undefined, not 0.
+    assert!(r.classes[1].throughput_per_s.mean.is_nan());
+    assert!(r.classes[1].response_time_s.mean.is_nan());
 }
 
 #[test]

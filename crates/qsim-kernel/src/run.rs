@@ -227,9 +227,7 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
         }),
     };
     let senders = spec.blocking_senders();
-    let reached: Vec<Vec<bool>> = (0..spec.classes.len())
-        .map(|c| spec.stations_reached(c))
-        .collect();
+    let reached = spec.class_stations();
     // Visits per interaction count departures per completion: jobs lost at
     // a full station or sent away by a population step down leave without
     // completing, so the ratio would not be a visit count there.
@@ -384,6 +382,18 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                             &count,
                         )
                     }),
+            }
+        })
+        .zip(spec.chain_starts())
+        .enumerate()
+        // A class that jobs only switch into completes no interaction of
+        // its own (they count for the class they started in): its figures
+        // are not defined, not 0.
+        .map(|(i, (cl, start))| {
+            if start == i {
+                cl
+            } else {
+                ClassResults::undefined(cl.name)
             }
         })
         .collect();

@@ -42,6 +42,11 @@ fn num(x: f64) -> String {
 /// A mean and its CI half-width, the half-width shown to the same decimal
 /// place as the mean (so ± 0.0 means below the last shown digit).
 fn mean_ci(mean: f64, ci: f64) -> String {
+    // A figure that is not defined (a class with no interactions of its
+    // own).
+    if mean.is_nan() {
+        return "n/a".into();
+    }
     // No interval (one replication without usable batch means).
     if ci.is_nan() && mean.is_finite() {
         return match decimals(mean) {
@@ -82,11 +87,17 @@ fn pm(e: &Estimate) -> String {
 }
 
 fn pm_dur(e: &Estimate) -> String {
+    if e.mean.is_nan() {
+        return "n/a".into();
+    }
     let (u, k) = time_unit(e.mean);
     format!("{} {u}", mean_ci(e.mean * k, e.ci95 * k))
 }
 
 fn pct(e: &Estimate) -> String {
+    if e.mean.is_nan() {
+        return "n/a".into();
+    }
     if e.ci95.is_nan() {
         return format!("{:.1}% ± n/a", 100.0 * e.mean);
     }

@@ -597,15 +597,44 @@ impl NetworkSpec {
         })
     }
 
+    /// For each class, the stations where jobs are of that class: with
+    /// class switching, the stations a chain's jobs reach after switching
+    /// into it (walked from every class's entry); otherwise
+    /// [`NetworkSpec::stations_reached`] of each class.
+    pub fn class_stations(&self) -> Vec<Vec<bool>> {
+        let nc = self.classes.len();
+        if !self.has_switching() {
+            return (0..nc).map(|c| self.stations_reached(c)).collect();
+        }
+        let ns = self.stations.len();
+        let mut out = vec![vec![false; ns]; nc];
+        for c in 0..nc {
+            let seen = self.walk(c).1;
+            for (k, row) in out.iter_mut().enumerate() {
+                for (s, r) in row.iter_mut().enumerate() {
+                    *r |= seen[k * ns + s];
+                }
+            }
+        }
+        out
+    }
+
     /// Which stations the jobs of `class` can reach (over branches of
     /// positive probability), their fork sub-jobs and joins included; all
     /// false for a class that does not exist. Linear in the routes.
     pub fn stations_reached(&self, class: ClassId) -> Vec<bool> {
+        self.walk(class).0
+    }
+
+    /// The walk of [`NetworkSpec::stations_reached`]: the stations reached,
+    /// and the (class, station) pairs seen, `class * stations + station`
+    /// (one row, class 0, without switching).
+    fn walk(&self, class: ClassId) -> (Vec<bool>, Vec<bool>) {
         let ns = self.stations.len();
         let nc = self.classes.len();
         let mut reached = vec![false; ns];
         let Some(c) = self.classes.get(class) else {
-            return reached;
+            return (reached, Vec::new());
         };
         // Walked over (class, station) pairs: a switching branch carries
         // the job on in another class's rows (without switching, the class
@@ -652,6 +681,6 @@ impl NetworkSpec {
                 stack.extend(row.iter().filter_map(|t| pair(k, t)));
             }
         }
-        reached
+        (reached, seen)
     }
 }

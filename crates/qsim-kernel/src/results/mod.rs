@@ -251,6 +251,32 @@ pub struct ClassResults {
     pub sla_violation: Option<Estimate>,
 }
 
+impl ClassResults {
+    /// The figures of a class that completes no interaction of its own (a
+    /// class jobs only switch into): every one NaN (`null` in JSON, `n/a`
+    /// in tables), none 0.
+    pub fn undefined(name: String) -> ClassResults {
+        let none = Estimate {
+            mean: f64::NAN,
+            ci95: f64::NAN,
+        };
+        ClassResults {
+            name,
+            throughput_per_s: none,
+            response_time_s: ResponseEstimate {
+                mean: f64::NAN,
+                ci95: f64::NAN,
+                p50: none,
+                p90: none,
+                p95: none,
+                p99: none,
+                p999: none,
+            },
+            sla_violation: None,
+        }
+    }
+}
+
 /// Figures of one region (throttle).
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct RegionResults {

@@ -466,7 +466,7 @@ fn chain_workloads(ctx: &mut Ctx<'_>, names: &Names<'_>, classes: &mut [Option<C
             &c.node.origin,
             &c.path,
             format!(
-                "class {} takes its jobs from class {first} by switching: their interactions are counted for {first} (where they start), so {}'s own throughput and response time read 0",
+                "class {} takes its jobs from class {first} by switching: their interactions are counted for {first} (where they start), so {}'s own throughput and response time are not defined (n/a); its figures at each station are under the station",
                 c.name, c.name
             ),
         );
