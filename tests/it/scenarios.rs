@@ -601,3 +601,45 @@ fn spin_fanout_fixed_routes_delay_30_near_the_report() {
         );
     }
 }
+
+/// models/app_db_blocking.toml: the database is always full (8 admitted, 4
+/// serving), so it completes exactly 4 / 10 ms = 400 queries/s, and the app
+/// tier serves 400 x 2 x 2 ms of work on 16 threads (10% of their time);
+/// with blocking every other moment of those threads is blocked (90%), and
+/// without the admission limit the same throughput leaves them idle instead.
+#[test]
+fn app_db_blocking_moves_the_queue_into_the_app_tier() {
+    let r = run(&load("app_db_blocking", &[]), 10, 50_000, 5_000);
+    assert_close(
+        "throughput",
+        r.system.throughput_per_s,
+        400.0,
+        10,
+        0.0,
+        0.01,
+    );
+    let app = station(&r, "app");
+    assert_close("app serving", app.utilization, 0.1, 10, 0.0, 0.01);
+    let blocked = app
+        .blocked_fraction
+        .expect("app sends to a blocking station");
+    assert_close("app blocked", blocked, 0.9, 10, 0.0, 0.01);
+    let open = run(
+        &load(
+            "app_db_blocking",
+            &["stations.db.capacity=64", "stations.db.when_full=\"drop\""],
+        ),
+        10,
+        50_000,
+        5_000,
+    );
+    assert_close(
+        "throughput without a binding limit",
+        open.system.throughput_per_s,
+        400.0,
+        10,
+        0.0,
+        0.01,
+    );
+    assert!(station(&open, "app").mean_jobs.mean < app.mean_jobs.mean / 5.0);
+}
