@@ -48,8 +48,19 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| UsageError(format!("cannot read {}: {e}", args.file.display())))?;
     let file = args.file.display();
-    let points = usl::parse_measurements(&text, Some(&args.x), Some(&args.y))
-        .map_err(|e| UsageError(format!("{file}: {e}")))?;
+    let points = usl::parse_measurements(&text, Some(&args.x), Some(&args.y)).map_err(|e| {
+        // A column name one or two letters off is a typo of a flag value:
+        // name the flag and the column meant.
+        let hint = match &e {
+            qsim_analytic::Error::MissingColumn { column, available } => {
+                let flag = if *column == args.x { "--x" } else { "--y" };
+                qsim_model::did_you_mean(column, available)
+                    .map(|c| format!("\n  hint: did you mean {flag} {c}?"))
+            }
+            _ => None,
+        };
+        UsageError(format!("{file}: {e}{}", hint.unwrap_or_default()))
+    })?;
     let fit = usl::fit(&points).map_err(|e| UsageError(format!("{file}: {e}")))?;
     if let Some(path) = [&args.output, &args.plot]
         .into_iter()
