@@ -153,8 +153,10 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
             };
             writeln!(
                 out,
-                "USL fit of {file}: {} = f({}), {} points",
-                args.y, args.x, fit.points
+                "USL fit of {file}: {} = f({}), {}",
+                args.y,
+                args.x,
+                super::count(fit.points as u64, "point")
             )?;
             writeln!(
                 out,

@@ -17,6 +17,19 @@ pub mod whatif;
 use std::io::ErrorKind;
 use std::process::ExitCode;
 
+/// `n` and `noun` agreeing in number: "1 point", "2 points", "1 class",
+/// "3 classes" (the nouns qsim counts take `s` or, after `s`, `es`).
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else if noun.ends_with('s') {
+        format!("{n} {noun}es")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// An error that means "bad model or arguments": exit code 2.
 #[derive(Debug)]
 pub struct UsageError(pub String);

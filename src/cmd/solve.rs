@@ -101,6 +101,7 @@ fn parse_range(spec: &str) -> Result<Vec<u32>> {
 
 /// `qsim solve`.
 pub fn run(args: &SolveArgs) -> Result<ExitCode> {
+    args.options.validate()?;
     let mut model = args.model.load()?;
     // Theory has no time: a load schedule is in neither the figures nor
     // the simulation they are compared with.
@@ -124,7 +125,8 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
     let simulate = || -> Result<RunResults> {
         let mut config = model.run.clone();
         args.options.apply(&mut config)?;
-        args.guards.check(&model.network, &config, &name)?;
+        args.guards
+            .check(&model.network, &config, &args.model, Some(&args.options))?;
         qsim_kernel::run(&model.network, &config).with_context(|| format!("simulating {name}"))
     };
 

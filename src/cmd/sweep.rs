@@ -134,18 +134,9 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         .map(|s| s.parse::<Shard>().map_err(|e| usage(e.into())))
         .transpose()?;
     let r = &args.run;
-    if r.replications == Some(0) {
-        return Err(UsageError("--replications must be at least 1, found 0".into()).into());
-    }
+    r.validate()?;
     let stop = match (r.jobs, r.time) {
-        (Some(0), _) => return Err(UsageError("--jobs must be at least 1".into()).into()),
         (Some(j), _) => Some(Stop::Jobs(j)),
-        (None, Some(t)) if !(t > 0.0 && t.is_finite()) => {
-            return Err(UsageError(format!(
-                "--time must be a positive number of seconds, found {t}"
-            ))
-            .into());
-        }
         (None, Some(t)) => Some(Stop::Time(t)),
         (None, None) => None,
     };
@@ -216,8 +207,8 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
 
     let mut out = std::io::stdout().lock();
     let ran = format!(
-        "{} points of {} ({} run now, {} resumed) in {elapsed:.1} s, {} failed",
-        outcome.records.len(),
+        "{} of {} ({} run now, {} resumed) in {elapsed:.1} s, {} failed",
+        super::count(outcome.records.len() as u64, "point"),
         args.model.model.display(),
         outcome.ran,
         outcome.records.len() - outcome.ran,
@@ -318,9 +309,9 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
         SweepFormat::Table => {
             writeln!(
                 out,
-                "merged {} shards: {} points of {}",
-                shards.len(),
-                saved.records.len(),
+                "merged {}: {} of {}",
+                super::count(shards.len() as u64, "shard"),
+                super::count(saved.records.len() as u64, "point"),
                 saved.manifest.model
             )?;
             print_summary(&mut out, &summary)?;
@@ -511,7 +502,12 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
         let span = if b.points == 1 {
             b.from.to_string()
         } else {
-            format!("{} .. {} ({} points)", b.from, b.to, b.points)
+            format!(
+                "{} .. {} ({})",
+                b.from,
+                b.to,
+                super::count(b.points as u64, "point")
+            )
         };
         writeln!(
             out,
@@ -527,8 +523,8 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
     if s.failed > 0 {
         writeln!(
             out,
-            "  failed       {} points (see the error column)",
-            s.failed
+            "  failed       {} (see the error column)",
+            super::count(s.failed as u64, "point")
         )?;
     }
     Ok(())

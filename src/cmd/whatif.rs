@@ -122,18 +122,9 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
     }
     let points = operating_points(&args.at)?;
     let r = &args.options;
-    if r.replications == Some(0) {
-        return Err(UsageError("--replications must be at least 1, found 0".into()).into());
-    }
+    r.validate()?;
     let stop = match (r.jobs, r.time) {
-        (Some(0), _) => return Err(UsageError("--jobs must be at least 1".into()).into()),
         (Some(j), _) => Some(Stop::Jobs(j)),
-        (None, Some(t)) if !(t > 0.0 && t.is_finite()) => {
-            return Err(UsageError(format!(
-                "--time must be a positive number of seconds, found {t}"
-            ))
-            .into());
-        }
         (None, Some(t)) => Some(Stop::Time(t)),
         (None, None) => None,
     };
@@ -206,7 +197,7 @@ fn signed(x: f64, decimals: usize) -> String {
 }
 
 /// Decimals that show about four significant digits of `scale`.
-fn decimals(scale: f64) -> usize {
+pub(crate) fn decimals(scale: f64) -> usize {
     let a = scale.abs();
     if !(a.is_finite() && a > 0.0) {
         return 3;
@@ -251,9 +242,10 @@ fn table(model: &str, report: &WhatIfReport) -> String {
     let mut out = String::new();
     let reps = report.baseline.first().map_or(0, |b| b.replications);
     out.push_str(&format!(
-        "what-if {model}: {} change(s) at {} operating point(s), {reps} paired replications each (common random numbers)\n",
-        report.changes.len(),
-        report.baseline.len()
+        "what-if {model}: {} at {}, {} each (common random numbers)\n",
+        super::count(report.changes.len() as u64, "change"),
+        super::count(report.baseline.len() as u64, "operating point"),
+        super::count(reps, "paired replication")
     ));
     out.push_str(
         "  (Δ = changed − baseline; ± is the half-width of the paired 95% confidence interval)\n\n",

@@ -251,6 +251,29 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
     }
 }
 
+/// The 1-based line and column of the value at key `path`
+/// (`workload.population`, `stations.cpu.servers`) in model text, or `None`
+/// when the text does not write that key (it has its default) or is not
+/// valid TOML: for locating a problem found after loading, such as a run
+/// refused by its memory or event budget.
+pub fn key_location(text: &str, path: &str) -> Option<(usize, usize)> {
+    let root = tree::parse_document(text).ok()?;
+    let mut node = &root;
+    for seg in tree::split_path(path).ok()? {
+        node = node.get(&seg.key)?;
+        for ix in seg.indices {
+            node = match &node.v {
+                tree::V::Array(items) => items.get(ix)?,
+                _ => return None,
+            };
+        }
+    }
+    let Origin::File(span) = &node.origin else {
+        return None;
+    };
+    Some(Ctx::new("", text, &[]).line_col(span.start))
+}
+
 /// The names a derived metric may use for this network: every metric of
 /// the one table (`qsim_kernel::METRICS`) under its key path, e.g.
 /// `throughput_per_s`, `stations.cpu.utilization`,
