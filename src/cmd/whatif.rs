@@ -77,6 +77,11 @@ fn speedup_factor(text: &str) -> Result<f64> {
         None
     };
     match f {
+        // Factor 1 compares the model with itself: every difference is 0.
+        Some(f) if f == 1.0 => Err(UsageError(format!(
+            "--speedup {text} is a factor of 1, which changes nothing\n  hint: give a speed-up such as 25% (x1.25) or a slow-down such as -20% (x0.8)"
+        ))
+        .into()),
         Some(f) if f.is_finite() && f > 0.0 => Ok(f),
         _ => Err(UsageError(format!(
             "--speedup expects a percentage such as 25% (1.25 times as fast) or a factor such as x1.25, found `{text}`"

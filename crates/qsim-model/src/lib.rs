@@ -251,6 +251,28 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
     }
 }
 
+/// Why an open network cannot reach a steady state: one message per
+/// station offered a utilization of 1 or more, in the words of the model
+/// check (`utilization 1.8 at station server: ...`); empty when stable.
+/// For networks built outside a model file, such as a station sped up or
+/// slowed down, which must pass the same check as a loaded model.
+pub fn instability(network: &Network) -> Vec<String> {
+    let spec = network.spec();
+    stability::check(spec)
+        .0
+        .iter()
+        .map(|u| {
+            format!(
+                "utilization {} at station {}: the open workload is unstable (arrival rate {}/s, at most {}/s is stable)",
+                sig(u.utilization),
+                u.station,
+                sig(u.rate),
+                sig(u.limit)
+            )
+        })
+        .collect()
+}
+
 /// The 1-based line and column of the value at key `path`
 /// (`workload.population`, `stations.cpu.servers`) in model text, or `None`
 /// when the text does not write that key (it has its default) or is not
