@@ -45,6 +45,12 @@ pub struct FitArgs {
 
 /// Reads, fits, prints the coefficients and the speed snippet.
 pub fn fit(args: &FitArgs) -> Result<ExitCode> {
+    if let Some(out) = &args.output {
+        super::check_output("--output", out, super::Out::File, &[&args.file])?;
+    }
+    if let Some(plot) = &args.plot {
+        super::check_output("--plot", plot, super::Out::Chart, &[&args.file])?;
+    }
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| UsageError(format!("cannot read {}: {e}", args.file.display())))?;
     let file = args.file.display();

@@ -14,6 +14,9 @@ use std::process::ExitCode;
 
 /// Runs a hysteresis sweep for `qsim sweep --hysteresis`.
 pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
+    if let Some(out) = &args.output {
+        super::check_output("--output", out, super::Out::Dir, &[&args.model.model])?;
+    }
     let base = parse_overrides(&args.model.set)?;
     let [spec] = args.vary.as_slice() else {
         return Err(UsageError(format!(

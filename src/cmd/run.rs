@@ -476,8 +476,11 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode> {
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
     if let Some(out) = &args.output {
         refuse_overwriting_input(out, &args.model.model)?;
+        super::check_output("--output", out, super::Out::File, &[&args.model.model])?;
     }
     args.trace.refuse_overwriting(&args.model.model)?;
+    args.trace.check_outputs(&args.model.model)?;
+    args.options.validate()?;
     let model = args.model.load()?;
     let mut config = model.run.clone();
     args.options.apply(&mut config)?;

@@ -122,6 +122,9 @@ fn usage(e: SweepError) -> anyhow::Error {
 
 /// `qsim sweep`.
 pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
+    if let Some(out) = &args.output {
+        super::check_output("--output", out, super::Out::Dir, &[&args.model.model])?;
+    }
     let base = parse_overrides(&args.model.set)?;
     let vary = args
         .vary
@@ -277,6 +280,9 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
 
 /// `qsim merge`.
 pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
+    if let Some(out) = &args.output {
+        super::check_output("--output", out, super::Out::Dir, &[])?;
+    }
     let (output, shards) = match &args.output {
         Some(dir) => (dir.as_path(), args.shards.as_slice()),
         // The old grammar, `qsim merge OUT SHARD_DIR...`, still works for
@@ -324,6 +330,16 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
 /// `qsim plot`.
 pub fn plot(args: &PlotArgs) -> Result<ExitCode> {
     let p = &args.results;
+    if !p.exists() {
+        return Err(UsageError(format!(
+            "{}: no such sweep directory or points.csv",
+            p.display()
+        ))
+        .into());
+    }
+    if let Some(out) = &args.output {
+        super::check_output("--output", out, super::Out::Dir, &[])?;
+    }
     let (input, written) = if p.is_dir() {
         let saved = SavedSweep::read(p).map_err(usage)?;
         let dir = args.output.clone().unwrap_or_else(|| p.clone());

@@ -92,6 +92,10 @@ fn speedup_factor(text: &str) -> Result<f64> {
 
 /// Runs `qsim whatif`.
 pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
+    if let Some(out) = &args.output {
+        super::check_output("--output", out, super::Out::File, &[&args.model.model])?;
+    }
+    args.options.validate()?;
     let base = parse_overrides(&args.model.set)?;
     // The model as given: station names and a check that it loads.
     let model = args.model.load()?;
