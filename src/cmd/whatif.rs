@@ -251,10 +251,9 @@ fn table(model: &str, report: &WhatIfReport) -> String {
     let mut out = String::new();
     let reps = report.baseline.first().map_or(0, |b| b.replications);
     out.push_str(&format!(
-        "what-if {model}: {} at {}, {} each (common random numbers)\n",
-        super::count(report.changes.len() as u64, "change"),
-        super::count(report.baseline.len() as u64, "operating point"),
-        super::count(reps, "paired replication")
+        "what-if {model}: {} change(s) at {} operating point(s), {reps} paired replications each (common random numbers)\n",
+        report.changes.len(),
+        report.baseline.len()
     ));
     out.push_str(
         "  (Δ = changed − baseline; ± is the half-width of the paired 95% confidence interval)\n\n",
