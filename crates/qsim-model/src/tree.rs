@@ -504,11 +504,10 @@ fn apply_relative(
             Err(_) if leaf_missing => {
                 errors.push(ApplyError {
                     message: format!(
-                        "{full} is not written in the model (it has its default value), and a relative value changes a number the model gives"
+                        "unknown key path {full}; {full} is not written in the model, and a relative value changes a number the model gives"
                     ),
                     hint: Some(format!(
-                        "give an absolute value: --set {full}=N, or write {} in the model first",
-                        segs.last().map_or(String::new(), |s| s.key.clone())
+                        "for a key left at its default, give an absolute value: --set {full}=N"
                     )),
                 });
                 continue;
