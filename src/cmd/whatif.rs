@@ -78,7 +78,7 @@ fn speedup_factor(text: &str) -> Result<f64> {
     };
     match f {
         // Factor 1 compares the model with itself: every difference is 0.
-        Some(f) if f == 1.0 => Err(UsageError(format!(
+        Some(1.0) => Err(UsageError(format!(
             "--speedup {text} is a factor of 1, which changes nothing\n  hint: give a speed-up such as 25% (x1.25) or a slow-down such as -20% (x0.8)"
         ))
         .into()),
