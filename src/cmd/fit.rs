@@ -45,11 +45,28 @@ pub struct FitArgs {
 
 /// Reads, fits, prints the coefficients and the speed snippet.
 pub fn fit(args: &FitArgs) -> Result<ExitCode> {
+    if let Some(out) = &args.output {
+        super::check_output("--output", out, super::Out::File, &[&args.file])?;
+    }
+    if let Some(plot) = &args.plot {
+        super::check_output("--plot", plot, super::Out::Chart, &[&args.file])?;
+    }
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| UsageError(format!("cannot read {}: {e}", args.file.display())))?;
     let file = args.file.display();
-    let points = usl::parse_measurements(&text, Some(&args.x), Some(&args.y))
-        .map_err(|e| UsageError(format!("{file}: {e}")))?;
+    let points = usl::parse_measurements(&text, Some(&args.x), Some(&args.y)).map_err(|e| {
+        // A column name one or two letters off is a typo of a flag value:
+        // name the flag and the column meant.
+        let hint = match &e {
+            qsim_analytic::Error::MissingColumn { column, available } => {
+                let flag = if *column == args.x { "--x" } else { "--y" };
+                qsim_model::did_you_mean(column, available)
+                    .map(|c| format!("\n  hint: did you mean {flag} {c}?"))
+            }
+            _ => None,
+        };
+        UsageError(format!("{file}: {e}{}", hint.unwrap_or_default()))
+    })?;
     let fit = usl::fit(&points).map_err(|e| UsageError(format!("{file}: {e}")))?;
     if let Some(path) = [&args.output, &args.plot]
         .into_iter()
@@ -142,8 +159,10 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
             };
             writeln!(
                 out,
-                "USL fit of {file}: {} = f({}), {} points",
-                args.y, args.x, fit.points
+                "USL fit of {file}: {} = f({}), {}",
+                args.y,
+                args.x,
+                super::count(fit.points as u64, "point")
             )?;
             writeln!(
                 out,

@@ -14,6 +14,9 @@ use std::process::ExitCode;
 
 /// Runs a hysteresis sweep for `qsim sweep --hysteresis`.
 pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
+    if let Some(out) = &args.output {
+        super::check_output("--output", out, super::Out::Dir, &[&args.model.model])?;
+    }
     let base = parse_overrides(&args.model.set)?;
     let [spec] = args.vary.as_slice() else {
         return Err(UsageError(format!(
@@ -30,6 +33,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
     }
     let spec = VarySpec::parse(spec).map_err(|e| UsageError(e.to_string()))?;
     let r = &args.run;
+    r.validate()?;
     let options = HysteresisOptions {
         seed: r.seed,
         replications: r.replications,
@@ -90,7 +94,16 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
             );
             for p in &h.up {
                 let down = h.down.iter().find(|d| d.value == p.value);
-                let fmt = |e: qsim_kernel::Estimate| format!("{:.4} ± {:.4}", e.mean, e.ci95);
+                // The half-width to the decimal place of the mean, as in the
+                // other tables (four places would claim digits the CI denies).
+                let fmt = |e: qsim_kernel::Estimate| {
+                    let d = super::whatif::decimals(e.mean);
+                    if e.ci95.is_finite() {
+                        format!("{:.d$} ± {:.d$}", e.mean, e.ci95)
+                    } else {
+                        format!("{:.d$} ± n/a", e.mean)
+                    }
+                };
                 println!(
                     "{:>12}  {:>22}  {:>22}  {}",
                     p.value,

@@ -15,7 +15,91 @@ pub mod trace;
 pub mod whatif;
 
 use std::io::ErrorKind;
+use std::path::Path;
 use std::process::ExitCode;
+
+/// What an output flag names.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Out {
+    /// A file written whole (a report, CSV, JSON).
+    File,
+    /// A chart file: `.svg` or `.png`.
+    Chart,
+    /// A directory, created with its parents when missing.
+    Dir,
+}
+
+/// Refuses an output path that cannot be written, before any work is done
+/// (a usage error naming the flag, exit 2): a chart name without `.svg` or
+/// `.png`, a file in a directory that does not exist or a path that is a
+/// directory, a directory path that is a file, or one of `inputs`.
+pub fn check_output(flag: &str, path: &Path, kind: Out, inputs: &[&Path]) -> anyhow::Result<()> {
+    let shown = path.display();
+    let bad = |why: String| Err(UsageError(format!("{flag} {shown}: {why}")).into());
+    if kind == Out::Chart {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if ext != "svg" && ext != "png" {
+            return bad("cannot tell the chart format; expected a .svg or .png file name".into());
+        }
+    }
+    match kind {
+        Out::File | Out::Chart => {
+            if path.is_dir() {
+                return bad("is a directory; expected a file name".into());
+            }
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            if let Some(dir) = parent {
+                if !dir.exists() {
+                    return bad(format!(
+                        "the directory {} does not exist; create it first",
+                        dir.display()
+                    ));
+                }
+                if !dir.is_dir() {
+                    return bad(format!("{} is not a directory", dir.display()));
+                }
+            }
+        }
+        Out::Dir => {
+            // The nearest part of the path that exists must be a directory
+            // for the rest to be created under it.
+            if let Some(file) = path.ancestors().find(|a| a.exists() && !a.is_dir()) {
+                return bad(format!(
+                    "{} is a file; expected a directory",
+                    file.display()
+                ));
+            }
+        }
+    }
+    if let Ok(out) = std::fs::canonicalize(path)
+        && let Some(input) = inputs
+            .iter()
+            .find(|i| std::fs::canonicalize(i).is_ok_and(|i| i == out))
+    {
+        return bad(format!(
+            "is the input {} itself; write to another file",
+            input.display()
+        ));
+    }
+    Ok(())
+}
+
+/// `n` and `noun` agreeing in number: "1 point", "2 points", "1 class",
+/// "3 classes" (the nouns qsim counts take `s` or, after `s`, `es`).
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else if noun.ends_with('s') {
+        format!("{n} {noun}es")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
 
 /// An error that means "bad model or arguments": exit code 2.
 #[derive(Debug)]

@@ -233,7 +233,7 @@ fn summary_rows(s: &SweepSummary) -> Vec<SummaryRow> {
     for b in &s.bistable {
         rows.push(SummaryRow {
             name: "bistable".into(),
-            value: format!("{} points", b.points),
+            value: super::count(b.points as u64, "point"),
             point: if b.points == 1 {
                 b.from.to_string()
             } else {
@@ -248,7 +248,7 @@ fn summary_rows(s: &SweepSummary) -> Vec<SummaryRow> {
     if s.failed > 0 {
         rows.push(SummaryRow {
             name: "failed".into(),
-            value: format!("{} points", s.failed),
+            value: super::count(s.failed as u64, "point"),
             point: String::new(),
             note: format!("see the error column of {CSV_FILE}"),
         });

@@ -87,31 +87,56 @@ pub struct RunOptions {
     pub threads: Option<usize>,
 }
 
+/// The most worker threads `--threads` accepts: far beyond any machine
+/// qsim runs on, and below the count at which starting them fails.
+const MAX_THREADS: usize = 4096;
+
 impl RunOptions {
+    /// Checks every option's range, naming the flag (a usage error, exit 2),
+    /// so a value out of range is refused before the model is run.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(UsageError(m).into());
+        if self.replications == Some(0) {
+            return bad("--replications must be at least 1, found 0".into());
+        }
+        if self.jobs == Some(0) {
+            return bad("--jobs must be at least 1, found 0".into());
+        }
+        if let Some(t) = self.time {
+            if !(t.is_finite() && t > 0.0) {
+                return bad(format!(
+                    "--time must be a positive number of seconds, found {t}"
+                ));
+            }
+            if t > qsim_kernel::dist::MAX_CLOCK_S {
+                return bad(format!(
+                    "--time must be at most 1e12 s (the latest time the simulation clock resolves to 1e-4 s), found {t}"
+                ));
+            }
+        }
+        if let Some(n) = self.threads
+            && n > MAX_THREADS
+        {
+            return bad(format!(
+                "--threads must be at most {MAX_THREADS} (0 or no --threads: one per core), found {n}"
+            ));
+        }
+        Ok(())
+    }
+
     /// Applies the options on top of the model's own run settings.
     pub fn apply(&self, config: &mut RunConfig) -> Result<()> {
+        self.validate()?;
         if let Some(seed) = self.seed {
             config.seed = seed;
         }
         if let Some(r) = self.replications {
-            if r == 0 {
-                return Err(UsageError("--replications must be at least 1, found 0".into()).into());
-            }
             config.replications = r;
         }
         if let Some(n) = self.jobs {
-            if n == 0 {
-                return Err(UsageError("--jobs must be at least 1, found 0".into()).into());
-            }
             config.stop = Stop::Jobs(n);
         }
         if let Some(t) = self.time {
-            if !(t.is_finite() && t > 0.0) {
-                return Err(UsageError(format!(
-                    "--time must be a positive number of seconds, found {t}"
-                ))
-                .into());
-            }
             config.stop = Stop::Time(t);
         }
         if let Some(t) = self.threads {
@@ -163,17 +188,64 @@ impl GuardArgs {
         }
     }
 
-    /// Estimates the run and refuses it (usage error, exit 2) when it is
-    /// beyond the limits; `what` says which run, e.g. the model file.
+    /// Estimates the run of `model` and refuses it (usage error, exit 2)
+    /// when it is beyond the limits, blaming what set the key at fault: the
+    /// flag (`--jobs`, `--time`, `--replications`) or `--set` that gave it,
+    /// else the key's line and column in the model file.
     pub fn check(
         &self,
         network: &Network,
         config: &RunConfig,
-        what: &str,
+        model: &ModelArgs,
+        options: Option<&RunOptions>,
     ) -> Result<budget::Estimate> {
         self.budget()
             .check(network, config, &class_visits(network))
-            .map_err(|e| UsageError(format!("{what}: {e}")).into())
+            .map_err(|e| UsageError(blame_budget_key(&e, model, options)).into())
+    }
+}
+
+/// The message of a budget refusal, led by where the key at fault was set.
+fn blame_budget_key(
+    e: &budget::BudgetError,
+    model: &ModelArgs,
+    options: Option<&RunOptions>,
+) -> String {
+    let text = e.to_string();
+    let key = match e {
+        budget::BudgetError::Memory { key, .. }
+        | budget::BudgetError::ReplicationEvents { key, .. }
+        | budget::BudgetError::Events { key, .. } => key.clone(),
+        _ => String::new(),
+    };
+    let flag = options.and_then(|o| match key.as_str() {
+        "simulation.stop" => o
+            .jobs
+            .map(|n| ("--jobs", n.to_string()))
+            .or(o.time.map(|t| ("--time", t.to_string()))),
+        "simulation.replications" => o.replications.map(|r| ("--replications", r.to_string())),
+        _ => None,
+    });
+    if let Some((flag, value)) = flag {
+        let message = text.replace(&key, flag);
+        return format!(
+            "{flag} {value}: {}",
+            message.trim_start_matches(&format!("{flag}: "))
+        );
+    }
+    let file = model.model.display();
+    if let Some(set) = model.set.iter().find(|s| {
+        let path = s.split_once('=').map_or(s.as_str(), |(p, _)| p.trim());
+        path == key || key.starts_with(&format!("{path}.")) || path.starts_with(&format!("{key}."))
+    }) {
+        return format!("{file}: {text} (set by --set {set})");
+    }
+    match std::fs::read_to_string(&model.model)
+        .ok()
+        .and_then(|t| qsim_model::key_location(&t, &key))
+    {
+        Some((line, column)) => format!("{file}:{line}:{column}: {text}"),
+        None => format!("{file}: {text}"),
     }
 }
 
@@ -378,27 +450,25 @@ pub struct RunArgs {
 pub struct CheckArgs {
     #[command(flatten)]
     model: ModelArgs,
+    #[command(flatten)]
+    guards: GuardArgs,
 }
 
 /// `qsim check`: load and validate, print a one-line summary.
 pub fn check(args: &CheckArgs) -> Result<ExitCode> {
     let model = args.model.load()?;
+    let estimate = args
+        .guards
+        .check(&model.network, &model.run, &args.model, None)?;
     let spec = model.network.spec();
     println!(
-        "{}: ok ({} stations, {} classes, {} regions)",
+        "{}: ok ({}, {}, {})",
         args.model.model.display(),
-        spec.stations.len(),
-        spec.classes.len(),
-        spec.regions.len()
+        super::count(spec.stations.len() as u64, "station"),
+        super::count(spec.classes.len() as u64, "class"),
+        super::count(spec.regions.len() as u64, "region")
     );
-    println!(
-        "{}",
-        estimate_line(&budget::estimate(
-            &model.network,
-            &model.run,
-            &class_visits(&model.network)
-        ))
-    );
+    println!("{}", estimate_line(&estimate));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -406,8 +476,11 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode> {
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
     if let Some(out) = &args.output {
         refuse_overwriting_input(out, &args.model.model)?;
+        super::check_output("--output", out, super::Out::File, &[&args.model.model])?;
     }
     args.trace.refuse_overwriting(&args.model.model)?;
+    args.trace.check_outputs(&args.model.model)?;
+    args.options.validate()?;
     let model = args.model.load()?;
     let mut config = model.run.clone();
     args.options.apply(&mut config)?;
@@ -418,7 +491,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         args.guards.budget().max_memory_bytes,
     )?;
     let model_name = args.model.model.display().to_string();
-    args.guards.check(&model.network, &config, &model_name)?;
+    args.guards
+        .check(&model.network, &config, &args.model, Some(&args.options))?;
     let results = run_with_progress(&model.network, &config)
         .map_err(|e| interrupted(e, &config))
         .with_context(|| format!("simulating {model_name}"))?;
@@ -447,18 +521,18 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             ))
         })
     );
-    // Figures that cannot be taken at face value: said on stderr as well
-    // as next to the figures, since the output may go to a file.
-    for w in &results.warnings {
-        eprintln!("warning: {w}");
-        warnings.push(w.to_string());
-    }
-    if let Some(w) = above_bound_warning(&model.network, &results) {
-        eprintln!("warning: {w}");
-        warnings.push(w);
-    }
-    for w in args.trace.write(&model.network, &results, &model_name)? {
-        eprintln!("warning: {w}");
+    // Figures that cannot be taken at face value: said next to the
+    // figures, and on stderr too when the figures go to a file or a pipe
+    // (on a terminal the output already shows them: once is enough).
+    use std::io::IsTerminal;
+    let echo = args.output.is_some() || !std::io::stdout().is_terminal();
+    let mut new_warnings: Vec<String> = results.warnings.iter().map(|w| w.to_string()).collect();
+    new_warnings.extend(above_bound_warning(&model.network, &results));
+    new_warnings.extend(args.trace.write(&model.network, &results, &model_name)?);
+    for w in new_warnings {
+        if echo {
+            eprintln!("warning: {w}");
+        }
         warnings.push(w);
     }
     let mut checks = Vec::new();
@@ -470,7 +544,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             trace: None,
             ..config.clone()
         };
-        args.guards.check(&other, &config, &model_name)?;
+        args.guards
+            .check(&other, &config, &args.model, Some(&args.options))?;
         let second = run_with_progress(&other, &config)
             .map_err(|e| interrupted(e, &config))
             .context("bistability check run")?;
@@ -552,12 +627,21 @@ fn estimate_line(e: &budget::Estimate) -> String {
     );
     if let (Some(events), Some(s)) = (e.events, e.seconds()) {
         line.push_str(&format!(
-            ", at least {events:.2e} events (about {} on {} threads)",
-            human_duration(s),
-            e.threads
+            ", at least {events:.2e} events ({} on {})",
+            about_duration(s),
+            super::count(e.threads, "thread")
         ));
     }
     line
+}
+
+/// "about 5 minutes", or "under a second" where rounding would say 0 s.
+pub fn about_duration(seconds: f64) -> String {
+    if seconds < 0.5 {
+        "under a second".into()
+    } else {
+        format!("about {}", human_duration(seconds))
+    }
 }
 
 /// A closed network cannot sustain more than its asymptotic throughput

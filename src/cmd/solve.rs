@@ -3,7 +3,23 @@
 //! printing live here.
 
 use super::UsageError;
-use super::run::{Format, GuardArgs, ModelArgs, RunOptions};
+use super::run::{GuardArgs, ModelArgs, RunOptions};
+use clap::ValueEnum;
+
+/// Output formats of `qsim solve` (the words of `qsim run --format`; the
+/// CSV has its own columns: analytic and simulated side by side).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned text for people.
+    Table,
+    /// One JSON object.
+    Json,
+    /// One row per figure: scope,name,metric,kind,analytic,mean,ci95,inside_ci
+    /// (mean, ci95 and inside_ci filled with --compare); with
+    /// --population-range one row per population:
+    /// population,throughput_per_s,response_time_s,throughput_upper_bound_per_s,response_lower_bound_s.
+    Csv,
+}
 use anyhow::{Context, Result};
 use clap::Args;
 use qsim_kernel::{Estimate, NetworkSpec, RunResults, Workload};
@@ -32,7 +48,7 @@ pub struct SolveArgs {
     /// simulation of `--compare`.
     #[command(flatten)]
     guards: GuardArgs,
-    /// Output format: table, json, or csv (one row per figure).
+    /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
 }
@@ -101,6 +117,7 @@ fn parse_range(spec: &str) -> Result<Vec<u32>> {
 
 /// `qsim solve`.
 pub fn run(args: &SolveArgs) -> Result<ExitCode> {
+    args.options.validate()?;
     let mut model = args.model.load()?;
     // Theory has no time: a load schedule is in neither the figures nor
     // the simulation they are compared with.
@@ -131,7 +148,8 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
     let simulate = || -> Result<RunResults> {
         let mut config = model.run.clone();
         args.options.apply(&mut config)?;
-        args.guards.check(&model.network, &config, &name)?;
+        args.guards
+            .check(&model.network, &config, &args.model, Some(&args.options))?;
         qsim_kernel::run(&model.network, &config).with_context(|| format!("simulating {name}"))
     };
 

@@ -122,6 +122,9 @@ fn usage(e: SweepError) -> anyhow::Error {
 
 /// `qsim sweep`.
 pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
+    if let Some(out) = &args.output {
+        super::check_output("--output", out, super::Out::Dir, &[&args.model.model])?;
+    }
     let base = parse_overrides(&args.model.set)?;
     let vary = args
         .vary
@@ -134,18 +137,9 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         .map(|s| s.parse::<Shard>().map_err(|e| usage(e.into())))
         .transpose()?;
     let r = &args.run;
-    if r.replications == Some(0) {
-        return Err(UsageError("--replications must be at least 1, found 0".into()).into());
-    }
+    r.validate()?;
     let stop = match (r.jobs, r.time) {
-        (Some(0), _) => return Err(UsageError("--jobs must be at least 1".into()).into()),
         (Some(j), _) => Some(Stop::Jobs(j)),
-        (None, Some(t)) if !(t > 0.0 && t.is_finite()) => {
-            return Err(UsageError(format!(
-                "--time must be a positive number of seconds, found {t}"
-            ))
-            .into());
-        }
         (None, Some(t)) => Some(Stop::Time(t)),
         (None, None) => None,
     };
@@ -216,8 +210,8 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
 
     let mut out = std::io::stdout().lock();
     let ran = format!(
-        "{} points of {} ({} run now, {} resumed) in {elapsed:.1} s, {} failed",
-        outcome.records.len(),
+        "{} of {} ({} run now, {} resumed) in {elapsed:.1} s, {} failed",
+        super::count(outcome.records.len() as u64, "point"),
         args.model.model.display(),
         outcome.ran,
         outcome.records.len() - outcome.ran,
@@ -286,6 +280,9 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
 
 /// `qsim merge`.
 pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
+    if let Some(out) = &args.output {
+        super::check_output("--output", out, super::Out::Dir, &[])?;
+    }
     let (output, shards) = match &args.output {
         Some(dir) => (dir.as_path(), args.shards.as_slice()),
         // The old grammar, `qsim merge OUT SHARD_DIR...`, still works for
@@ -318,9 +315,9 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
         SweepFormat::Table => {
             writeln!(
                 out,
-                "merged {} shards: {} points of {}",
-                shards.len(),
-                saved.records.len(),
+                "merged {}: {} of {}",
+                super::count(shards.len() as u64, "shard"),
+                super::count(saved.records.len() as u64, "point"),
                 saved.manifest.model
             )?;
             print_summary(&mut out, &summary)?;
@@ -333,6 +330,16 @@ pub fn merge(args: &MergeArgs) -> Result<ExitCode> {
 /// `qsim plot`.
 pub fn plot(args: &PlotArgs) -> Result<ExitCode> {
     let p = &args.results;
+    if !p.exists() {
+        return Err(UsageError(format!(
+            "{}: no such sweep directory or points.csv",
+            p.display()
+        ))
+        .into());
+    }
+    if let Some(out) = &args.output {
+        super::check_output("--output", out, super::Out::Dir, &[])?;
+    }
     let (input, written) = if p.is_dir() {
         let saved = SavedSweep::read(p).map_err(usage)?;
         let dir = args.output.clone().unwrap_or_else(|| p.clone());
@@ -522,7 +529,12 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
         let span = if b.points == 1 {
             b.from.to_string()
         } else {
-            format!("{} .. {} ({} points)", b.from, b.to, b.points)
+            format!(
+                "{} .. {} ({})",
+                b.from,
+                b.to,
+                super::count(b.points as u64, "point")
+            )
         };
         writeln!(
             out,
@@ -538,8 +550,8 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
     if s.failed > 0 {
         writeln!(
             out,
-            "  failed       {} points (see the error column)",
-            s.failed
+            "  failed       {} (see the error column)",
+            super::count(s.failed as u64, "point")
         )?;
     }
     Ok(())

@@ -44,6 +44,17 @@ pub struct TraceArgs {
 }
 
 impl TraceArgs {
+    /// Refuses trace and chart paths that cannot be written, before the run.
+    pub fn check_outputs(&self, model: &Path) -> Result<()> {
+        if let Some(t) = &self.trace {
+            super::check_output("--trace", t, super::Out::File, &[model])?;
+        }
+        if let Some(p) = &self.plot {
+            super::check_output("--plot", p, super::Out::Chart, &[model])?;
+        }
+        Ok(())
+    }
+
     /// Refuses trace outputs that name the model file.
     pub fn refuse_overwriting(&self, model: &Path) -> Result<()> {
         for (flag, out) in [("--trace", &self.trace), ("--plot", &self.plot)] {

@@ -77,6 +77,11 @@ fn speedup_factor(text: &str) -> Result<f64> {
         None
     };
     match f {
+        // Factor 1 compares the model with itself: every difference is 0.
+        Some(1.0) => Err(UsageError(format!(
+            "--speedup {text} is a factor of 1, which changes nothing\n  hint: give a speed-up such as 25% (x1.25) or a slow-down such as -20% (x0.8)"
+        ))
+        .into()),
         Some(f) if f.is_finite() && f > 0.0 => Ok(f),
         _ => Err(UsageError(format!(
             "--speedup expects a percentage such as 25% (1.25 times as fast) or a factor such as x1.25, found `{text}`"
@@ -87,6 +92,10 @@ fn speedup_factor(text: &str) -> Result<f64> {
 
 /// Runs `qsim whatif`.
 pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
+    if let Some(out) = &args.output {
+        super::check_output("--output", out, super::Out::File, &[&args.model.model])?;
+    }
+    args.options.validate()?;
     let base = parse_overrides(&args.model.set)?;
     // The model as given: station names and a check that it loads.
     let model = args.model.load()?;
@@ -122,18 +131,9 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
     }
     let points = operating_points(&args.at)?;
     let r = &args.options;
-    if r.replications == Some(0) {
-        return Err(UsageError("--replications must be at least 1, found 0".into()).into());
-    }
+    r.validate()?;
     let stop = match (r.jobs, r.time) {
-        (Some(0), _) => return Err(UsageError("--jobs must be at least 1".into()).into()),
         (Some(j), _) => Some(Stop::Jobs(j)),
-        (None, Some(t)) if !(t > 0.0 && t.is_finite()) => {
-            return Err(UsageError(format!(
-                "--time must be a positive number of seconds, found {t}"
-            ))
-            .into());
-        }
         (None, Some(t)) => Some(Stop::Time(t)),
         (None, None) => None,
     };
@@ -206,7 +206,7 @@ fn signed(x: f64, decimals: usize) -> String {
 }
 
 /// Decimals that show about four significant digits of `scale`.
-fn decimals(scale: f64) -> usize {
+pub(crate) fn decimals(scale: f64) -> usize {
     let a = scale.abs();
     if !(a.is_finite() && a > 0.0) {
         return 3;

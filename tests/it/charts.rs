@@ -94,9 +94,10 @@ fn sweep_keeps_its_results_when_a_chart_cannot_be_written() {
 }
 
 #[test]
-fn fit_prints_its_coefficients_when_the_chart_cannot_be_written() {
+fn fit_refuses_a_chart_path_it_cannot_write_before_fitting() {
     let dir = fresh_dir("fit-chart-blocked");
-    // A directory where the chart file must go: writing it fails.
+    // A directory where the chart file must go: refused up front (exit 2,
+    // naming the flag) rather than found after the fit was printed.
     let chart = dir.join("fit.svg");
     std::fs::create_dir_all(&chart).unwrap();
     let out = qsim(&[
@@ -106,20 +107,14 @@ fn fit_prints_its_coefficients_when_the_chart_cannot_be_written() {
         "threads",
         "--y",
         "tps",
-        "--format",
-        "json",
         "--plot",
         chart.to_str().unwrap(),
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "exit {:?}: {stderr}", out.status);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("warning: chart") && stderr.contains("fit.svg"),
+        stderr.contains("--plot") && stderr.contains("is a directory"),
         "{stderr}"
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the fit is printed");
-    assert!(
-        v["sigma"].as_f64().is_some() && v["lambda"].as_f64().unwrap() > 0.0,
-        "{v}"
-    );
+    assert!(out.stdout.is_empty(), "printed before refusing");
 }

@@ -502,3 +502,360 @@ fn model_warnings_are_printed_located_and_kept_in_json() {
         "{text}"
     );
 }
+
+/// Runs `qsim` and asserts exit code 2 (a usage error, no panic) with every
+/// one of `wanted` in its stderr; returns the output.
+fn refused(args: &[&str], wanted: &[&str]) -> Output {
+    let out = qsim(args);
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: exit code; stderr:\n{err}"
+    );
+    assert!(!err.contains("panicked"), "{args:?}: panicked:\n{err}");
+    for w in wanted {
+        assert!(err.contains(w), "{args:?}: no `{w}` in:\n{err}");
+    }
+    out
+}
+
+const MM1: &str = "models/mm1.toml";
+
+#[test]
+fn a_slowed_station_passes_the_stability_check_of_a_loaded_model() {
+    // mm1: arrivals 0.9/s at a 1 s server. Half as fast: rho = 0.9 * 1 / 0.5
+    // = 1.8, the same refusal as the doubled mean given by --set.
+    refused(
+        &["whatif", MM1, "--speedup=-50%", "--jobs", "1000"],
+        &["utilization 1.8 at station server", "unstable"],
+    );
+    refused(
+        &["run", MM1, "--set", "stations.server.service.mean=*2"],
+        &["utilization 1.8 at station server", "unstable"],
+    );
+    // 10% slower: rho = 0.9 / 0.9 = 1, still no steady state.
+    refused(
+        &["whatif", MM1, "--speedup=-10%", "--jobs", "1000"],
+        &["utilization 1 at station server"],
+    );
+    // A factor of 1 compares the model with itself.
+    refused(
+        &["whatif", MM1, "--speedup", "0%", "--jobs", "1000"],
+        &["--speedup 0%", "changes nothing", "hint:"],
+    );
+}
+
+#[test]
+fn budget_refusals_blame_the_key_where_it_was_set() {
+    // 10^6 closed jobs need far more than 1 MiB: refused at the population
+    // key (line 3, column 14), by check as by run.
+    let text = "[workload]\ntype = \"closed\"\npopulation = 1000000\nthink = { dist = \"exponential\", mean = 1.0 }\nroute = [\"cpu\"]\n\n[stations.cpu]\nkind = \"queue\"\nservice = { dist = \"exponential\", mean = 0.001 }\n";
+    let path = model_file("huge.toml", text);
+    let p = path.to_str().unwrap();
+    for cmd in ["check", "run"] {
+        refused(
+            &[cmd, p, "--max-memory", "1M"],
+            &["huge.toml:3:14: workload.population", "raise --max-memory"],
+        );
+    }
+    // Set by --set: the override is named.
+    refused(
+        &[
+            "check",
+            MM1,
+            "--set",
+            "workload.rate_per_s=0.5",
+            "--max-memory",
+            "1K",
+        ],
+        &["mm1.toml"],
+    );
+    // Set by a flag: the flag is blamed, not the model's key.
+    let out = refused(
+        &["run", MM1, "--jobs", "1000000000000"],
+        &["--jobs 1000000000000:", "(lower --jobs)"],
+    );
+    assert!(
+        !stderr(&out).contains("simulation.stop"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn run_flags_out_of_range_are_usage_errors_naming_the_flag() {
+    refused(
+        &["run", MM1, "--time", "1e15"],
+        &["--time must be at most 1e12 s"],
+    );
+    refused(
+        &[
+            "sweep",
+            MM1,
+            "--vary",
+            "workload.rate_per_s=0.1,0.2",
+            "--time",
+            "1e15",
+        ],
+        &["--time"],
+    );
+    refused(
+        &["whatif", MM1, "--speedup", "10%", "--time", "1e15"],
+        &["--time"],
+    );
+    refused(&["solve", MM1, "--time", "1e15"], &["--time"]);
+    refused(
+        &["run", MM1, "--threads", "100000"],
+        &["--threads must be at most"],
+    );
+    refused(&["run", MM1, "--jobs", "0"], &["--jobs must be at least 1"]);
+}
+
+#[test]
+fn outputs_are_checked_before_anything_runs() {
+    let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let trace = tmp.join("early-trace.csv");
+    let trace = trace.to_str().unwrap();
+    let missing = "/nonexistent-qsim-dir/sub/f";
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "run", MM1, "--jobs", "1000", "--trace", trace, "--plot", "x.jpg",
+            ],
+            "--plot x.jpg",
+        ),
+        (
+            vec!["run", MM1, "--jobs", "1000", "--output", missing],
+            "does not exist",
+        ),
+        (
+            vec!["run", MM1, "--jobs", "1000", "--output", "models"],
+            "is a directory",
+        ),
+        (
+            vec!["run", MM1, "--jobs", "1000", "--trace", missing],
+            "--trace",
+        ),
+        (
+            vec![
+                "whatif",
+                MM1,
+                "--speedup",
+                "10%",
+                "--jobs",
+                "1000",
+                "--output",
+                missing,
+            ],
+            "does not exist",
+        ),
+        (
+            vec![
+                "sweep",
+                MM1,
+                "--vary",
+                "workload.rate_per_s=0.1,0.2",
+                "--jobs",
+                "1000",
+                "--output",
+                "models/mm1.toml/x",
+            ],
+            "is a file",
+        ),
+        (
+            vec!["fit", "examples/data/measurements.csv", "--plot", "fit.gif"],
+            "--plot fit.gif",
+        ),
+        (
+            vec!["merge", "--output", "models/mm1.toml/x", "a", "b"],
+            "is a file",
+        ),
+        (vec!["plot", "/nonexistent-qsim-dir"], "no such sweep"),
+    ];
+    for (args, wanted) in cases {
+        let out = refused(&args, &[wanted]);
+        // Nothing ran: no table on stdout.
+        assert!(out.stdout.is_empty(), "{args:?}: printed before refusing");
+    }
+}
+
+#[test]
+fn errors_caused_by_an_override_name_it() {
+    refused(
+        &["run", MM1, "--set", "stations.server.service.mean=-2"],
+        &[
+            "stations.server.service",
+            "(set by --set stations.server.service.mean=-2)",
+        ],
+    );
+    refused(
+        &["run", MM1, "--set", "stations.server.service.mean=*2"],
+        &["(set by --set stations.server.service.mean=*2)"],
+    );
+}
+
+#[test]
+fn hinted_override_paths_work() {
+    let out = refused(
+        &[
+            "check",
+            "models/pgo.toml",
+            "--set",
+            "stations.latch.service.mean=*0.5",
+        ],
+        &["hint:"],
+    );
+    let err = stderr(&out);
+    // The path the hint gives, with its value, must be accepted as --set.
+    let start = err
+        .find("stations.latch.speed")
+        .expect("hint names the curve");
+    let hinted: String = err[start..]
+        .chars()
+        .take_while(|c| !c.is_whitespace())
+        .collect();
+    assert_eq!(hinted, "stations.latch.speed.usl.lambda=*1.25", "{err}");
+    let ok = qsim(&["check", "models/pgo.toml", "--set", &hinted]);
+    assert!(ok.status.success(), "{hinted}: {}", stderr(&ok));
+}
+
+#[test]
+fn hints_say_what_to_write() {
+    let open = |station: &str| {
+        format!(
+            "[workload]\ntype = \"open\"\nrate_per_s = 0.5\nroute = [\"cpu\"]\n\n[stations.cpu]\nkind = \"queue\"\n{station}service = {{ dist = \"exponential\", mean = 1.0 }}\n"
+        )
+    };
+    let quoted = model_file(
+        "quoted.toml",
+        "[workload]\ntype = \"closed\"\npopulation = \"20\"\nroute = [\"cpu\"]\n\n[stations.cpu]\nkind = \"queue\"\nservice = { dist = \"exponential\", mean = 1.0 }\n",
+    );
+    refused(
+        &["check", quoted.to_str().unwrap()],
+        &[
+            "quoted.toml:3:14: workload.population",
+            "hint: remove the quotes",
+            "population = 20",
+        ],
+    );
+    let fifo = model_file("fifo.toml", &open("discipline = \"FIFO\"\n"));
+    refused(
+        &["check", fifo.to_str().unwrap()],
+        &[
+            "fifo.toml:8:14: stations.cpu.discipline",
+            "did you mean \"fcfs\"?",
+        ],
+    );
+    let plain = model_file("plain.toml", &open(""));
+    let out = refused(
+        &[
+            "check",
+            plain.to_str().unwrap(),
+            "--set",
+            "stations.cpu.servers=+50%",
+        ],
+        &["not written in the model", "--set stations.cpu.servers=N"],
+    );
+    assert!(
+        !stderr(&out).contains("expected one of"),
+        "{}",
+        stderr(&out)
+    );
+    let csv = model_file(
+        "threads.csv",
+        "threads,throughput\n1,10\n2,19\n4,35\n8,60\n",
+    );
+    refused(
+        &["fit", csv.to_str().unwrap(), "--x", "thread"],
+        &["did you mean --x threads?"],
+    );
+}
+
+#[test]
+fn counts_agree_in_number_and_short_runs_say_so() {
+    let out = qsim(&["check", MM1]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(text.contains("(1 station, 1 class, 0 regions)"), "{text}");
+    assert!(text.contains("(under a second on "), "{text}");
+    assert!(!text.contains("about 0 s"), "{text}");
+}
+
+/// The CSV columns a command's --help lists are the header it writes.
+#[test]
+fn help_lists_the_csv_columns_each_command_writes() {
+    let header = |args: &[&str]| {
+        let out = qsim(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    let help = |cmd: &str| String::from_utf8_lossy(&qsim(&[cmd, "--help"]).stdout).into_owned();
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "run",
+            vec![
+                "run",
+                MM1,
+                "--jobs",
+                "1000",
+                "--replications",
+                "2",
+                "--format",
+                "csv",
+            ],
+        ),
+        ("solve", vec!["solve", MM1, "--format", "csv"]),
+        (
+            "solve",
+            vec![
+                "solve",
+                "models/cpu_two_disks.toml",
+                "--population-range",
+                "1..3:1",
+                "--format",
+                "csv",
+            ],
+        ),
+        (
+            "fit",
+            vec![
+                "fit",
+                "examples/data/measurements.csv",
+                "--x",
+                "threads",
+                "--y",
+                "tps",
+                "--format",
+                "csv",
+            ],
+        ),
+        (
+            "whatif",
+            vec![
+                "whatif",
+                MM1,
+                "--speedup",
+                "10%",
+                "--jobs",
+                "1000",
+                "--replications",
+                "2",
+                "--format",
+                "csv",
+            ],
+        ),
+    ];
+    for (cmd, args) in cases {
+        let h = header(&args);
+        assert!(h.contains(','), "{args:?}: no CSV header: {h}");
+        assert!(
+            help(cmd).contains(&h),
+            "qsim {cmd} --help does not list the columns {h}"
+        );
+    }
+}

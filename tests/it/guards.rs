@@ -42,19 +42,21 @@ fn huge_population_is_refused_fast() {
         "{err}"
     );
     assert!(err.contains("more than the limit of 8.000 GiB"), "{err}");
-    // `check` reports the estimate of the same model in one line.
+    // `check` refuses the same model the same way, naming the override.
     let out = qsim(&[
         "check",
         "models/cpu_two_disks.toml",
         "--set",
         "workload.population=1000000000",
+        "--max-memory",
+        "8G",
     ]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        text.lines()
-            .any(|l| l.starts_with("estimate: ") && l.contains("GiB of memory")),
-        "{text}"
+        err.contains("workload.population: the run would need about")
+            && err.contains("(set by --set workload.population=1000000000)"),
+        "{err}"
     );
 }
 
@@ -126,7 +128,7 @@ fn endless_warmup_is_refused() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("simulation.stop: the run needs at least"),
+        err.contains("--jobs 100000000: the run needs at least"),
         "{err}"
     );
     assert!(err.contains("--force runs it anyway"), "{err}");

@@ -197,10 +197,11 @@ impl<'a> Ctx<'a> {
                 None
             }
             _ => {
-                self.error(
+                self.error_hint(
                     &node.origin,
                     path,
                     format!("expected a number, found {}", node.v.describe()),
+                    quoted_number_hint(node, path),
                 );
                 None
             }
@@ -251,13 +252,14 @@ impl<'a> Ctx<'a> {
                 return None;
             }
             _ => {
-                self.error(
+                self.error_hint(
                     &node.origin,
                     path,
                     format!(
                         "expected {what} (a whole number), found {}",
                         node.v.describe()
                     ),
+                    quoted_number_hint(node, path),
                 );
                 return None;
             }
@@ -351,3 +353,15 @@ impl<'a> Ctx<'a> {
 }
 
 pub(crate) use crate::tree::child;
+
+/// For a number written in quotes (`population = "20"`): the hint to write
+/// it bare, since TOML reads a quoted number as text.
+fn quoted_number_hint(node: &Node, path: &str) -> Option<String> {
+    let V::Str(s) = &node.v else { return None };
+    let t = s.trim();
+    t.parse::<f64>().ok()?;
+    let key = path.rsplit('.').next().unwrap_or(path);
+    Some(format!(
+        "remove the quotes: a number in quotes is text; write {key} = {t}"
+    ))
+}

@@ -234,6 +234,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
         (Some(run), Some(derived)) => (RunConfig { schedule, ..run }, derived),
         _ => (RunConfig::default(), Vec::new()),
     };
+    name_causing_overrides(&mut ctx.problems, name, overrides);
     let mut problems = merge_member_copies(std::mem::take(&mut ctx.problems));
     // Overrides first, then in file order.
     problems.sort_by_key(|p| (p.line != 0, p.line, p.column));
@@ -248,6 +249,51 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
         }),
         _ => Err(ModelErrors { errors: problems }),
     }
+}
+
+/// Why an open network cannot reach a steady state: one message per
+/// station offered a utilization of 1 or more, in the words of the model
+/// check (`utilization 1.8 at station server: ...`); empty when stable.
+/// For networks built outside a model file, such as a station sped up or
+/// slowed down, which must pass the same check as a loaded model.
+pub fn instability(network: &Network) -> Vec<String> {
+    let spec = network.spec();
+    stability::check(spec)
+        .0
+        .iter()
+        .map(|u| {
+            format!(
+                "utilization {} at station {}: the open workload is unstable (arrival rate {}/s, at most {}/s is stable)",
+                sig(u.utilization),
+                u.station,
+                sig(u.rate),
+                sig(u.limit)
+            )
+        })
+        .collect()
+}
+
+/// The 1-based line and column of the value at key `path`
+/// (`workload.population`, `stations.cpu.servers`) in model text, or `None`
+/// when the text does not write that key (it has its default) or is not
+/// valid TOML: for locating a problem found after loading, such as a run
+/// refused by its memory or event budget.
+pub fn key_location(text: &str, path: &str) -> Option<(usize, usize)> {
+    let root = tree::parse_document(text).ok()?;
+    let mut node = &root;
+    for seg in tree::split_path(path).ok()? {
+        node = node.get(&seg.key)?;
+        for ix in seg.indices {
+            node = match &node.v {
+                tree::V::Array(items) => items.get(ix)?,
+                _ => return None,
+            };
+        }
+    }
+    let Origin::File(span) = &node.origin else {
+        return None;
+    };
+    Some(Ctx::new("", text, &[]).line_col(span.start))
 }
 
 /// The names a derived metric may use for this network: every metric of
@@ -373,7 +419,18 @@ fn stability_errors(
         );
     }
     for u in unstable {
-        let (o, p) = at(u.class);
+        let (mut o, p) = at(u.class);
+        // The utilization comes from the station as much as the arrivals:
+        // an override of the station's service or servers caused it.
+        let station = format!("stations.{}", quote_key(&u.station));
+        if let (Origin::File(span), Some(i)) = (
+            &o,
+            ctx.overrides
+                .iter()
+                .position(|ov| paths_related(&ov.path, &station)),
+        ) {
+            o = Origin::Set(i, Some(span.clone()));
+        }
         let cname = &spec.classes[u.class].name;
         let advice = if u.limit <= 0.0 {
             "the other open classes alone saturate it; lower their arrival rates".to_string()
@@ -399,6 +456,34 @@ fn stability_errors(
                 u.station
             )),
         );
+    }
+}
+
+/// Whether a key path and an override path name the same value or one
+/// lies inside the other (segment by segment; the override's segments may
+/// be glob patterns).
+fn paths_related(override_path: &str, key_path: &str) -> bool {
+    let strip = |s: &str| s.trim_matches('"').to_string();
+    let o: Vec<String> = override_path.split('.').map(strip).collect();
+    let k: Vec<String> = key_path.split('.').map(strip).collect();
+    !key_path.is_empty() && o.iter().zip(&k).all(|(a, b)| tree::glob_match(a, b))
+}
+
+/// Adds "(set by --set ...)" to every error in the file at a key an
+/// override set or changed inside, unless the message already names it:
+/// a value checked at its table (a distribution, say) is located at the
+/// table, which the file wrote, though the override made it wrong.
+fn name_causing_overrides(problems: &mut [ModelError], file: &str, overrides: &[Override]) {
+    for p in problems.iter_mut() {
+        if p.severity != Severity::Error || p.file != file || p.message.contains("(set by --set") {
+            continue;
+        }
+        if let Some(ov) = overrides
+            .iter()
+            .find(|ov| paths_related(&ov.path, &p.key_path))
+        {
+            p.message.push_str(&format!(" (set by --set {ov})"));
+        }
     }
 }
 
@@ -621,11 +706,14 @@ pub(crate) fn quote_key(k: &str) -> String {
     }
 }
 
-/// The closest candidate within edit distance 2, if any.
-pub(crate) fn did_you_mean<S: AsRef<str>>(word: &str, candidates: &[S]) -> Option<String> {
+/// The closest of `candidates` to `word` within edit distance 2, if any,
+/// for "did you mean" hints; case is ignored (`FIFO` is two edits from
+/// `fcfs`). Every such hint of qsim comes from here.
+pub fn did_you_mean<S: AsRef<str>>(word: &str, candidates: &[S]) -> Option<String> {
+    let word = word.to_lowercase();
     candidates
         .iter()
-        .map(|c| (edit_distance(word, c.as_ref()), c.as_ref()))
+        .map(|c| (edit_distance(&word, &c.as_ref().to_lowercase()), c.as_ref()))
         .filter(|(d, c)| *d <= 2 && *d < word.chars().count().max(c.chars().count()))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c.to_string())

@@ -486,12 +486,32 @@ fn apply_relative(
         let full = join_path(segs);
         let mut node: Result<&Node, Unreached> = Ok(&*root);
         let mut walked = Vec::new();
-        for seg in segs {
+        // Whether only the last key is missing from a table that exists:
+        // a key left at its default, which has no number to change.
+        let mut leaf_missing = false;
+        for (i, seg) in segs.iter().enumerate() {
+            if let Ok(n) = node {
+                leaf_missing = i + 1 == segs.len()
+                    && seg.indices.is_empty()
+                    && n.table()
+                        .is_some_and(|t| t.iter().all(|e| e.key != seg.key));
+            }
             node = node.and_then(|n| step(n, seg, &walked));
             walked.push(seg.clone());
         }
         let new = match node {
             Ok(old) => relative_value(rel, old, &full, &ov.value, index),
+            Err(_) if leaf_missing => {
+                errors.push(ApplyError {
+                    message: format!(
+                        "unknown key path {full}; {full} is not written in the model, and a relative value changes a number the model gives"
+                    ),
+                    hint: Some(format!(
+                        "for a key left at its default, give an absolute value: --set {full}=N"
+                    )),
+                });
+                continue;
+            }
             Err((why, hint)) => {
                 errors.push(ApplyError {
                     message: format!(

@@ -434,7 +434,7 @@ fn changed(
             spec.stations[s] = spec.stations[s]
                 .sped_up(*factor)
                 .map_err(|e| WhatIfError::Usage(e.to_string()))?;
-            Network::new(spec).map_err(|errs| {
+            let net = Network::new(spec).map_err(|errs| {
                 WhatIfError::Usage(format!(
                     "{station} sped up x{factor}: {}",
                     errs.iter()
@@ -442,7 +442,23 @@ fn changed(
                         .collect::<Vec<_>>()
                         .join("; ")
                 ))
-            })
+            })?;
+            // The same stability rule as a model loaded with overrides: a
+            // slowed-down station that saturates has no steady state to
+            // compare with.
+            let unstable = qsim_model::instability(&net);
+            if !unstable.is_empty() {
+                let at = if label.is_empty() {
+                    String::new()
+                } else {
+                    format!(" at {label}")
+                };
+                return Err(WhatIfError::Usage(format!(
+                    "{station} sped up x{factor}{at}: {}\n  hint: a smaller slow-down, or a lower arrival rate with --at",
+                    unstable.join("; ")
+                )));
+            }
+            Ok(net)
         }
         Change::Set(extra) => {
             let mut all = ov.to_vec();

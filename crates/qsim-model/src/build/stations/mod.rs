@@ -221,7 +221,7 @@ fn ignored_service_override(ctx: &mut Ctx<'_>, node: &Node, path: &str) {
             ),
             Some(format!(
                 "to make it faster scale the curve's rates ({}=*1.25 for a USL curve, each table point's rate for a table), or compare with qsim whatif MODEL --speedup 25% --stations {}",
-                child(path, "speed.usl.lambda"),
+                child(&child(&child(path, "speed"), "usl"), "lambda"),
                 path.trim_start_matches("stations.")
             )),
         );
