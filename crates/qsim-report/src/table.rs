@@ -174,8 +174,12 @@ pub fn to_table(report: &Report) -> String {
     let _ = writeln!(out, "model {}", report.model);
     let _ = writeln!(
         out,
-        "  {} replications x {stop}, {warmup}, seed {}, initial state: {}, {} events",
-        r.replications, c.seed, report.initial_state, r.events
+        "  {} replication{} x {stop}, {warmup}, seed {}, initial state: {}, {} events",
+        r.replications,
+        if r.replications == 1 { "" } else { "s" },
+        c.seed,
+        report.initial_state,
+        r.events
     );
     let _ = writeln!(out, "  (± is the half-width of a 95% confidence interval)");
     for w in &report.warnings {
