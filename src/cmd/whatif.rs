@@ -250,10 +250,12 @@ fn diff_cell(d: &Difference, k: f64) -> String {
 fn table(model: &str, report: &WhatIfReport) -> String {
     let mut out = String::new();
     let reps = report.baseline.first().map_or(0, |b| b.replications);
+    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
     out.push_str(&format!(
-        "what-if {model}: {} change(s) at {} operating point(s), {reps} paired replications each (common random numbers)\n",
-        report.changes.len(),
-        report.baseline.len()
+        "what-if {model}: {} at {}, {} each (common random numbers)\n",
+        n(report.changes.len(), "change", "changes"),
+        n(report.baseline.len(), "operating point", "operating points"),
+        n(reps as usize, "paired replication", "paired replications"),
     ));
     out.push_str(
         "  (Δ = changed − baseline; ± is the half-width of the paired 95% confidence interval)\n\n",

@@ -344,7 +344,7 @@ fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
         });
     }
     Ok(Figures {
-        method: "open product-form network (M/M/c per station)".into(),
+        method: "open product-form network (per station: M/M/c, PS or delay, or a birth-death chain for a speed curve)".into(),
         exactness: Exactness::Exact,
         population: None,
         throughput_per_s: total,
