@@ -284,6 +284,27 @@ fn rows(f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
             }),
         },
     ];
+    if let Some(p) = f.response_percentiles_s {
+        let names = [
+            "response_time_p50_s",
+            "response_time_p90_s",
+            "response_time_p95_s",
+            "response_time_p99_s",
+            "response_time_p999_s",
+        ];
+        for (k, (metric, analytic)) in names.into_iter().zip(p).enumerate() {
+            rows.push(Row {
+                scope: "system",
+                name: String::new(),
+                metric,
+                analytic,
+                sim: sim.map(|r| {
+                    let rt = &r.system.response_time_s;
+                    [rt.p50, rt.p90, rt.p95, rt.p99, rt.p999][k]
+                }),
+            });
+        }
+    }
     for (i, s) in f.stations.iter().enumerate() {
         let st = sim.map(|r| &r.stations[i]);
         for (metric, analytic, est) in [

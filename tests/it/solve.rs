@@ -353,3 +353,53 @@ fn compare_outside_product_form_checks_the_bounds() {
         "{v}"
     );
 }
+
+/// M/M/1 (one open Poisson class through one FCFS server with exponential
+/// service): the response time is exponential with rate mu - lambda, so
+/// `solve` gives its percentiles, -ln(1 - q) / (mu - lambda), and compares
+/// them with the simulated ones; where the model is not M/M/1 (a delay in
+/// front of the server) it gives none.
+#[test]
+fn solve_gives_the_exact_mm1_percentiles() {
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = qsim(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let v = json(&["solve", "models/mm1.toml", "--compare", "--format", "json"]);
+    let rows = v["rows"].as_array().unwrap();
+    let row = |m: &str| {
+        rows.iter()
+            .find(|r| r["metric"] == m)
+            .unwrap_or_else(|| panic!("{m}"))
+    };
+    // models/mm1.toml: lambda 0.9/s, mean service 1 s: mean R = 10 s.
+    for (m, q) in [
+        ("system.response_time_p50_s", 0.5f64),
+        ("system.response_time_p99_s", 0.99),
+        ("system.response_time_p999_s", 0.999),
+    ] {
+        let exact = -(1.0 - q).ln() * 10.0;
+        let a = row(m)["analytic"].as_f64().unwrap();
+        assert!((a - exact).abs() < 1e-9 * exact, "{m}: {a} vs {exact}");
+        assert_eq!(row(m)["inside_ci"], true, "{m}: {}", row(m));
+    }
+    let text = model_text("mm1.toml")
+        .replace("route = [\"server\"]", "route = [\"net\", \"server\"]")
+        + "\n[stations.net]\nkind = \"delay\"\nservice = { dist = \"exponential\", mean = 0.1 }\n";
+    let dir = std::env::temp_dir().join(format!("qsim-solve-pct-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.toml");
+    std::fs::write(&path, text).unwrap();
+    let v = json(&["solve", path.to_str().unwrap(), "--format", "json"]);
+    let rows = v["rows"].as_array().unwrap();
+    assert!(
+        rows.iter()
+            .all(|r| !r["metric"].as_str().unwrap().contains("_p9"))
+    );
+    assert!(rows.iter().any(|r| r["metric"] == "system.response_time_s"));
+}

@@ -55,6 +55,11 @@ pub struct Figures {
     pub response_time_s: f64,
     /// Per station, in model order.
     pub stations: Vec<StationFigures>,
+    /// p50, p90, p95, p99 and p99.9 of the response time, where they are
+    /// known exactly: one open Poisson class through one FCFS single-server
+    /// station with exponential service and nothing else (M/M/1: the
+    /// response time is exponential with rate mu - lambda).
+    pub response_percentiles_s: Option<[f64; 5]>,
     /// Set when the model has several stable operating points: the figures
     /// above are the exact long-run mean over all of them, which a run that
     /// stays near one of them does not show.
@@ -108,7 +113,9 @@ pub fn solve_within(spec: &NetworkSpec, memory_limit_bytes: f64) -> Result<Figur
         return closed_single(spec, memory_limit_bytes);
     }
     if open.len() == nc {
-        return open_network(spec, &open);
+        let mut f = open_network(spec, &open)?;
+        f.response_percentiles_s = mm1_percentiles(spec, f.response_time_s);
+        return Ok(f);
     }
     mixed(spec, &open)
 }
@@ -146,8 +153,37 @@ pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Figures
                 loss_probability: None,
             })
             .collect(),
+        response_percentiles_s: None,
         bistability: None,
     }
+}
+
+/// The response-time percentiles of an M/M/1 network (see
+/// [`Figures::response_percentiles_s`]) whose mean response is `mean_s`.
+fn mm1_percentiles(spec: &NetworkSpec, mean_s: f64) -> Option<[f64; 5]> {
+    if spec.classes.len() != 1 || spec.regions.iter().any(|r| r.limit.is_some()) {
+        return None;
+    }
+    let Workload::Open { interarrival } = &spec.classes[0].workload else {
+        return None;
+    };
+    let v = visit_ratios(spec, 0)?;
+    let visited: Vec<usize> = (0..spec.stations.len())
+        .filter(|&s| v.total[s] > 0.0)
+        .collect();
+    let [q] = visited[..] else { return None };
+    let exponential = spec.stations[q].service[0]
+        .as_ref()
+        .is_some_and(|d| d.is_exponential());
+    let ok = interarrival.is_exponential()
+        && exponential
+        && (v.total[q] - 1.0).abs() <= 1e-12
+        && fcfs_single_server(&spec.stations[q])
+        && spec.stations[q].speed.is_none()
+        && mean_s.is_finite()
+        && mean_s > 0.0;
+    // R ~ Exp(1 / mean): the q-quantile is -ln(1 - q) * mean.
+    ok.then(|| [0.5, 0.9, 0.95, 0.99, 0.999].map(|q: f64| -(1.0 - q).ln() * mean_s))
 }
 
 /// One open Poisson class, exactly one non-delay station, visited once per
@@ -221,6 +257,7 @@ fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
         throughput_per_s: lambda,
         response_time_s: response,
         stations,
+        response_percentiles_s: None,
         bistability: None,
     }))
 }
@@ -283,6 +320,7 @@ fn mmck(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
             mean_jobs: m.mean_number,
             loss_probability: Some(m.prob_blocking),
         }],
+        response_percentiles_s: None,
         bistability: None,
     }))
 }
@@ -351,6 +389,7 @@ fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
         // Little's law over the whole network.
         response_time_s: jobs_total / total,
         stations,
+        response_percentiles_s: None,
         bistability: None,
     })
 }
@@ -477,6 +516,7 @@ fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
                 loss_probability: None,
             })
             .collect(),
+        response_percentiles_s: None,
         bistability: None,
     })
 }
