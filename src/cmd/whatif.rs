@@ -161,7 +161,20 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
             return Err(super::run::Interrupted("interrupted: nothing written".into()).into());
         }
         Err(WhatIfError::Run(e)) => return Err(e.into()),
-        Err(e) => return Err(UsageError(e.to_string()).into()),
+        Err(e) => {
+            // The model loader names the override behind an error as a
+            // --set; those of a change were given as --change.
+            let mut text = e.to_string();
+            for c in &args.change {
+                if let Ok(ov) = Override::parse(c) {
+                    text = text.replace(
+                        &format!("(set by --set {ov})"),
+                        &format!("(set by --change {ov})"),
+                    );
+                }
+            }
+            return Err(UsageError(text).into());
+        }
     };
     let text = match args.format {
         WhatIfFormat::Table => table(&args.model.model.display().to_string(), &report),

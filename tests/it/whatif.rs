@@ -230,6 +230,10 @@ fn cli_verdicts_and_errors() {
             &["--change", "simulation.seed=7"][..],
             "changes how the model is run",
         ),
+        (
+            &["--change", "stations.cpu.service.mean=-2"][..],
+            "(set by --change stations.cpu.service.mean=-2)",
+        ),
     ] {
         let mut a = vec![
             "whatif",
