@@ -161,29 +161,38 @@ pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Figures
 /// The response-time percentiles of an M/M/1 network (see
 /// [`Figures::response_percentiles_s`]) whose mean response is `mean_s`.
 fn mm1_percentiles(spec: &NetworkSpec, mean_s: f64) -> Option<[f64; 5]> {
+    let (q, v, _) = lone_fcfs_server(spec)?;
+    let alone = (0..spec.stations.len()).all(|s| s == q || v.total[s] <= 0.0);
+    let exponential = spec.stations[q].service[0]
+        .as_ref()
+        .is_some_and(|d| d.is_exponential());
+    // R ~ Exp(1 / mean): the q-quantile is -ln(1 - q) * mean.
+    (alone && exponential && mean_s.is_finite() && mean_s > 0.0)
+        .then(|| [0.5, 0.9, 0.95, 0.99, 0.999].map(|q: f64| -(1.0 - q).ln() * mean_s))
+}
+
+/// One open Poisson class whose only non-delay station is a single FCFS
+/// server (no speed curve) visited once per job: that station, the visit
+/// ratios and the arrival rate. `None` otherwise.
+fn lone_fcfs_server(spec: &NetworkSpec) -> Option<(usize, crate::visits::Visits, f64)> {
     if spec.classes.len() != 1 || spec.regions.iter().any(|r| r.limit.is_some()) {
         return None;
     }
     let Workload::Open { interarrival } = &spec.classes[0].workload else {
         return None;
     };
+    if !interarrival.is_exponential() {
+        return None;
+    }
     let v = visit_ratios(spec, 0)?;
-    let visited: Vec<usize> = (0..spec.stations.len())
-        .filter(|&s| v.total[s] > 0.0)
+    let queues: Vec<usize> = (0..spec.stations.len())
+        .filter(|&s| v.total[s] > 0.0 && !is_delay(spec, s))
         .collect();
-    let [q] = visited[..] else { return None };
-    let exponential = spec.stations[q].service[0]
-        .as_ref()
-        .is_some_and(|d| d.is_exponential());
-    let ok = interarrival.is_exponential()
-        && exponential
-        && (v.total[q] - 1.0).abs() <= 1e-12
-        && fcfs_single_server(&spec.stations[q])
-        && spec.stations[q].speed.is_none()
-        && mean_s.is_finite()
-        && mean_s > 0.0;
-    // R ~ Exp(1 / mean): the q-quantile is -ln(1 - q) * mean.
-    ok.then(|| [0.5, 0.9, 0.95, 0.99, 0.999].map(|q: f64| -(1.0 - q).ln() * mean_s))
+    let [q] = queues[..] else { return None };
+    if (v.total[q] - 1.0).abs() > 1e-12 || !fcfs_single_server(&spec.stations[q]) {
+        return None;
+    }
+    Some((q, v, 1.0 / interarrival.mean()))
 }
 
 /// One open Poisson class, exactly one non-delay station, visited once per
@@ -191,30 +200,9 @@ fn mm1_percentiles(spec: &NetworkSpec, mean_s: f64) -> Option<[f64; 5]> {
 /// (Pollaczek–Khinchine); the delays are M/G/∞ whose mean is exact for any
 /// distribution.
 fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
-    if spec.classes.len() != 1 || spec.regions.iter().any(|r| r.limit.is_some()) {
-        return Ok(None);
-    }
-    let Workload::Open { interarrival } = &spec.classes[0].workload else {
+    let Some((q, v, lambda)) = lone_fcfs_server(spec) else {
         return Ok(None);
     };
-    if !interarrival.is_exponential() {
-        return Ok(None);
-    }
-    let Some(v) = visit_ratios(spec, 0) else {
-        return Ok(None);
-    };
-    let visited: Vec<usize> = (0..spec.stations.len())
-        .filter(|&s| v.total[s] > 0.0)
-        .collect();
-    let queues: Vec<usize> = visited
-        .iter()
-        .copied()
-        .filter(|&s| !is_delay(spec, s))
-        .collect();
-    let [q] = queues[..] else { return Ok(None) };
-    if (v.total[q] - 1.0).abs() > 1e-12 || !fcfs_single_server(&spec.stations[q]) {
-        return Ok(None);
-    }
     let Some(service) = spec.stations[q].service[0].as_ref() else {
         return Ok(None);
     };
@@ -222,7 +210,6 @@ fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
         // Product form covers it (and more of the network's figures).
         return Ok(None);
     }
-    let lambda = 1.0 / interarrival.mean();
     let m = single::mg1(lambda, service.mean(), service.scv()).map_err(|e| Error::Station {
         station: spec.stations[q].name.clone(),
         source: e,
