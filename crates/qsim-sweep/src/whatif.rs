@@ -285,14 +285,18 @@ pub fn what_if(
             let control = options.control.clone().unwrap_or_default();
             run_replication_with(net, &config, i, &control)
         };
-        let base_reps = ReplicationRounds::new(&config).run(|round| {
-            pool.install(|| {
-                round
-                    .into_par_iter()
-                    .map(|i| run(&model.network, i))
-                    .collect::<Result<Vec<_>, RunError>>()
+        // Every replication `net` needs (the precision target's rounds).
+        let all_reps = |net: &Network| {
+            ReplicationRounds::new(&config).run(|round| {
+                pool.install(|| {
+                    round
+                        .into_par_iter()
+                        .map(|i| run(net, i))
+                        .collect::<Result<Vec<_>, RunError>>()
+                })
             })
-        })?;
+        };
+        let base_reps = all_reps(&model.network)?;
         let n = base_reps.len() as u32;
         let tasks: Vec<(usize, u32)> = (0..models.len())
             .flat_map(|c| (0..n).map(move |i| (c, i)))
@@ -337,14 +341,7 @@ pub fn what_if(
             let Some((other, station)) = qsim_kernel::bistable::other_end(net) else {
                 return Ok((warnings, None));
             };
-            let second = ReplicationRounds::new(&config).run(|round| {
-                pool.install(|| {
-                    round
-                        .into_par_iter()
-                        .map(|i| run(&other, i))
-                        .collect::<Result<Vec<_>, RunError>>()
-                })
-            })?;
+            let second = all_reps(&other)?;
             let second = summarize(&other, &config, &second);
             let b = qsim_kernel::bistable::compare(net, station, &first, &second);
             if b.bistable {

@@ -1,14 +1,14 @@
 //! Routing: where a job goes when it leaves a station.
 
 use super::event::{EXIT, NONE};
-
-/// Targets from `SWITCH` up (below EXIT) are switching branches: an index
-/// into `Simulation::switches`. Stations are below 2^24 (`MAX_STATIONS`).
-pub(super) const SWITCH: u32 = 1 << 31;
 use super::{Kind, Simulation};
 use crate::dist::unit;
 use crate::network::{Routing, Target};
 use crate::rng::SimRng;
+
+/// Targets from `SWITCH` up (below EXIT) are switching branches: an index
+/// into `Simulation::switches`. Stations are below 2^24 (`MAX_STATIONS`).
+pub(super) const SWITCH: u32 = 1 << 31;
 
 /// Branches of probabilistic routing with cumulative probabilities.
 #[derive(Clone, Debug)]
