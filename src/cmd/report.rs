@@ -23,6 +23,15 @@ pub struct ReportArgs {
 
 /// `qsim report`.
 pub fn report(args: &ReportArgs) -> Result<ExitCode> {
+    let hysteresis = args.dir.join(super::hysteresis::HYSTERESIS_FILE);
+    if hysteresis.exists() && !args.dir.join(MANIFEST_FILE).exists() {
+        return Err(UsageError(format!(
+            "{} holds a hysteresis run ({} and hysteresis.png/.svg are its results); `qsim report` makes pages for plain sweeps",
+            args.dir.display(),
+            hysteresis.display()
+        ))
+        .into());
+    }
     let saved = SavedSweep::read(&args.dir).map_err(|e| {
         if e.is_usage() {
             UsageError(e.to_string()).into()

@@ -78,8 +78,9 @@ pub struct SweepArgs {
     #[arg(long)]
     pub no_bistability_check: bool,
     /// Run the values of the one --vary up and then down, each point
-    /// starting from the previous point's final state; summary.json and
-    /// hysteresis.png/.svg show both branches and where they differ.
+    /// starting from the previous point's final state; hysteresis.json and
+    /// hysteresis.png/.svg show both branches and where they differ [default
+    /// output: sweep-out/<model stem>-hysteresis].
     #[arg(long)]
     pub hysteresis: bool,
 }
@@ -129,7 +130,9 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
     let vary = args
         .vary
         .iter()
-        .map(|s| VarySpec::parse(s).map_err(|e| usage(e.into())))
+        .map(|s| {
+            VarySpec::parse(s).map_err(|e| anyhow::Error::from(UsageError(format!("--vary: {e}"))))
+        })
         .collect::<Result<Vec<_>>>()?;
     let shard = args
         .shard

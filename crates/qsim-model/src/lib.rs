@@ -91,7 +91,8 @@ pub struct DerivedMetric {
     pub expr: Expr,
 }
 
-/// One `--set PATH=VALUE` override.
+/// One `--set PATH=VALUE` override (or the same given by another flag:
+/// `--change`, `--at`, `--vary`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Override {
     /// Dotted key path, e.g. `workload.population` or `stations.l.speed.table[1].rate`.
@@ -103,30 +104,52 @@ pub struct Override {
     /// gives (`*0.8`, `/2`, `+10%`, `-10%`; see [`Relative`]), or else a
     /// bare word taken as a string (`none`).
     pub value: String,
+    /// The command-line flag that gave it, which messages name: `--set`
+    /// unless made by [`Override::parse_as`] or [`Override::new`].
+    pub flag: &'static str,
 }
 
 impl Override {
-    /// Parses `PATH=VALUE`.
+    /// An override of `path` with `value`, given by `flag` (`--set`,
+    /// `--change`, `--at`, `--vary`).
+    pub fn new(path: impl Into<String>, value: impl Into<String>, flag: &'static str) -> Override {
+        Override {
+            path: path.into(),
+            value: value.into(),
+            flag,
+        }
+    }
+
+    /// Parses `PATH=VALUE` given by `--set`.
     pub fn parse(s: &str) -> Result<Override, ModelErrors> {
+        Override::parse_as(s, "--set")
+    }
+
+    /// Parses `PATH=VALUE` given by `flag`, which messages about it name.
+    pub fn parse_as(s: &str, flag: &'static str) -> Result<Override, ModelErrors> {
         match s.split_once('=') {
             Some((p, v)) if !p.trim().is_empty() && !v.trim().is_empty() => {
-                let o = Override {
-                    path: p.trim().to_string(),
-                    value: v.trim().to_string(),
-                };
+                let o = Override::new(p.trim(), v.trim(), flag);
                 if let Err(m) = tree::split_path(&o.path) {
                     return Err(ModelErrors::one(ModelError::at_override(
-                        &format!("--set {s}"),
+                        &format!("{flag} {s}"),
                         format!("malformed key path {}: {m}", o.path),
                     )));
                 }
                 Ok(o)
             }
             _ => Err(ModelErrors::one(ModelError::at_override(
-                &format!("--set {s}"),
+                &format!("{flag} {s}"),
                 "expected PATH=VALUE, e.g. workload.population=500".into(),
             ))),
         }
+    }
+}
+
+impl Override {
+    /// The flag and the override as typed: `--set PATH=VALUE`.
+    pub fn label(&self) -> String {
+        format!("{} {self}", self.flag)
     }
 }
 
@@ -475,14 +498,14 @@ fn paths_related(override_path: &str, key_path: &str) -> bool {
 /// table, which the file wrote, though the override made it wrong.
 fn name_causing_overrides(problems: &mut [ModelError], file: &str, overrides: &[Override]) {
     for p in problems.iter_mut() {
-        if p.severity != Severity::Error || p.file != file || p.message.contains("(set by --set") {
+        if p.severity != Severity::Error || p.file != file || p.message.contains("(set by -") {
             continue;
         }
         if let Some(ov) = overrides
             .iter()
             .find(|ov| paths_related(&ov.path, &p.key_path))
         {
-            p.message.push_str(&format!(" (set by --set {ov})"));
+            p.message.push_str(&format!(" (set by {})", ov.label()));
         }
     }
 }

@@ -183,7 +183,7 @@ pub fn run_hysteresis(
     for (step, &(k, rising)) in order.iter().enumerate() {
         let value = &spec.values()[k];
         let mut overrides = base.to_vec();
-        let ov = Override::parse(&format!("{}={}", spec.path(), value.text()))
+        let ov = Override::parse_as(&format!("{}={}", spec.path(), value.text()), "--vary")
             .map_err(|e| SweepError::Model(e.to_string()))?;
         overrides.push(ov);
         let model = source

@@ -218,10 +218,7 @@ impl Sweep {
             let mut first_err = None;
             for v in spec.values() {
                 let mut ov = base.to_vec();
-                ov.push(Override {
-                    path: spec.path().to_string(),
-                    value: v.text().to_string(),
-                });
+                ov.push(Override::new(spec.path(), v.text(), "--vary"));
                 match source.load(&ov) {
                     Ok(m) => {
                         first_model.get_or_insert(m);
@@ -535,7 +532,7 @@ impl<'a> Engine<'a> {
                 s.grid
                     .overrides(k)
                     .into_iter()
-                    .map(|(path, value)| Override { path, value }),
+                    .map(|(path, value)| Override::new(path, value, "--vary")),
             );
             match catch_unwind(AssertUnwindSafe(|| s.source.load(&ov))) {
                 Ok(Ok(m)) => {

@@ -472,10 +472,7 @@ service = { dist = "exponential", mean = 1.0 }
     assert_eq!(out.records.len(), 2);
     for (rec, rate) in out.records.iter().zip(["0.3", "0.6"]) {
         let swept = rec.results.as_ref().expect("the point ran");
-        let ov = [Override {
-            path: "workload.rate_per_s".into(),
-            value: rate.into(),
-        }];
+        let ov = [Override::new("workload.rate_per_s", rate, "--vary")];
         let model = qsim_model::load_str("small.toml", PRECISE, &ov).unwrap();
         let mut config = model.run.clone();
         config.seed = rec.seed;
