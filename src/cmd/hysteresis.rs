@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use qsim_kernel::Stop;
 use qsim_report::hysteresis_chart::{Branch, hysteresis_chart};
 use qsim_sweep::output::SUMMARY_FILE;
-use qsim_sweep::{HysteresisOptions, ModelFile, VarySpec, run_hysteresis};
+use qsim_sweep::{HysteresisOptions, ModelFile, SweepError, VarySpec, run_hysteresis};
 use std::process::ExitCode;
 
 /// Runs a hysteresis sweep for `qsim sweep --hysteresis`.
@@ -31,6 +31,20 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         )
         .into());
     }
+    // Flags of the knee analysis and its report have nothing to act on in
+    // a hysteresis sweep: refused rather than silently ignored.
+    for (given, flag) in [
+        (args.report, "--report"),
+        (args.load_axis.is_some(), "--load-axis"),
+        (args.limit_axis.is_some(), "--limit-axis"),
+    ] {
+        if given {
+            return Err(UsageError(format!(
+                "{flag} does not apply to --hysteresis, which draws the two branches and no knee analysis; drop {flag} or --hysteresis"
+            ))
+            .into());
+        }
+    }
     let spec = VarySpec::parse(spec).map_err(|e| UsageError(e.to_string()))?;
     let r = &args.run;
     r.validate()?;
@@ -43,14 +57,23 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
             (None, None) => None,
         },
         threads: r.threads.unwrap_or(0),
+        budget: Some(args.guards.budget()),
     };
     let source = ModelFile::read(&args.model.model).map_err(|e| UsageError(e.to_string()))?;
-    let h = run_hysteresis(&source, &base, &spec, &options).map_err(|e| {
-        if e.is_usage() {
-            anyhow::Error::from(UsageError(e.to_string()))
-        } else {
-            e.into()
-        }
+    let h = run_hysteresis(&source, &base, &spec, &options).map_err(|e| match e {
+        SweepError::Budget {
+            index,
+            point,
+            error,
+        } => anyhow::Error::from(UsageError(super::run::blame_budget(
+            &error,
+            &args.model,
+            Some(&args.run),
+            &[(spec.path().to_string(), format!("--vary {}", spec.source()))],
+            &format!("at point {index} ({point}): "),
+        ))),
+        e if e.is_usage() => anyhow::Error::from(UsageError(e.to_string())),
+        e => e.into(),
     })?;
     let out = args
         .output
@@ -115,6 +138,13 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
                         ""
                     }
                 );
+            }
+            for (branch, points) in [("up", &h.up), ("down", &h.down)] {
+                for p in points.iter() {
+                    for w in &p.warnings {
+                        println!("warning: {} = {} ({branch}): {w}", h.parameter, p.value);
+                    }
+                }
             }
             println!("{}", h.verdict());
             println!("written to {}", out.display());

@@ -129,7 +129,7 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
         )
         .into());
     }
-    let points = operating_points(&args.at)?;
+    let (at_specs, points) = operating_points(&args.at)?;
     let r = &args.options;
     r.validate()?;
     let stop = match (r.jobs, r.time) {
@@ -161,9 +161,40 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
             return Err(super::run::Interrupted("interrupted: nothing written".into()).into());
         }
         Err(WhatIfError::Run(e)) => return Err(e.into()),
+        Err(WhatIfError::Budget {
+            point,
+            change,
+            error,
+        }) => {
+            // Most specific first: the change's own overrides, then the
+            // operating point's, then --set and the model file.
+            let mut setters: Vec<(String, String)> = Vec::new();
+            if let Some(Change::Set(ov)) = changes
+                .iter()
+                .find(|c| change.as_deref() == Some(c.label().as_str()))
+            {
+                setters.extend(ov.iter().map(|o| (o.path.clone(), format!("--change {o}"))));
+            }
+            setters.extend(at_specs.iter().map(|s| (s.path().to_string(), format!("--at {}", s.source()))));
+            let context = match (point.is_empty(), &change) {
+                (true, None) => String::new(),
+                (true, Some(c)) => format!("the change {c}: "),
+                (false, None) => format!("at {point}: "),
+                (false, Some(c)) => format!("at {point}, the change {c}: "),
+            };
+            return Err(UsageError(super::run::blame_budget(
+                &error,
+                &args.model,
+                Some(&args.options),
+                &setters,
+                &context,
+            ))
+            .into());
+        }
         Err(e) => {
             // The model loader names the override behind an error as a
-            // --set; those of a change were given as --change.
+            // --set; those of a change were given as --change, those of an
+            // operating point as --at.
             let mut text = e.to_string();
             for c in &args.change {
                 if let Ok(ov) = Override::parse(c) {
@@ -171,6 +202,16 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
                         &format!("(set by --set {ov})"),
                         &format!("(set by --change {ov})"),
                     );
+                }
+            }
+            for point in &points {
+                for ov in point {
+                    if let Some(spec) = at_specs.iter().find(|s| s.path() == ov.path) {
+                        text = text.replace(
+                            &format!("(set by --set {ov})"),
+                            &format!("(set by --at {})", spec.source()),
+                        );
+                    }
                 }
             }
             return Err(UsageError(text).into());
@@ -189,24 +230,26 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The operating points of `--at` specs (their grid, first outermost).
-fn operating_points(at: &[String]) -> Result<Vec<Vec<Override>>> {
+/// The `--at` specs and their operating points (their grid, first
+/// outermost).
+fn operating_points(at: &[String]) -> Result<(Vec<VarySpec>, Vec<Vec<Override>>)> {
     if at.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let specs = at
         .iter()
         .map(|s| VarySpec::parse(s).map_err(|e| UsageError(format!("--at: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let grid = Grid::new(specs).map_err(|e| UsageError(format!("--at: {e}")))?;
-    Ok((0..grid.len())
+    let grid = Grid::new(specs.clone()).map_err(|e| UsageError(format!("--at: {e}")))?;
+    let points = (0..grid.len())
         .map(|k| {
             grid.overrides(k)
                 .into_iter()
                 .map(|(path, value)| Override { path, value })
                 .collect()
         })
-        .collect())
+        .collect();
+    Ok((specs, points))
 }
 
 /// With a sign and `decimals` decimals.
