@@ -696,8 +696,14 @@ impl Observer for Bar {
                         Some(format!("{}={v}", l.rsplit('.').next().unwrap_or(l)))
                     })
                     .unwrap_or_else(|| r.point.to_string());
+                // An open model's throughput has no peak: it is the rate.
+                let what = if self.axes.saturates() {
+                    "peak"
+                } else {
+                    "highest throughput"
+                };
                 self.bar
-                    .set_message(format!("peak so far {x:.1}/s at {at}"));
+                    .set_message(format!("{what} so far {x:.1}/s at {at}"));
                 self.peak = Some((x, at));
             }
         }

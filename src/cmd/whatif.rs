@@ -175,7 +175,11 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
             {
                 setters.extend(ov.iter().map(|o| (o.path.clone(), format!("--change {o}"))));
             }
-            setters.extend(at_specs.iter().map(|s| (s.path().to_string(), format!("--at {}", s.source()))));
+            setters.extend(
+                at_specs
+                    .iter()
+                    .map(|s| (s.path().to_string(), format!("--at {}", s.source()))),
+            );
             let context = match (point.is_empty(), &change) {
                 (true, None) => String::new(),
                 (true, Some(c)) => format!("the change {c}: "),
@@ -198,19 +202,26 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
             let mut text = e.to_string();
             for c in &args.change {
                 if let Ok(ov) = Override::parse(c) {
-                    text = text.replace(
-                        &format!("(set by --set {ov})"),
-                        &format!("(set by --change {ov})"),
-                    );
+                    text = text
+                        .replace(
+                            &format!("(set by --set {ov})"),
+                            &format!("(set by --change {ov})"),
+                        )
+                        .replace(&format!("--set {ov}: "), &format!("--change {ov}: "));
                 }
             }
             for point in &points {
                 for ov in point {
                     if let Some(spec) = at_specs.iter().find(|s| s.path() == ov.path) {
-                        text = text.replace(
-                            &format!("(set by --set {ov})"),
-                            &format!("(set by --at {})", spec.source()),
-                        );
+                        text = text
+                            .replace(
+                                &format!("(set by --set {ov})"),
+                                &format!("(set by --at {})", spec.source()),
+                            )
+                            .replace(
+                                &format!("--set {ov}: "),
+                                &format!("--at {}: ", spec.source()),
+                            );
                     }
                 }
             }
@@ -337,7 +348,12 @@ fn table(model: &str, report: &WhatIfReport) -> String {
     for b in &report.baseline {
         let e = |m: f64, c: f64, k: f64| {
             let d = decimals(m * k);
-            format!("{:.d$} ± {:.d$}", m * k, c * k)
+            if c.is_finite() {
+                format!("{:.d$} ± {:.d$}", m * k, c * k)
+            } else {
+                // One replication: no interval to show.
+                format!("{:.d$} ± n/a", m * k)
+            }
         };
         out.push_str(&format!(
             "  {:width$}  {:>22}  {:>22}  {:>22}\n",

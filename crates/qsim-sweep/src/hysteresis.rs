@@ -190,10 +190,7 @@ pub fn run_hysteresis(
     // loader names every override as a --set).
     let load_at = |value: &str| {
         source.load(&overrides_at(value)?).map_err(|e| {
-            let text = e.to_string().replace(
-                &format!("(set by --set {}={value})", spec.path()),
-                &format!("(set by --vary {})", spec.source()),
-            );
+            let text = crate::run::as_vary(spec, value, e.to_string());
             SweepError::Model(format!("{} = {value}: {text}", spec.path()))
         })
     };

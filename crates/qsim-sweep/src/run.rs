@@ -6,11 +6,11 @@ use crate::output::{Manifest, OutputDir, point_of};
 use crate::record::{Columns, PointMetrics, PointRecord};
 use crate::spec::VarySpec;
 use crate::summary::{Axes, SweepSummary};
+use qsim_kernel::budget::BudgetError;
 use qsim_kernel::{
     Budget, Control, Network, ReplicationResult, ReplicationRounds, RunConfig, RunError, Stop,
     run_replication, run_replication_with, summarize,
 };
-use qsim_kernel::budget::BudgetError;
 use qsim_model::{DerivedMetric, Model, ModelErrors, Override};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, VecDeque};
@@ -468,14 +468,10 @@ impl Sweep {
     fn load_point(&self, k: usize) -> Result<Loaded, BudgetError> {
         let overrides = self.grid.overrides(k);
         let mut ov = self.base.clone();
-        ov.extend(
-            overrides
-                .iter()
-                .map(|(path, value)| Override {
-                    path: path.clone(),
-                    value: value.clone(),
-                }),
-        );
+        ov.extend(overrides.iter().map(|(path, value)| Override {
+            path: path.clone(),
+            value: value.clone(),
+        }));
         match catch_unwind(AssertUnwindSafe(|| self.source.load(&ov))) {
             Ok(Ok(m)) => {
                 let c = self.config(&m, k);
@@ -772,10 +768,16 @@ impl<'a> Engine<'a> {
 
 /// The model's error at a swept value, its override named as the `--vary`
 /// that set it (the model loader names every override as a `--set`).
-fn as_vary(spec: &VarySpec, value: &str, text: String) -> String {
+pub(crate) fn as_vary(spec: &VarySpec, value: &str, text: String) -> String {
+    let path = spec.path();
+    let source = spec.source();
     text.replace(
-        &format!("(set by --set {}={value})", spec.path()),
-        &format!("(set by --vary {})", spec.source()),
+        &format!("(set by --set {path}={value})"),
+        &format!("(set by --vary {source})"),
+    )
+    .replace(
+        &format!("--set {path}={value}: "),
+        &format!("--vary {source}: "),
     )
 }
 

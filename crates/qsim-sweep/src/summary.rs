@@ -612,7 +612,10 @@ fn steady(r: &PointRecord) -> bool {
 /// point's own warnings (a transient, no interval, precision missed).
 fn caveat(figure: &str, r: &PointRecord) -> Option<String> {
     let w = metrics(r).warnings.first()?;
-    Some(format!("the {figure} is at {}, whose run warns: {w}", r.point))
+    Some(format!(
+        "the {figure} is at {}, whose run warns: {w}",
+        r.point
+    ))
 }
 
 /// The point of highest load with a steady-state answer among `points`.

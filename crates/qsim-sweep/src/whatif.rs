@@ -523,4 +523,3 @@ fn budget_text(
     };
     format!("{at}{error}")
 }
-
