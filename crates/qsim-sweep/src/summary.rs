@@ -611,11 +611,14 @@ fn steady(r: &PointRecord) -> bool {
 /// Why a figure of the analysis at `r` cannot be taken at face value: the
 /// point's own warnings (a transient, no interval, precision missed).
 fn caveat(figure: &str, r: &PointRecord) -> Option<String> {
-    let w = metrics(r).warnings.first()?;
-    Some(format!(
-        "the {figure} is at {}, whose run warns: {w}",
-        r.point
-    ))
+    let w = &metrics(r).warnings;
+    (!w.is_empty()).then(|| {
+        format!(
+            "the {figure} is at {}, whose run warns: {}",
+            r.point,
+            w.join("; ")
+        )
+    })
 }
 
 /// The point of highest load with a steady-state answer among `points`.
