@@ -180,12 +180,7 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
                     .iter()
                     .map(|s| (s.path().to_string(), format!("--at {}", s.source()))),
             );
-            let context = match (point.is_empty(), &change) {
-                (true, None) => String::new(),
-                (true, Some(c)) => format!("the change {c}: "),
-                (false, None) => format!("at {point}: "),
-                (false, Some(c)) => format!("at {point}, the change {c}: "),
-            };
+            let context = qsim_sweep::whatif::budget_context(&point, change.as_deref());
             return Err(UsageError(super::run::blame_budget(
                 &error,
                 &args.model,

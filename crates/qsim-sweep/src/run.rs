@@ -97,9 +97,9 @@ pub struct SweepOptions {
     /// Cancelled (e.g. by Ctrl-C): no new replication starts, running ones
     /// stop at their next check, and every point already finished is kept.
     pub control: Option<Arc<Control>>,
-    /// Limits each point must stay within; a point beyond them fails with
-    /// the budget's message (the key, the estimate and the limit) instead
-    /// of running.
+    /// Limits each point must stay within: every point is estimated before
+    /// any runs, and one beyond them refuses the sweep
+    /// ([`SweepError::Budget`], with the key, the estimate and the limit).
     pub budget: Option<Budget>,
     /// Skip the second run from the other end at points where a falling
     /// speed curve could make the model bistable ([`crate::bistable`]).

@@ -508,18 +508,23 @@ fn changed(
     }
 }
 
-/// A budget refusal led by where it happens: the operating point and the
-/// change (none: the baseline).
+/// A budget refusal led by where it happens (see [`budget_context`]).
 fn budget_text(
     point: &str,
     change: Option<&str>,
     error: &qsim_kernel::budget::BudgetError,
 ) -> String {
-    let at = match (point.is_empty(), change) {
+    format!("{}{error}", budget_context(point, change))
+}
+
+/// Where a what-if's budget refusal happens, to lead its message: the
+/// operating point (empty: the model as given) and the change (`None`:
+/// the baseline), e.g. `at workload.population=150, the change X: `.
+pub fn budget_context(point: &str, change: Option<&str>) -> String {
+    match (point.is_empty(), change) {
         (true, None) => String::new(),
         (true, Some(c)) => format!("the change {c}: "),
         (false, None) => format!("at {point}: "),
         (false, Some(c)) => format!("at {point}, the change {c}: "),
-    };
-    format!("{at}{error}")
+    }
 }
