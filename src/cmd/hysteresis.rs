@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use qsim_kernel::Stop;
 use qsim_report::hysteresis_chart::{Branch, hysteresis_chart};
 use qsim_sweep::output::MANIFEST_FILE;
-use qsim_sweep::{HysteresisOptions, ModelFile, VarySpec, run_hysteresis};
+use qsim_sweep::{HysteresisOptions, ModelFile, SweepError, VarySpec, run_hysteresis};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -124,14 +124,23 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
             (None, None) => None,
         },
         threads: r.threads.unwrap_or(0),
+        budget: Some(args.guards.budget()),
     };
     let source = ModelFile::read(&args.model.model).map_err(|e| UsageError(e.to_string()))?;
-    let h = run_hysteresis(&source, &base, &spec, &options).map_err(|e| {
-        if e.is_usage() {
-            anyhow::Error::from(UsageError(e.to_string()))
-        } else {
-            e.into()
-        }
+    let h = run_hysteresis(&source, &base, &spec, &options).map_err(|e| match e {
+        SweepError::Budget {
+            index,
+            point,
+            error,
+        } => anyhow::Error::from(UsageError(super::run::blame_budget(
+            &error,
+            &args.model,
+            Some(&args.run),
+            &[(spec.path().to_string(), format!("--vary {}", spec.source()))],
+            &format!("at point {index} ({point}): "),
+        ))),
+        e if e.is_usage() => anyhow::Error::from(UsageError(e.to_string())),
+        e => e.into(),
     })?;
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let mut value = serde_json::to_value(&h)?;
@@ -193,6 +202,13 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
                         ""
                     }
                 );
+            }
+            for (branch, points) in [("up", &h.up), ("down", &h.down)] {
+                for p in points.iter() {
+                    for w in &p.warnings {
+                        println!("warning: {} = {} ({branch}): {w}", h.parameter, p.value);
+                    }
+                }
             }
             println!("{}", h.verdict());
             println!("written to {}", out.display());

@@ -162,6 +162,21 @@ fn summary_rows(s: &SweepSummary) -> Vec<SummaryRow> {
             "highest throughput",
         ));
     }
+    if let Some(h) = &s.highest_stable {
+        rows.push(row(
+            "stable up to",
+            format!(
+                "{:.4}/s, R = {}",
+                h.throughput_per_s,
+                seconds(h.response_time_s)
+            ),
+            &h.point,
+            "the highest load with a steady-state answer",
+        ));
+    }
+    for p in &s.unstable {
+        rows.push(row("unstable", "no steady state".into(), p, "not run"));
+    }
     if let Some(k) = &s.knee {
         rows.push(row(
             "knee",

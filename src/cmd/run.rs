@@ -211,7 +211,22 @@ fn blame_budget_key(
     model: &ModelArgs,
     options: Option<&RunOptions>,
 ) -> String {
-    let text = e.to_string();
+    blame_budget(e, model, options, &[], "")
+}
+
+/// [`blame_budget_key`] for commands that set keys of their own: each of
+/// `setters` is a key path and the argument that set it (`--vary SPEC`,
+/// `--change PATH=VALUE`, most specific first), blamed before `--set` and
+/// the model file; `context` (e.g. `at point 3 (...): `) leads the
+/// refusal.
+pub fn blame_budget(
+    e: &budget::BudgetError,
+    model: &ModelArgs,
+    options: Option<&RunOptions>,
+    setters: &[(String, String)],
+    context: &str,
+) -> String {
+    let text = format!("{context}{e}");
     let key = match e {
         budget::BudgetError::Memory { key, .. }
         | budget::BudgetError::ReplicationEvents { key, .. }
@@ -227,16 +242,22 @@ fn blame_budget_key(
         _ => None,
     });
     if let Some((flag, value)) = flag {
-        let message = text.replace(&key, flag);
+        let message = e.to_string().replace(&key, flag);
         return format!(
-            "{flag} {value}: {}",
+            "{flag} {value}: {context}{}",
             message.trim_start_matches(&format!("{flag}: "))
         );
     }
     let file = model.model.display();
+    let related = |path: &str| {
+        path == key || key.starts_with(&format!("{path}.")) || path.starts_with(&format!("{key}."))
+    };
+    if let Some((_, by)) = setters.iter().find(|(path, _)| related(path)) {
+        return format!("{file}: {text} (set by {by})");
+    }
     if let Some(set) = model.set.iter().find(|s| {
         let path = s.split_once('=').map_or(s.as_str(), |(p, _)| p.trim());
-        path == key || key.starts_with(&format!("{path}.")) || path.starts_with(&format!("{key}."))
+        related(path)
     }) {
         return format!("{file}: {text} (set by --set {set})");
     }

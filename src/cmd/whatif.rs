@@ -154,7 +154,7 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
         )
         .into());
     }
-    let points = operating_points(&args.at)?;
+    let (at_specs, points) = operating_points(&args.at)?;
     let r = &args.options;
     r.validate()?;
     let stop = match (r.jobs, r.time) {
@@ -186,7 +186,54 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
             return Err(super::run::Interrupted("interrupted: nothing written".into()).into());
         }
         Err(WhatIfError::Run(e)) => return Err(e.into()),
-        Err(e) => return Err(UsageError(e.to_string()).into()),
+        Err(WhatIfError::Budget {
+            point,
+            change,
+            error,
+        }) => {
+            // Most specific first: the change's own overrides, then the
+            // operating point's, then --set and the model file.
+            let mut setters: Vec<(String, String)> = Vec::new();
+            if let Some(Change::Set(ov)) = changes
+                .iter()
+                .find(|c| change.as_deref() == Some(c.label().as_str()))
+            {
+                setters.extend(ov.iter().map(|o| (o.path.clone(), format!("--change {o}"))));
+            }
+            setters.extend(
+                at_specs
+                    .iter()
+                    .map(|s| (s.path().to_string(), format!("--at {}", s.source()))),
+            );
+            let context = qsim_sweep::whatif::budget_context(&point, change.as_deref());
+            return Err(UsageError(super::run::blame_budget(
+                &error,
+                &args.model,
+                Some(&args.options),
+                &setters,
+                &context,
+            ))
+            .into());
+        }
+        Err(e) => {
+            // An operating point's override is named as the whole --at
+            // that made it, as a sweep names its --vary.
+            let mut text = e.to_string();
+            for point in &points {
+                for ov in point {
+                    if let Some(spec) = at_specs.iter().find(|s| s.path() == ov.path) {
+                        let label = format!("--at {}", spec.source());
+                        text = text
+                            .replace(
+                                &format!("(set by {})", ov.label()),
+                                &format!("(set by {label})"),
+                            )
+                            .replace(&format!("{}: ", ov.label()), &format!("{label}: "));
+                    }
+                }
+            }
+            return Err(UsageError(text).into());
+        }
     };
     let text = match args.format {
         WhatIfFormat::Table => table(&args.model.model.display().to_string(), &report),
@@ -201,24 +248,26 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The operating points of `--at` specs (their grid, first outermost).
-fn operating_points(at: &[String]) -> Result<Vec<Vec<Override>>> {
+/// The `--at` specs and their operating points (their grid, first
+/// outermost).
+fn operating_points(at: &[String]) -> Result<(Vec<VarySpec>, Vec<Vec<Override>>)> {
     if at.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let specs = at
         .iter()
         .map(|s| VarySpec::parse(s).map_err(|e| UsageError(format!("--at: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let grid = Grid::new(specs).map_err(|e| UsageError(format!("--at: {e}")))?;
-    Ok((0..grid.len())
+    let grid = Grid::new(specs.clone()).map_err(|e| UsageError(format!("--at: {e}")))?;
+    let points = (0..grid.len())
         .map(|k| {
             grid.overrides(k)
                 .into_iter()
                 .map(|(path, value)| Override::new(path, value, "--at"))
                 .collect()
         })
-        .collect())
+        .collect();
+    Ok((specs, points))
 }
 
 /// With a sign and `decimals` decimals.

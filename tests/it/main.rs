@@ -16,6 +16,7 @@ mod routes;
 mod scenarios;
 mod solve;
 mod support;
+mod sweep_cli;
 mod switching;
 mod timeline;
 mod trust;

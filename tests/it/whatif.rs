@@ -241,7 +241,7 @@ fn cli_verdicts_and_errors() {
         ),
         (
             &["--speedup", "25%", "--at", "nosuch.key=1,2"][..],
-            "--at nosuch.key=1: unknown key path",
+            "--at nosuch.key=1,2: unknown key path",
         ),
         (
             &["--speedup", "25%", "--at", "workload.population="][..],
