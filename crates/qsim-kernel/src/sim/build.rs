@@ -4,7 +4,7 @@
 use super::CHECK_EVERY;
 use super::batch::GroupRt;
 use super::blocking::BlockRt;
-use super::event::{EV_ARRIVAL, EV_WARMUP, EXIT, ev};
+use super::event::{EV_ARRIVAL, EV_DONE, EV_EXIT_DONE, EV_WARMUP, EXIT, ev};
 use super::fork::ForkRt;
 use super::job::Sampler;
 use super::latch::LatchRt;
@@ -204,8 +204,42 @@ impl Simulation {
                 .collect();
             sim.start_schedules(&config.schedule, &populations);
         }
+        sim.mark_exit_stations();
         sim.init(spec);
         sim
+    }
+
+    /// Gives `EV_EXIT_DONE` completions to the plain queue and delay
+    /// stations after which every job leaves the network: in a single-class
+    /// model (the only kind with such stations on the hot path) whose route
+    /// is the sequence of that one station, without forks (whose sub-jobs
+    /// go to their join) and without regions or class switching (whose
+    /// moves take `goto_slow`). A job there has passed the route's only
+    /// step (`pos` 1, however it came: arriving, placed initially, or from
+    /// a station it was placed at), so its next target is the exit; the
+    /// completion handler then goes to `exit` without the routing lookup.
+    fn mark_exit_stations(&mut self) {
+        let [class] = self.classes.as_slice() else {
+            return;
+        };
+        let Route::Seq(seq) = &class.route else {
+            return;
+        };
+        let &[s] = seq.as_slice() else {
+            return;
+        };
+        if self.slow_goto
+            || self
+                .stations
+                .iter()
+                .any(|st| matches!(st.kind, Kind::Fork(_)))
+        {
+            return;
+        }
+        let st = &mut self.stations[s as usize];
+        if matches!(st.kind, Kind::Queue { .. } | Kind::Delay) {
+            st.done = EV_EXIT_DONE;
+        }
     }
 
     fn init(&mut self, spec: &NetworkSpec) {
@@ -354,6 +388,7 @@ fn station(st: &StationSpec, s: usize, classes: usize, seed: u64, index: u32) ->
         servers,
         regions: Vec::new(),
         per_class: None,
+        done: EV_DONE,
     }
 }
 

@@ -18,6 +18,7 @@ pub(super) const EV_BATCH_TIMER: u64 = 6; // a = station, b = version
 pub(super) const EV_GROUP_DONE: u64 = 7; // a = station, b = slot (batch / link)
 pub(super) const EV_LATCH_GRANT: u64 = 8; // a = station, b = job: hand-off finished, job holds the latch
 pub(super) const EV_LATCH_POLL: u64 = 9; // a = station, b = version: a waiter polls or is switched back in
+pub(super) const EV_EXIT_DONE: u64 = 10; // a = station, b = job: as EV_DONE, and the job then leaves the network
 pub(super) const EV_LATCH_DONE: u64 = 11; // a = station, b = version: critical section over
 pub(super) const EV_MARK: u64 = 12; // control: a batch boundary of a timed run (the last ends it)
 pub(super) const EV_PLAIN_DONE: u64 = 40; // a = station, b = job (completion at a `Kind::Plain` station)

@@ -2,7 +2,7 @@
 //! scheduled directly, and time averages come from per-job sums (see
 //! [`StStats`](super::stats::StStats)). This is the hot path.
 
-use super::event::{EV_DONE, EV_PLAIN_DONE, EXIT, NONE, ev, later};
+use super::event::{EV_DONE, EV_EXIT_DONE, EV_PLAIN_DONE, EXIT, NONE, ev, later};
 use super::job::Job;
 use super::{ClassRt, Kind, Simulation, StationRt};
 use crate::fel::Fel;
@@ -35,7 +35,7 @@ impl Simulation {
             // SAFETY: `service` has one entry per class and a job's
             // class is a class index.
             let d = unsafe { st.service.get_unchecked(class) }.sample(&mut st.rng);
-            fel.push_unsigned(later(now, d), ev(EV_DONE, s as u32, j));
+            fel.push_unsigned(later(now, d), ev(st.done, s as u32, j));
         } else {
             // SAFETY: a job's class is a class index; `classes` is
             // never resized.
@@ -63,11 +63,14 @@ impl Simulation {
         // SAFETY: one service entry per class, and a job's class is a
         // class index.
         let d = unsafe { st.service.get_unchecked(class) }.sample(&mut st.rng);
-        fel.push_unsigned(later(now, d), ev(EV_DONE, s as u32, j));
+        fel.push_unsigned(later(now, d), ev(st.done, s as u32, j));
     }
 
-    /// A fixed-speed completion.
-    pub(super) fn on_done(&mut self, s: usize, j: u32) {
+    /// A fixed-speed completion: an `EV_DONE` event (`EXITS` false) or an
+    /// `EV_EXIT_DONE` one (`EXITS` true; the job leaves the network, see
+    /// `Simulation::mark_exit_stations`).
+    #[inline(always)]
+    pub(super) fn on_done<const EXITS: bool>(&mut self, s: usize, j: u32) {
         self.events += 1;
         let now = self.now;
         // SAFETY: EV_DONE is only scheduled by `arrive`/`on_done` with a
@@ -91,13 +94,21 @@ impl Simulation {
                 job.t_start = now;
                 let sv = unsafe { st.service.get_unchecked(job.class as usize) };
                 let d = sv.sample(&mut st.rng);
+                let kind = if EXITS { EV_EXIT_DONE } else { EV_DONE };
                 self.fel
-                    .push_unsigned(later(now, d), ev(EV_DONE, s as u32, nx));
+                    .push_unsigned(later(now, d), ev(kind, s as u32, nx));
             } else {
                 st.stats.busy -= 1;
             }
         }
-        self.leave_hot(j, s as u32);
+        if EXITS {
+            debug_assert!(
+                self.jobs[j as usize].fork == NONE && self.next_target(j, s as u32) == EXIT
+            );
+            self.exit(j);
+        } else {
+            self.leave_hot(j, s as u32);
+        }
     }
 
     /// Job `j` (already marked as arrived) comes to plain station `s` on
