@@ -4,7 +4,7 @@
 use super::CHECK_EVERY;
 use super::batch::GroupRt;
 use super::blocking::BlockRt;
-use super::event::{EV_ARRIVAL, EV_DONE, EV_EXIT_DONE, EV_WARMUP, EXIT, ev};
+use super::event::{EV_ARRIVAL, EV_ARRIVAL_AT, EV_DONE, EV_EXIT_DONE, EV_WARMUP, EXIT, ev};
 use super::fork::ForkRt;
 use super::job::Sampler;
 use super::latch::LatchRt;
@@ -204,41 +204,45 @@ impl Simulation {
                 .collect();
             sim.start_schedules(&config.schedule, &populations);
         }
-        sim.mark_exit_stations();
+        sim.mark_exit_station();
         sim.init(spec);
         sim
     }
 
-    /// Gives `EV_EXIT_DONE` completions to the plain queue and delay
-    /// stations after which every job leaves the network: in a single-class
-    /// model (the only kind with such stations on the hot path) whose route
-    /// is the sequence of that one station, without forks (whose sub-jobs
-    /// go to their join) and without regions or class switching (whose
-    /// moves take `goto_slow`). A job there has passed the route's only
-    /// step (`pos` 1, however it came: arriving, placed initially, or from
-    /// a station it was placed at), so its next target is the exit; the
-    /// completion handler then goes to `exit` without the routing lookup.
-    fn mark_exit_stations(&mut self) {
+    /// The station of a single-class model whose route is the sequence of
+    /// that one station, without forks (whose sub-jobs go to their join)
+    /// and without regions or class switching (whose moves take
+    /// `goto_slow`): every interaction is one visit there. Its jobs take
+    /// the routing lookup's result from the events (`EV_ARRIVAL_AT`,
+    /// `EV_EXIT_DONE`) instead.
+    pub(super) fn one_stop(&self) -> Option<u32> {
         let [class] = self.classes.as_slice() else {
-            return;
+            return None;
         };
         let Route::Seq(seq) = &class.route else {
-            return;
+            return None;
         };
         let &[s] = seq.as_slice() else {
-            return;
+            return None;
         };
-        if self.slow_goto
-            || self
-                .stations
-                .iter()
-                .any(|st| matches!(st.kind, Kind::Fork(_)))
-        {
-            return;
-        }
-        let st = &mut self.stations[s as usize];
-        if matches!(st.kind, Kind::Queue { .. } | Kind::Delay) {
-            st.done = EV_EXIT_DONE;
+        let forks = self
+            .stations
+            .iter()
+            .any(|st| matches!(st.kind, Kind::Fork(_)));
+        (!self.slow_goto && !forks).then_some(s)
+    }
+
+    /// Gives `EV_EXIT_DONE` completions to the [`Simulation::one_stop`]
+    /// station if it is a plain queue or delay: a job there has passed the
+    /// route's only step (`pos` 1, however it came: arriving, placed
+    /// initially, or from a station it was placed at), so its next target
+    /// is the exit, and the completion goes to `exit` without the lookup.
+    fn mark_exit_station(&mut self) {
+        if let Some(s) = self.one_stop() {
+            let st = &mut self.stations[s as usize];
+            if matches!(st.kind, Kind::Queue { .. } | Kind::Delay) {
+                st.done = EV_EXIT_DONE;
+            }
         }
     }
 
@@ -259,10 +263,16 @@ impl Simulation {
                 // Jobs only switch into this class: no arrivals of its own.
                 continue;
             }
+            // An open class with a one-station route: its arrivals carry
+            // the station (see `Simulation::on_arrival_at`).
+            let first = match self.one_stop() {
+                Some(s) => ev(EV_ARRIVAL_AT, c as u32, s),
+                None => ev(EV_ARRIVAL, c as u32, 0),
+            };
             let cl = &mut self.classes[c];
             if let Some(d) = &cl.open {
                 let t = d.sample(&mut cl.rng);
-                self.fel.push(t, ev(EV_ARRIVAL, c as u32, 0));
+                self.fel.push(t, first);
             }
         }
         // Closed classes: every job thinking, or all queued at one station.

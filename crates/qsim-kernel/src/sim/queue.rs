@@ -2,7 +2,7 @@
 //! scheduled directly, and time averages come from per-job sums (see
 //! [`StStats`](super::stats::StStats)). This is the hot path.
 
-use super::event::{EV_DONE, EV_EXIT_DONE, EV_PLAIN_DONE, EXIT, NONE, ev, later};
+use super::event::{EV_ARRIVAL_AT, EV_DONE, EV_EXIT_DONE, EV_PLAIN_DONE, EXIT, NONE, ev, later};
 use super::job::Job;
 use super::{ClassRt, Kind, Simulation, StationRt};
 use crate::fel::Fel;
@@ -42,6 +42,30 @@ impl Simulation {
             let prio = unsafe { classes.get_unchecked(class) }.priority;
             st.waiting.push(j, prio);
         }
+    }
+
+    /// An arrival of open class `c`, whose route is the one station `s`
+    /// ([`Simulation::one_stop`]): `on_arrival` with the route's only step
+    /// taken here (the same draws, the same job, at the same station).
+    #[inline(always)]
+    pub(super) fn on_arrival_at(&mut self, c: usize, s: u32) {
+        self.events += 1;
+        debug_assert!(self.one_stop() == Some(s) && c < self.classes.len());
+        // SAFETY: EV_ARRIVAL_AT events carry a class index (set up by
+        // `init` and here), and `classes` is never resized.
+        let cl = unsafe { self.classes.get_unchecked_mut(c) };
+        if let Some(d) = &cl.open {
+            let t = later(self.now, d.sample(&mut cl.rng));
+            self.fel.push_unsigned(t, ev(EV_ARRIVAL_AT, c as u32, s));
+        }
+        let j = self.alloc(c as u32);
+        self.in_network += 1;
+        self.check_unstable();
+        // SAFETY: `alloc` hands out ids of the slab.
+        let job = unsafe { self.jobs.get_unchecked_mut(j as usize) };
+        job.t0 = self.now;
+        job.pos = 1;
+        self.arrive(j, s as usize);
     }
 
     /// Job `j` (already marked as arrived) enters plain delay station `s`.
