@@ -444,7 +444,7 @@ impl Simulation {
             EV_DONE => return self.on_done::<false>(a as usize, b),
             EV_EXIT_DONE => return self.on_done::<true>(a as usize, b),
             EV_ARRIVAL => return self.on_arrival(a as usize),
-            EV_ARRIVAL_AT => return self.on_arrival_at(a as usize, b),
+            EV_ARRIVAL_AT => return self.on_arrival_at(a as usize, b, e),
             EV_THINK => return self.on_think(b),
             _ => {}
         }
@@ -455,7 +455,7 @@ impl Simulation {
             EV_VDONE => self.on_vdone(a as usize, b),
             EV_THINK => self.on_think(b),
             EV_ARRIVAL => self.on_arrival(a as usize),
-            EV_ARRIVAL_AT => self.on_arrival_at(a as usize, b),
+            EV_ARRIVAL_AT => self.on_arrival_at(a as usize, b, e),
             EV_WARMUP => self.start_measuring(),
             EV_STOP => self.finish(),
             EV_MARK => self.on_time_mark(),

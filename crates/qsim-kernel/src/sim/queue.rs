@@ -47,8 +47,9 @@ impl Simulation {
     /// An arrival of open class `c`, whose route is the one station `s`
     /// ([`Simulation::one_stop`]): `on_arrival` with the route's only step
     /// taken here (the same draws, the same job, at the same station).
+    /// `e` is the event itself: the next arrival is the same event.
     #[inline(always)]
-    pub(super) fn on_arrival_at(&mut self, c: usize, s: u32) {
+    pub(super) fn on_arrival_at(&mut self, c: usize, s: u32, e: u64) {
         self.events += 1;
         debug_assert!(self.one_stop() == Some(s) && c < self.classes.len());
         // SAFETY: EV_ARRIVAL_AT events carry a class index (set up by
@@ -56,7 +57,8 @@ impl Simulation {
         let cl = unsafe { self.classes.get_unchecked_mut(c) };
         if let Some(d) = &cl.open {
             let t = later(self.now, d.sample(&mut cl.rng));
-            self.fel.push_unsigned(t, ev(EV_ARRIVAL_AT, c as u32, s));
+            debug_assert_eq!(e, ev(EV_ARRIVAL_AT, c as u32, s));
+            self.fel.push_unsigned(t, e);
         }
         let j = self.alloc(c as u32);
         self.in_network += 1;
