@@ -210,11 +210,13 @@ impl Simulation {
     }
 
     /// The station of a single-class model whose route is the sequence of
-    /// that one station, without forks (whose sub-jobs go to their join)
+    /// that one station, a plain queue or delay ([`Kind::Queue`],
+    /// [`Kind::Delay`]), without forks (whose sub-jobs go to their join)
     /// and without regions or class switching (whose moves take
     /// `goto_slow`): every interaction is one visit there. Its jobs take
     /// the routing lookup's result from the events (`EV_ARRIVAL_AT`,
-    /// `EV_EXIT_DONE`) instead.
+    /// `EV_EXIT_DONE`) instead, and those events never mark a station
+    /// dirty (see `Simulation::run_events`).
     pub(super) fn one_stop(&self) -> Option<u32> {
         let [class] = self.classes.as_slice() else {
             return None;
@@ -229,20 +231,21 @@ impl Simulation {
             .stations
             .iter()
             .any(|st| matches!(st.kind, Kind::Fork(_)));
-        (!self.slow_goto && !forks).then_some(s)
+        let plain = matches!(
+            self.stations[s as usize].kind,
+            Kind::Queue { .. } | Kind::Delay
+        );
+        (plain && !self.slow_goto && !forks).then_some(s)
     }
 
     /// Gives `EV_EXIT_DONE` completions to the [`Simulation::one_stop`]
-    /// station if it is a plain queue or delay: a job there has passed the
-    /// route's only step (`pos` 1, however it came: arriving, placed
-    /// initially, or from a station it was placed at), so its next target
-    /// is the exit, and the completion goes to `exit` without the lookup.
+    /// station: a job there has passed the route's only step (`pos` 1,
+    /// however it came: arriving, placed initially, or from a station it
+    /// was placed at), so its next target is the exit, and the completion
+    /// goes to `exit` without the lookup.
     fn mark_exit_station(&mut self) {
         if let Some(s) = self.one_stop() {
-            let st = &mut self.stations[s as usize];
-            if matches!(st.kind, Kind::Queue { .. } | Kind::Delay) {
-                st.done = EV_EXIT_DONE;
-            }
+            self.stations[s as usize].done = EV_EXIT_DONE;
         }
     }
 

@@ -32,6 +32,18 @@ pub(super) fn ev(kind: u64, a: u32, b: u32) -> u64 {
     kind | (u64::from(a) << 8) | (u64::from(b) << 32)
 }
 
+/// Operand `a` of a packed event (a station or class index).
+#[inline(always)]
+pub(super) fn operand_a(e: u64) -> usize {
+    ((e >> 8) & 0xFF_FFFF) as usize
+}
+
+/// Operand `b` of a packed event.
+#[inline(always)]
+pub(super) fn operand_b(e: u64) -> u32 {
+    (e >> 32) as u32
+}
+
 /// Adds a non-negative duration to a time without ever reaching infinity.
 /// The simulation's clock is never -0.0 (it starts at +0.0 and takes the
 /// times the event list hands out, whose bits are ordered as non-negative),

@@ -295,7 +295,9 @@ impl Simulation {
     /// sets `event_cap` to 0 (see `finish`), so one compare per event
     /// covers the end, errors, the event limit and the control checks;
     /// `take_min` returns a shrunk radix heap to the array layout, so the
-    /// loop needs no `settle`.
+    /// loop needs no `settle`. The events of a one-stop route (see
+    /// `Simulation::one_stop`) only touch a plain queue or delay and the
+    /// job's end: no station is left dirty, and they skip that check.
     #[inline(always)]
     fn run_events(&mut self) -> Result<(), RunError> {
         loop {
@@ -304,10 +306,18 @@ impl Simulation {
                 return Ok(());
             };
             self.now = e.time();
-            self.dispatch(e.ev);
-            if !self.dirty.is_empty() {
-                self.flush();
+            let ev = e.ev;
+            match ev & 0xFF {
+                EV_EXIT_DONE => self.on_done::<true>(operand_a(ev), operand_b(ev)),
+                EV_ARRIVAL_AT => self.on_arrival_at(operand_a(ev), operand_b(ev), ev),
+                _ => {
+                    self.dispatch(ev);
+                    if !self.dirty.is_empty() {
+                        self.flush();
+                    }
+                }
             }
+            debug_assert!(self.dirty.is_empty());
             if self.events >= self.event_cap {
                 self.checkpoint()?;
                 if self.finished {
@@ -434,8 +444,8 @@ impl Simulation {
 
     #[inline(always)]
     fn dispatch(&mut self, e: u64) {
-        let a = ((e >> 8) & 0xFF_FFFF) as u32;
-        let b = (e >> 32) as u32;
+        let a = operand_a(e) as u32;
+        let b = operand_b(e);
         // Fixed-speed completions, arrivals and think times dominate: test
         // for them one by one, before the jump table (which the rest, marked
         // rare, keeps). A compare is cheaper than the table's lookup and
