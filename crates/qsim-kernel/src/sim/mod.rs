@@ -133,7 +133,7 @@ struct StationRt {
     kind: Kind,
     /// Event kind of the station's fixed-speed completions ([`Kind::Queue`]
     /// and [`Kind::Delay`]): `EV_EXIT_DONE` where every job leaving goes
-    /// out of the network (see `Simulation::mark_exit_stations`), else
+    /// out of the network (see `Simulation::mark_exit_station`), else
     /// `EV_DONE`.
     done: u64,
     waiting: Waiting,

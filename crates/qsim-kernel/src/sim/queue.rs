@@ -94,14 +94,15 @@ impl Simulation {
 
     /// A fixed-speed completion: an `EV_DONE` event (`EXITS` false) or an
     /// `EV_EXIT_DONE` one (`EXITS` true; the job leaves the network, see
-    /// `Simulation::mark_exit_stations`).
+    /// `Simulation::mark_exit_station`).
     #[inline(always)]
     pub(super) fn on_done<const EXITS: bool>(&mut self, s: usize, j: u32) {
         self.events += 1;
         let now = self.now;
-        // SAFETY: EV_DONE is only scheduled by `arrive`/`on_done` with a
-        // station index already in bounds (`stations` is never resized) and
-        // a job id from the slab's allocator (the slab never shrinks).
+        // SAFETY: EV_DONE and EV_EXIT_DONE are only scheduled by
+        // `queue_arrive`, `delay_arrive` and `on_done` with a station index
+        // already in bounds (`stations` is never resized) and a job id from
+        // the slab's allocator (the slab never shrinks).
         let st = unsafe { self.stations.get_unchecked_mut(s) };
         #[cfg(debug_assertions)]
         st.stats.acc(now);
