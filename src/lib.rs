@@ -63,7 +63,7 @@
 //! let r = &results.system.response_time_s;
 //! // Widen the 95% half-width to 99.9% (t quantiles for 9 degrees of
 //! // freedom) so a correct simulator fails this one time in a thousand.
-//! assert!((r.mean - exact.mean_response_s).abs() <= r.ci95 * 4.781 / 2.262);
+//! assert!((r.mean - exact.response_time_s).abs() <= r.ci95 * 4.781 / 2.262);
 //! let u = results.stations[0].utilization;
 //! assert!((u.mean - 0.5).abs() <= u.ci95 * 4.781 / 2.262);
 //! # Ok(())
