@@ -39,7 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }],
         ..NetworkSpec::default()
     };
-    let network = Network::new(spec).map_err(|e| format!("{e:?}"))?;
+    let network = Network::new(spec)?;
     let config = RunConfig {
         seed: 7,
         replications: 10,

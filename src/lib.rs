@@ -49,7 +49,7 @@
 //!     }],
 //!     ..NetworkSpec::default()
 //! };
-//! let network = Network::new(spec).map_err(|e| format!("{e:?}"))?;
+//! let network = Network::new(spec)?;
 //! let config = RunConfig {
 //!     seed: 1,
 //!     replications: 10,

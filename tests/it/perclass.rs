@@ -234,14 +234,7 @@ service = { dist = "exponential", mean = 0.3 }
                 0.0,
                 0.02,
             );
-            assert_close(
-                &label("mean jobs"),
-                c.mean_jobs,
-                e.mean_jobs,
-                10,
-                0.0,
-                0.03,
-            );
+            assert_close(&label("mean jobs"), c.mean_jobs, e.mean_jobs, 10, 0.0, 0.03);
             // MVA's residence is per interaction: visits times the mean
             // time of one visit.
             assert_close(

@@ -192,8 +192,9 @@ pub fn mmc_response_time_percentile_s(
     p: f64,
 ) -> Result<f64> {
     check_quantile(p)?;
-    let tail =
-        |t: f64| mmc_response_time_exceeds_probability(arrival_rate_per_s, service_rate_per_s, servers, t);
+    let tail = |t: f64| {
+        mmc_response_time_exceeds_probability(arrival_rate_per_s, service_rate_per_s, servers, t)
+    };
     let target = 1.0 - p;
     let mut hi = 1.0 / service_rate_per_s;
     while tail(hi)? > target {

@@ -315,12 +315,7 @@ fn multiclass_with_one_class_equals_single_class() {
     );
     check("R", m.classes[0].response_time_s, p.response_time_s, 1e-12);
     for k in 0..3 {
-        check(
-            "Q",
-            m.stations[k].mean_jobs,
-            p.stations[k].mean_jobs,
-            1e-12,
-        );
+        check("Q", m.stations[k].mean_jobs, p.stations[k].mean_jobs, 1e-12);
         check(
             "U",
             m.stations[k].utilization,
@@ -393,11 +388,7 @@ fn multiclass_ten_stations_thousand_by_thousand() {
         .map(|s| s.utilization)
         .fold(0.0, f64::max);
     assert!(umax > 0.99 && umax <= 1.0 + 1e-9, "max utilization {umax}");
-    let jobs: f64 = sol
-        .classes
-        .iter()
-        .map(|c| c.mean_jobs)
-        .sum::<f64>()
+    let jobs: f64 = sol.classes.iter().map(|c| c.mean_jobs).sum::<f64>()
         + sol.classes[0].throughput_per_s * 2.0
         + sol.classes[1].throughput_per_s * 1.0;
     check("jobs conserved", jobs, 2000.0, 1e-9);

@@ -221,7 +221,8 @@ mod tests {
         );
         let mut best = 0;
         for (i, p) in sol.points.iter().enumerate() {
-            let pw = |q: &qsim_analytic::mva::PopulationPoint| q.throughput_per_s / q.response_time_s;
+            let pw =
+                |q: &qsim_analytic::mva::PopulationPoint| q.throughput_per_s / q.response_time_s;
             if pw(p) > pw(&sol.points[best]) {
                 best = i;
             }
