@@ -223,8 +223,9 @@ pub struct StationPoint {
     /// Mean number of jobs at the station (waiting or in service).
     pub mean_jobs: f64,
     /// Busy fraction: X·D for a single-server queue, X·D/c per server of a
-    /// multi-server queue, the mean number present for a delay station, and
-    /// P(station not empty) for a rate-curve station.
+    /// multi-server queue, P(station not empty) for a rate-curve station,
+    /// and for a delay station X·D, the mean number present (where the
+    /// simulator's `utilization` is 0).
     pub utilization: f64,
     /// Residence time: mean time a job spends at the station per interaction,
     /// all its visits together (visits × response time per visit; seconds).
@@ -601,7 +602,8 @@ pub struct ClassResult {
 pub struct ClassAtStation {
     /// Mean number of jobs of the class at the station.
     pub mean_jobs: f64,
-    /// Busy fraction due to the class (X·D).
+    /// Busy fraction due to the class (X·D; at a delay station the class's
+    /// mean number present, where the simulator's `utilization` is 0).
     pub utilization: f64,
     /// Residence time: time per interaction spent at the station by a job of
     /// the class, all its visits together (seconds).
@@ -615,7 +617,8 @@ pub struct StationResult {
     pub name: String,
     /// Mean number of jobs of all classes.
     pub mean_jobs: f64,
-    /// Total busy fraction (sum over classes).
+    /// Total busy fraction (sum over classes; see
+    /// [`ClassAtStation::utilization`] for a delay station).
     pub utilization: f64,
     /// Per-class figures, in class order.
     pub per_class: Vec<ClassAtStation>,

@@ -14,7 +14,9 @@ use crate::error::{Error, Result, invalid, non_negative, positive};
 pub struct QueueMetrics {
     /// Rate of jobs that enter and complete service (jobs per second).
     pub throughput_per_s: f64,
-    /// Busy fraction of each server (0..1); for M/M/∞ the mean number busy.
+    /// Busy fraction of each server (0..1), the simulator's `utilization`;
+    /// for M/M/∞ the mean number of busy servers λ/μ, where the simulator
+    /// reports 0 for a delay station (compare `mean_jobs` there).
     pub utilization: f64,
     /// Probability that an arriving (admitted) job has to wait.
     pub wait_probability: f64,
@@ -325,7 +327,8 @@ pub fn mg1(arrival_rate_per_s: f64, mean_service_s: f64, service_scv: f64) -> Re
 }
 
 /// M/M/∞ (a pure delay): nobody waits, the number present is Poisson with
-/// mean λ/μ. `utilization` is that mean (the mean number of busy servers).
+/// mean λ/μ. `utilization` is that mean (the mean number of busy servers),
+/// not the simulator's 0 for a delay station.
 pub fn mminf(arrival_rate_per_s: f64, service_rate_per_s: f64) -> Result<QueueMetrics> {
     non_negative("arrival_rate_per_s", arrival_rate_per_s)?;
     positive("service_rate_per_s", service_rate_per_s)?;

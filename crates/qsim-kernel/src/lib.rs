@@ -77,11 +77,11 @@
 //!   by n + x). Poll waits, `context_switch_s` and critical sections are
 //!   CPU time, measured on a per-latch thread clock that runs at that
 //!   share; they and S's jobs are re-timed whenever n or x changes (on half
-//!   a core a poll wait takes twice as long). S's utilization includes the
-//!   threads (min(n + x, c)/c); its mean number of jobs, throughput and
-//!   response do not.
-//! * A latch's `utilization` is the fraction of time it is held (a holder
-//!   in its critical section); its `occupancy` (latches with `numa` or
+//!   a core a poll wait takes twice as long). S's `utilization` includes the
+//!   threads (min(n + x, c)/c); its `mean_jobs`, `throughput_per_s` and
+//!   `response_time_s` do not.
+//! * A latch's `utilization` is the fraction of time it is held; its
+//!   `occupancy` (latches with `numa` or
 //!   `spin`) is the fraction of time anyone holds, waits for or is being
 //!   handed it.
 //! * Batch and link carry groups of jobs; a region's waiting jobs are
