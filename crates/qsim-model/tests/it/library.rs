@@ -80,7 +80,10 @@ fn a_model_from_code_is_refused_when_unstable_like_a_file() {
     assert_eq!(c.message, f.message);
     assert_eq!(c.hint, f.hint);
     assert!(c.message.contains("below 1/s"), "{c}");
-    assert_eq!((c.file.as_str(), c.key_path.as_str()), ("mm1", "classes.web"));
+    assert_eq!(
+        (c.file.as_str(), c.key_path.as_str()),
+        ("mm1", "classes.web")
+    );
 
     // The kernel's own rules come back as model errors at their paths.
     let mut bad = mm1(0.5);
@@ -131,8 +134,14 @@ fn derived_metrics_carry_their_value_or_the_reason_they_have_none() {
     // throughput's, and so is its interval.
     let x = results.system.throughput_per_s;
     let twice = values[0].value.as_ref().unwrap();
-    assert!((twice.mean - 2.0 * x.mean).abs() <= 1e-12 * x.mean, "{twice:?} {x:?}");
-    assert!((twice.ci95 - 2.0 * x.ci95).abs() <= 1e-9 * x.ci95, "{twice:?} {x:?}");
+    assert!(
+        (twice.mean - 2.0 * x.mean).abs() <= 1e-12 * x.mean,
+        "{twice:?} {x:?}"
+    );
+    assert!(
+        (twice.ci95 - 2.0 * x.ci95).abs() <= 1e-9 * x.ci95,
+        "{twice:?} {x:?}"
+    );
 
     let broken = values[1].value.as_ref().unwrap_err();
     assert!(
@@ -175,7 +184,9 @@ fn a_table_of_distributions_under_service_points_to_service_by_class() {
     );
     assert!(shown.contains("found a table of tables (a, b)"), "{shown}");
     assert!(
-        shown.contains("hint: service times per class are written stations.server.service_by_class = { a = "),
+        shown.contains(
+            "hint: service times per class are written stations.server.service_by_class = { a = "
+        ),
         "{shown}"
     );
     assert!(!shown.contains("did you mean"), "{shown}");
