@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use qsim_kernel::budget::{self, human_bytes, human_duration};
 use qsim_kernel::{
-    Budget, Control, InitialState, Network, RunConfig, RunError, RunResults, Stop, Warmup, estimate,
+    Budget, Control, InitialState, Network, RunConfig, RunError, RunResults, Stop, Warmup,
 };
 use qsim_model::{Model, Override};
 use qsim_report::DerivedResult;
@@ -517,7 +517,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let results = run_with_progress(&model.network, &config)
         .map_err(|e| interrupted(e, &config))
         .with_context(|| format!("simulating {model_name}"))?;
-    let derived = derived_metrics(&model, &results);
+    // A metric that fails in some replication (a division by zero, say)
+    // carries its reason; the run's other figures are kept.
+    let derived: Vec<DerivedResult> = model
+        .derived_values(&results)
+        .into_iter()
+        .map(|d| DerivedResult {
+            name: d.name,
+            value: d.value.map_err(|e| e.to_string()),
+        })
+        .collect();
     // Model warnings as the table shows them ("warning: FILE:L:C: ..."),
     // the first few of them, with the count of the rest.
     let mut warnings: Vec<String> = model
@@ -703,32 +712,4 @@ pub fn initial_state(network: &Network) -> String {
             list.iter().map(|p| u64::from(p.jobs)).sum::<u64>()
         ),
     }
-}
-
-/// Evaluates the model's derived metrics on every replication and returns
-/// their means with 95% CIs. A metric that fails in some replication (a
-/// division by zero, say) is returned as an error with the reason; the
-/// run's other figures are kept.
-pub fn derived_metrics(model: &Model, results: &RunResults) -> Vec<DerivedResult> {
-    model
-        .derived
-        .iter()
-        .map(|metric| {
-            let values: Result<Vec<f64>, String> = results
-                .replication_results
-                .iter()
-                .map(|rep| {
-                    let lookup = |name: &str| qsim_model::metric_value(&model.network, rep, name);
-                    metric
-                        .expr
-                        .eval(&lookup)
-                        .map_err(|e| format!("{e} in replication {}", rep.index))
-                })
-                .collect();
-            DerivedResult {
-                name: metric.name.clone(),
-                value: values.map(estimate),
-            }
-        })
-        .collect()
 }

@@ -37,7 +37,7 @@ use std::ops::Range;
 /// #     }],
 /// #     ..NetworkSpec::default()
 /// # };
-/// # let network = Network::new(spec).map_err(|e| format!("{e:?}"))?;
+/// # let network = Network::new(spec)?;
 /// let config = RunConfig {
 ///     stop: Stop::Jobs(2_000),
 ///     replications: 2,

@@ -48,6 +48,7 @@
 mod arrays;
 mod build;
 mod ctx;
+mod derived;
 mod dists;
 mod error;
 pub mod expr;
@@ -55,6 +56,7 @@ pub mod relative;
 mod stability;
 mod tree;
 
+pub use derived::{DerivedError, DerivedValue};
 pub use error::{ModelError, ModelErrors, Severity};
 pub use expr::{EvalError, Expr, ExprError};
 pub use relative::Relative;
@@ -80,6 +82,102 @@ pub struct Model {
     pub path: String,
     /// Problems that do not stop the model from running (e.g. one replication).
     pub warnings: Vec<ModelError>,
+}
+
+impl Model {
+    /// A model of a network built in code, to run and report like a loaded
+    /// one: `name` stands for the file name in its errors and
+    /// [`path`](Model::path); it has no description, derived metrics
+    /// (push [`DerivedMetric`]s to [`derived`](Model::derived)) or
+    /// warnings.
+    ///
+    /// The network passes the checks of a model file: the kernel's rules
+    /// ([`Network::new`]) and then the stability of its open workloads (no
+    /// station offered a utilization of 1 or more, every open job able to
+    /// leave). Each problem is a [`ModelError`] at the key path of the
+    /// value (`stations.cpu.servers`, `classes.web` for the arrivals of an
+    /// unstable class), with no line or column.
+    ///
+    /// ```
+    /// use qsim_kernel::*;
+    /// use qsim_model::Model;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// // M/M/1 with arrival rate `lambda` and service rate 1/s.
+    /// let mm1 = |lambda: f64| -> Result<NetworkSpec, DistError> {
+    ///     Ok(NetworkSpec {
+    ///         stations: vec![StationSpec {
+    ///             name: "server".into(),
+    ///             kind: StationKind::Queue { servers: 1, discipline: Discipline::Fcfs },
+    ///             service: vec![Some(Dist::exponential(1.0)?)],
+    ///             speed: None,
+    ///         }],
+    ///         classes: vec![ClassSpec {
+    ///             name: "web".into(),
+    ///             workload: Workload::Open { interarrival: Dist::exponential(1.0 / lambda)? },
+    ///             routing: Routing::Sequence(vec![0]),
+    ///             priority: 0,
+    ///         }],
+    ///         ..NetworkSpec::default()
+    ///     })
+    /// };
+    /// let model = Model::from_spec("mm1", mm1(0.5)?, RunConfig::default())?;
+    /// assert_eq!(model.path, "mm1");
+    ///
+    /// // Twice the work the server can do: refused, with the highest stable rate.
+    /// let err = Model::from_spec("mm1", mm1(2.0)?, RunConfig::default()).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "mm1: classes.web: utilization 2 at station server: the open workload is \
+    ///      unstable; lower the arrival rate below 1/s\n  hint: the arrival rate is 2/s; \
+    ///      add servers or capacity at server to keep it"
+    /// );
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_spec(
+        name: &str,
+        spec: qsim_kernel::NetworkSpec,
+        run: RunConfig,
+    ) -> Result<Model, ModelErrors> {
+        let error = |key_path: String, message: String, hint: Option<String>| ModelError {
+            file: name.to_string(),
+            line: 0,
+            column: 0,
+            key_path,
+            message,
+            hint,
+            severity: Severity::Error,
+        };
+        let network = Network::new(spec).map_err(|errs| ModelErrors {
+            errors: errs
+                .iter()
+                .map(|e| error(e.path.clone(), e.message.clone(), None))
+                .collect(),
+        })?;
+        let spec = network.spec();
+        let class_path = |c: usize| format!("classes.{}", quote_key(&spec.classes[c].name));
+        let (unstable, trapped) = stability::check(spec);
+        let mut errors: Vec<ModelError> = trapped
+            .into_iter()
+            .map(|c| error(class_path(c), trapped_message(spec, c), None))
+            .collect();
+        for u in &unstable {
+            let (message, hint) = unstable_message(spec, u);
+            errors.push(error(class_path(u.class), message, Some(hint)));
+        }
+        if !errors.is_empty() {
+            return Err(ModelErrors { errors });
+        }
+        Ok(Model {
+            network,
+            run,
+            derived: Vec::new(),
+            description: String::new(),
+            path: name.to_string(),
+            warnings: Vec::new(),
+        })
+    }
 }
 
 /// A metric computed from simulation results, declared in `[metrics]`.
@@ -245,7 +343,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
                 network = Some(n);
                 Vec::new()
             }
-            Err(errs) => errs,
+            Err(errs) => errs.errors,
         },
         None => qsim_kernel::check_parts(&built.stations, &built.classes, &built.regions),
     };
@@ -432,14 +530,7 @@ fn stability_errors(
     };
     for ci in trapped {
         let (o, p) = at(ci);
-        ctx.error(
-            &o,
-            &p,
-            format!(
-                "jobs of class {} never leave the network; expected a route that ends at sink",
-                spec.classes[ci].name
-            ),
-        );
+        ctx.error(&o, &p, trapped_message(spec, ci));
     }
     for u in unstable {
         let (mut o, p) = at(u.class);
@@ -454,32 +545,44 @@ fn stability_errors(
         ) {
             o = Origin::Set(i, Some(span.clone()));
         }
-        let cname = &spec.classes[u.class].name;
-        let advice = if u.limit <= 0.0 {
-            "the other open classes alone saturate it; lower their arrival rates".to_string()
-        } else if u.shared || spec.classes.len() > 1 {
-            format!(
-                "lower the arrival rate of class {cname} below {}/s",
-                sig(u.limit)
-            )
-        } else {
-            format!("lower the arrival rate below {}/s", sig(u.limit))
-        };
-        ctx.error_hint(
-            &o,
-            &p,
-            format!(
-                "utilization {} at station {}: the open workload is unstable; {advice}",
-                sig(u.utilization),
-                u.station
-            ),
-            Some(format!(
-                "the arrival rate is {}/s; add servers or capacity at {} to keep it",
-                sig(u.rate),
-                u.station
-            )),
-        );
+        let (message, hint) = unstable_message(spec, &u);
+        ctx.error_hint(&o, &p, message, Some(hint));
     }
+}
+
+/// The message and hint of a saturated station, the same for a model file
+/// and a network built in code.
+fn unstable_message(spec: &qsim_kernel::NetworkSpec, u: &stability::Unstable) -> (String, String) {
+    let cname = &spec.classes[u.class].name;
+    let advice = if u.limit <= 0.0 {
+        "the other open classes alone saturate it; lower their arrival rates".to_string()
+    } else if u.shared || spec.classes.len() > 1 {
+        format!(
+            "lower the arrival rate of class {cname} below {}/s",
+            sig(u.limit)
+        )
+    } else {
+        format!("lower the arrival rate below {}/s", sig(u.limit))
+    };
+    (
+        format!(
+            "utilization {} at station {}: the open workload is unstable; {advice}",
+            sig(u.utilization),
+            u.station
+        ),
+        format!(
+            "the arrival rate is {}/s; add servers or capacity at {} to keep it",
+            sig(u.rate),
+            u.station
+        ),
+    )
+}
+
+fn trapped_message(spec: &qsim_kernel::NetworkSpec, class: usize) -> String {
+    format!(
+        "jobs of class {} never leave the network; expected a route that ends at sink",
+        spec.classes[class].name
+    )
 }
 
 /// Whether a key path and an override path name the same value or one

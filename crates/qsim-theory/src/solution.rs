@@ -136,7 +136,7 @@ pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Figures
         exactness: Exactness::Exact,
         population: Some(n),
         throughput_per_s: p.throughput_per_s,
-        response_time_s: p.response_s,
+        response_time_s: p.response_time_s,
         stations: p
             .stations
             .iter()
@@ -149,7 +149,7 @@ pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Figures
                 } else {
                     x.utilization
                 },
-                mean_jobs: x.queue_length,
+                mean_jobs: x.mean_jobs,
                 loss_probability: None,
             })
             .collect(),
@@ -214,12 +214,12 @@ fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
         station: spec.stations[q].name.clone(),
         source: e,
     })?;
-    let mut response = m.mean_response_s;
+    let mut response = m.response_time_s;
     let stations = (0..spec.stations.len())
         .map(|s| {
             let x = lambda * v.total[s];
             let (u, jobs) = if s == q {
-                (m.utilization, m.mean_number)
+                (m.utilization, m.mean_jobs)
             } else {
                 let d = v.total[s] * mean_service(spec, s, 0);
                 response += d;
@@ -299,13 +299,13 @@ fn mmck(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
         exactness: Exactness::Exact,
         population: None,
         throughput_per_s: m.throughput_per_s,
-        response_time_s: m.mean_response_s,
+        response_time_s: m.response_time_s,
         stations: vec![StationFigures {
             name: name.clone(),
             throughput_per_s: m.throughput_per_s,
             utilization: m.utilization,
-            mean_jobs: m.mean_number,
-            loss_probability: Some(m.prob_blocking),
+            mean_jobs: m.mean_jobs,
+            loss_probability: Some(m.loss_probability),
         }],
         response_percentiles_s: None,
         bistability: None,
@@ -347,15 +347,15 @@ fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
                 (Some(speed), _) => birth_death(speed, lam).map_err(at)?,
                 (None, _) if mean == 0.0 => (0.0, 0.0),
                 (None, StationKind::Delay) => {
-                    (0.0, single::mminf(lam, 1.0 / mean).map_err(at)?.mean_number)
+                    (0.0, single::mminf(lam, 1.0 / mean).map_err(at)?.mean_jobs)
                 }
                 (None, StationKind::Queue { servers, .. }) => {
                     let m = single::mmc(lam, 1.0 / mean, *servers).map_err(at)?;
-                    (m.utilization, m.mean_number)
+                    (m.utilization, m.mean_jobs)
                 }
                 (None, _) => {
                     let m = single::mmc(lam, 1.0 / mean, 1).map_err(at)?;
-                    (m.utilization, m.mean_number)
+                    (m.utilization, m.mean_jobs)
                 }
             }
         };
@@ -471,7 +471,7 @@ fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
     let response = sol
         .classes
         .iter()
-        .map(|c| c.throughput_per_s * c.response_s)
+        .map(|c| c.throughput_per_s * c.response_time_s)
         .sum::<f64>()
         / throughput;
     Ok(Figures {
@@ -499,7 +499,7 @@ fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
                 } else {
                     st.utilization
                 },
-                mean_jobs: st.queue_length,
+                mean_jobs: st.mean_jobs,
                 loss_probability: None,
             })
             .collect(),

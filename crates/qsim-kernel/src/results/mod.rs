@@ -160,7 +160,8 @@ pub struct StationResults {
     pub kind: KindTag,
     /// Departures per second.
     pub throughput_per_s: Estimate,
-    /// Busy fraction: mean busy servers / servers (0 for a delay station).
+    /// Busy fraction: mean busy servers / servers (0 for a delay station);
+    /// for a latch, the fraction of time it is held.
     pub utilization: Estimate,
     /// Mean number present (queued and in service).
     pub mean_jobs: Estimate,
