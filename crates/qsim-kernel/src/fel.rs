@@ -75,11 +75,14 @@ const SENTINEL: Entry = Entry { t: u64::MAX, ev: 0 };
 /// Levels of the radix heap: one per byte of the time bits.
 const LEVELS: usize = 8;
 
+/// Buckets of the radix heap: 256 per level.
+const BUCKETS: usize = 256 * LEVELS;
+
 /// Capacity (events) an emptied radix bucket keeps.
 const KEEP: usize = 256;
 
 /// The radix-heap layout (see the module docs).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Radix {
     /// The events due exactly at `last`, read from the front: live ones
     /// are `cur[head..]`.
@@ -88,10 +91,12 @@ struct Radix {
     /// Bucket `256·d + v`: the events whose time bits first differ from
     /// `last` in byte `d`, where they read `v`. Allocated on first use.
     buckets: Vec<Vec<Entry>>,
-    /// Bit `d` set when level `d` has a non-empty bucket.
-    levels: u32,
-    /// Per level, bit `v` set when bucket `v` of that level is non-empty.
-    digits: [[u64; 4]; LEVELS],
+    /// Bit `i % 64` of word `i / 64` set when bucket `i` is non-empty. In
+    /// index order the buckets are in time order (lower level first, then
+    /// lower digit), so the first set bit names the earliest bucket.
+    occupied: [u64; BUCKETS / 64],
+    /// Bit `w` set when word `w` of `occupied` is not zero.
+    words: u32,
     /// Time bits of the last event handed out (a lower bound of every
     /// pending time).
     last: u64,
@@ -101,6 +106,22 @@ struct Radix {
     /// [`Fel::set_records`].
     rec_base: usize,
     rec_size: usize,
+}
+
+impl Default for Radix {
+    fn default() -> Self {
+        Radix {
+            cur: Vec::new(),
+            head: 0,
+            buckets: Vec::new(),
+            occupied: [0; BUCKETS / 64],
+            words: 0,
+            last: 0,
+            len: 0,
+            rec_base: 0,
+            rec_size: 0,
+        }
+    }
 }
 
 impl Radix {
@@ -123,12 +144,19 @@ impl Radix {
     #[inline(always)]
     fn place(&mut self, e: Entry) {
         let d = ((63 - (e.t ^ self.last).leading_zeros()) >> 3) as usize;
-        let v = ((e.t >> (8 * d)) & 0xFF) as usize;
-        self.levels |= 1 << d;
-        self.digits[d][v >> 6] |= 1 << (v & 63);
-        // SAFETY: d < LEVELS and v < 256, and `buckets` holds 256·LEVELS
+        let i = (d << 8) | ((e.t >> (8 * d)) & 0xFF) as usize;
+        self.occupied[i >> 6] |= 1 << (i & 63);
+        self.words |= 1 << (i >> 6);
+        // SAFETY: d < LEVELS, so i < BUCKETS, and `buckets` holds BUCKETS
         // vectors from the switch to this layout on.
-        unsafe { self.buckets.get_unchecked_mut(256 * d + v) }.push(e);
+        unsafe { self.buckets.get_unchecked_mut(i) }.push(e);
+    }
+
+    /// Index of the earliest non-empty bucket; `words` must not be 0.
+    #[inline(always)]
+    fn earliest(&self) -> usize {
+        let w = self.words.trailing_zeros() as usize & (BUCKETS / 64 - 1);
+        64 * w + self.occupied[w].trailing_zeros() as usize
     }
 
     /// An event earlier than `last` (a non-monotone push, or a push after a
@@ -146,62 +174,60 @@ impl Radix {
         }
     }
 
-    /// Makes `cur` hold the earliest events; false when empty.
-    #[inline(always)]
-    fn refill(&mut self) -> bool {
-        if self.head < self.cur.len() {
-            return true;
-        }
-        self.refill_slow()
-    }
-
+    /// Takes the earliest event once `cur` has run dry (`len` is left to
+    /// the caller). A lone event in the earliest bucket (the common case
+    /// at the lowest levels once events are spread out) is returned
+    /// without passing through `cur`; otherwise the bucket's events move to
+    /// `cur` or to lower levels and the first of `cur` is returned, with
+    /// `head` at 1. None when the heap is empty.
     #[inline(never)]
-    fn refill_slow(&mut self) -> bool {
+    fn take_earliest(&mut self) -> Option<Entry> {
         self.cur.clear();
         self.head = 0;
-        if self.levels == 0 {
-            return false;
+        if self.words == 0 {
+            return None;
         }
-        // The lowest non-empty bucket of the lowest non-empty level holds
-        // the earliest events: above byte d their bits equal `last`'s, and
-        // byte d is the smallest present.
-        let d = self.levels.trailing_zeros() as usize;
-        let w = self.digits[d].iter().position(|&m| m != 0).unwrap_or(0);
-        let v = 64 * w + self.digits[d][w].trailing_zeros() as usize;
-        // The words are read before the store: comparing the whole array
-        // after it is a wide load of a word just stored, which stalls.
-        let words = self.digits[d];
-        let left = words[w] & !(1 << (v & 63));
-        self.digits[d][w] = left;
-        // Words before `w` are empty.
-        let later = match w {
-            0 => words[1] | words[2] | words[3],
-            1 => words[2] | words[3],
-            2 => words[3],
-            _ => 0,
-        };
-        if left | later == 0 {
-            self.levels &= !(1 << d);
+        let i = self.earliest();
+        let w = i >> 6;
+        let left = self.occupied[w] & (self.occupied[w] - 1);
+        self.occupied[w] = left;
+        if left == 0 {
+            self.words &= !(1 << w);
         }
-        let bucket = &mut self.buckets[256 * d + v];
+        // SAFETY: i < BUCKETS (see `place`).
+        let bucket = unsafe { self.buckets.get_unchecked_mut(i) };
         if let [e] = bucket[..] {
-            // Alone in its bucket (the common case at the lowest levels
-            // once events are spread out): it is the earliest.
             bucket.clear();
             self.last = e.t;
-            self.cur.push(e);
-            return true;
+            return Some(e);
         }
-        let mut src = std::mem::take(bucket);
-        if d == 0 {
+        self.spill(i);
+        self.head = 1;
+        Some(self.cur[0])
+    }
+
+    /// Empties bucket `i`, the earliest, of two or more events: its
+    /// earliest time becomes `last`, and its events move to `cur` (those
+    /// due then) or to lower levels.
+    fn spill(&mut self, i: usize) {
+        let mut src = std::mem::take(&mut self.buckets[i]);
+        if i < 256 {
             // Only byte 0 differs from `last`: every event here has the
             // same time; the bucket becomes `cur` as it is.
             self.last = src[0].t;
             std::mem::swap(&mut self.cur, &mut src);
-            self.buckets[v] = src;
-            return true;
+            self.buckets[i] = src;
+            return;
         }
         self.last = src.iter().map(|e| e.t).min().unwrap_or(self.last);
+        if src.len() <= KEEP && self.rec_base != 0 {
+            // These are the next events handed out (with any scheduled
+            // meanwhile): fetching their records now overlaps the misses
+            // that each handler would otherwise wait for in turn.
+            for e in &src {
+                self.prefetch(e.ev);
+            }
+        }
         // Every event moves to a lower level (or to `cur`), into buckets
         // that are empty now: their scheduling order is kept.
         for &e in &src {
@@ -219,8 +245,26 @@ impl Radix {
         if src.capacity() > KEEP {
             src = Vec::new();
         }
-        self.buckets[256 * d + v] = src;
-        true
+        self.buckets[i] = src;
+    }
+
+    /// Makes `cur[head]` the earliest event; false when empty.
+    #[inline]
+    fn refill(&mut self) -> bool {
+        if self.head < self.cur.len() {
+            return true;
+        }
+        match self.take_earliest() {
+            None => false,
+            Some(e) => {
+                if self.head == 1 {
+                    self.head = 0;
+                } else {
+                    self.cur.push(e);
+                }
+                true
+            }
+        }
     }
 
     /// Prefetches the record of the event that will probably be handed
@@ -230,20 +274,23 @@ impl Radix {
     fn prefetch_next(&self) {
         let next = if let Some(e) = self.cur.get(self.head) {
             e.ev
-        } else if self.levels != 0 {
-            let d = self.levels.trailing_zeros() as usize;
-            let w = self.digits[d].iter().position(|&m| m != 0).unwrap_or(0);
-            let v = 64 * w + self.digits[d][w].trailing_zeros() as usize;
-            match self.buckets.get(256 * d + v).and_then(|b| b.first()) {
+        } else if self.words != 0 {
+            match self.buckets.get(self.earliest()).and_then(|b| b.first()) {
                 Some(e) => e.ev,
                 None => return,
             }
         } else {
             return;
         };
+        self.prefetch(next);
+    }
+
+    /// Prefetches the record named by operand `b` of event `ev`.
+    #[inline(always)]
+    fn prefetch(&self, ev: u64) {
         let addr = self
             .rec_base
-            .wrapping_add(((next >> 32) as usize).wrapping_mul(self.rec_size));
+            .wrapping_add(((ev >> 32) as usize).wrapping_mul(self.rec_size));
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch is only a hint: it reads nothing the program
         // sees and never faults, whatever the address.
@@ -260,11 +307,13 @@ impl Radix {
 
     #[inline(always)]
     fn pop(&mut self) -> Option<Entry> {
-        if !self.refill() {
-            return None;
-        }
-        let e = self.cur[self.head];
-        self.head += 1;
+        let e = if self.head < self.cur.len() {
+            let e = self.cur[self.head];
+            self.head += 1;
+            e
+        } else {
+            self.take_earliest()?
+        };
         self.len -= 1;
         Some(e)
     }
@@ -281,8 +330,8 @@ impl Radix {
         // Stable: equal times keep their (scheduling) order.
         out.sort_by_key(|e| e.t);
         self.head = 0;
-        self.levels = 0;
-        self.digits = [[0; 4]; LEVELS];
+        self.occupied = [0; BUCKETS / 64];
+        self.words = 0;
         self.len = 0;
         self.last = 0;
     }
@@ -400,7 +449,7 @@ impl Fel {
         debug_assert!(self.small && self.radix.len == 0);
         let n = std::mem::take(&mut self.len);
         if self.radix.buckets.is_empty() {
-            self.radix.buckets = vec![Vec::new(); 256 * LEVELS];
+            self.radix.buckets = vec![Vec::new(); BUCKETS];
         }
         // The last event handed out is not known here; 0 is a lower bound
         // of every time (the first refill then sorts the events out).
