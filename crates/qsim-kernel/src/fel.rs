@@ -81,6 +81,10 @@ const BUCKETS: usize = 256 * LEVELS;
 /// Capacity (events) an emptied radix bucket keeps.
 const KEEP: usize = 256;
 
+/// A bucket of at most this many events prefetches their records when it
+/// is emptied (see [`Fel::set_records`]).
+const PREFETCH_MAX: usize = 1024;
+
 /// The radix-heap layout (see the module docs).
 #[derive(Clone, Debug)]
 struct Radix {
@@ -219,15 +223,19 @@ impl Radix {
             self.buckets[i] = src;
             return;
         }
-        self.last = src.iter().map(|e| e.t).min().unwrap_or(self.last);
-        if src.len() <= KEEP && self.rec_base != 0 {
+        self.last = if src.len() <= PREFETCH_MAX && self.rec_base != 0 {
             // These are the next events handed out (with any scheduled
             // meanwhile): fetching their records now overlaps the misses
             // that each handler would otherwise wait for in turn.
+            let mut min = u64::MAX;
             for e in &src {
                 self.prefetch(e.ev);
+                min = min.min(e.t);
             }
-        }
+            min
+        } else {
+            src.iter().map(|e| e.t).min().unwrap_or(self.last)
+        };
         // Every event moves to a lower level (or to `cur`), into buckets
         // that are empty now: their scheduling order is kept.
         for &e in &src {
@@ -268,8 +276,10 @@ impl Radix {
     }
 
     /// Prefetches the record of the event that will probably be handed
-    /// out next: the next one due at `last`, else the first of the lowest
-    /// bucket (the next exactly at level 0, one of the next few above).
+    /// out next: the next one in `cur`, else the first of the earliest
+    /// bucket (the next exactly when it is alone there). Reading that
+    /// bucket's first event now also brings the bucket itself into the
+    /// cache before the next `pop` needs it.
     #[inline(always)]
     fn prefetch_next(&self) {
         let next = if let Some(e) = self.cur.get(self.head) {
@@ -509,20 +519,13 @@ impl Fel {
         self.radix.push(e);
     }
 
-    #[inline(always)]
-    fn radix_take(&mut self) -> Option<Entry> {
-        let e = self.radix.pop();
-        if self.radix.rec_base != 0 {
-            self.radix.prefetch_next();
-        }
-        e
-    }
-
     /// Tells the list where the records named by operand `b` of an event
     /// (bits 32..64) live: `base` is the address of record 0, `size` the
-    /// bytes per record. With many events pending, handing one out then
-    /// prefetches the record of the event likely to come next, which is
-    /// otherwise a cache miss the handler waits for. Only an address is
+    /// bytes per record. With many events pending, the radix heap empties
+    /// its earliest bucket into lower ones before it hands out any of its
+    /// events; a bucket of at most [`PREFETCH_MAX`] events then prefetches
+    /// their records, which are otherwise one cache miss after another
+    /// that the handlers wait for, each in turn. Only an address is
     /// computed (a prefetch never faults), so a stale `base` costs speed,
     /// never correctness.
     pub fn set_records(&mut self, base: usize, size: usize) {
@@ -591,7 +594,11 @@ impl Fel {
             self.len -= 1;
             return Some(self.list[self.len + 1]);
         }
-        self.radix_take()
+        let e = self.radix.pop();
+        if self.radix.rec_base != 0 {
+            self.radix.prefetch_next();
+        }
+        e
     }
 
     /// Returns a radix heap that has shrunk below [`SMALL_MIN`] to the
