@@ -81,9 +81,54 @@ const BUCKETS: usize = 256 * LEVELS;
 /// Capacity (events) an emptied radix bucket keeps.
 const KEEP: usize = 256;
 
-/// A bucket of at most this many events prefetches their records when it
-/// is emptied (see [`Fel::set_records`]).
-const PREFETCH_MAX: usize = 1024;
+/// An emptied bucket of at most this many events becomes `cur`, sorted,
+/// and prefetches their records (see [`Fel::set_records`]).
+const RUN_MAX: usize = 256;
+
+/// A run in `cur` that pushes have grown to this many events goes back to
+/// the buckets.
+const RUN_GROW: usize = 2 * RUN_MAX;
+
+/// Writes `src` into the empty `out` sorted by time, FIFO among equal
+/// times, when its times spread over byte `shift / 8`: a counting sort on
+/// that byte (stable), then an insertion sort for the lower bytes, which
+/// has little left to do. False, with `out` untouched, when too many
+/// events share a value of that byte for the insertion sort to stay short.
+fn sort_run(src: &[Entry], out: &mut Vec<Entry>, shift: u32) -> bool {
+    const CROWD: u32 = 16;
+    let digit = |e: &Entry| ((e.t >> shift) & 0xFF) as usize;
+    let mut count = [0u32; 256];
+    for e in src {
+        count[digit(e)] += 1;
+    }
+    let mut sum = 0;
+    let mut most = 0;
+    for c in &mut count {
+        let n = *c;
+        most = most.max(n);
+        *c = sum;
+        sum += n;
+    }
+    if most > CROWD {
+        return false;
+    }
+    out.resize(src.len(), Entry { t: 0, ev: 0 });
+    for e in src {
+        let k = &mut count[digit(e)];
+        out[*k as usize] = *e;
+        *k += 1;
+    }
+    for k in 1..out.len() {
+        let x = out[k];
+        let mut j = k;
+        while j > 0 && out[j - 1].t > x.t {
+            out[j] = out[j - 1];
+            j -= 1;
+        }
+        out[j] = x;
+    }
+    true
+}
 
 /// The radix-heap layout (see the module docs).
 #[derive(Clone, Debug)]
@@ -101,9 +146,12 @@ struct Radix {
     occupied: [u64; BUCKETS / 64],
     /// Bit `w` set when word `w` of `occupied` is not zero.
     words: u32,
-    /// Time bits of the last event handed out (a lower bound of every
-    /// pending time).
+    /// Time bits below every pending time, to which the buckets refer
+    /// (the last event handed out, or just below the run in `cur`).
     last: u64,
+    /// Every event in `cur` is due before `hi`, every one in the buckets
+    /// at or after it; `last < hi`.
+    hi: u64,
     len: usize,
     /// Where the records named by an event's operand `b` live (address of
     /// record 0 and bytes per record; 0 when not set): see
@@ -121,6 +169,7 @@ impl Default for Radix {
             occupied: [0; BUCKETS / 64],
             words: 0,
             last: 0,
+            hi: 1,
             len: 0,
             rec_base: 0,
             rec_size: 0,
@@ -131,17 +180,83 @@ impl Default for Radix {
 impl Radix {
     #[inline(always)]
     fn push(&mut self, e: Entry) {
-        if e.t <= self.last {
-            if e.t == self.last {
-                self.cur.push(e);
-                self.len += 1;
-            } else {
-                self.push_before_last(e);
-            }
+        if e.t >= self.hi {
+            // Later than every event in `cur`, so later than `last`.
+            self.len += 1;
+            self.place(e);
+        } else {
+            self.push_near(e);
+        }
+    }
+
+    /// An event due before `hi`: it joins `cur` in time order, behind the
+    /// events there due no later than it.
+    #[inline(never)]
+    fn push_near(&mut self, e: Entry) {
+        if e.t < self.last {
+            self.push_before_last(e);
             return;
         }
         self.len += 1;
-        self.place(e);
+        match self.cur[self.head..].last() {
+            Some(l) if l.t > e.t => {}
+            // Empty, or due no earlier than all of `cur` (an event at the
+            // current time, or one in the run's range but after it).
+            _ => {
+                self.cur.push(e);
+                return;
+            }
+        }
+        let live = self.cur.len() - self.head;
+        if live >= RUN_GROW && self.cur[self.head].t > self.last {
+            // A run that pushes keep landing in (many short events in
+            // flight): back to the buckets, where a push costs the same
+            // however many are pending.
+            self.dissolve();
+            self.place(e);
+            return;
+        }
+        // The first event due after `e`: scanned from the front, where an
+        // event scheduled a short time ahead belongs, then by bisection.
+        // The last event of `cur` is due after `e`: the scan stops there.
+        let h = self.head;
+        let mut pos = h;
+        while self.cur[pos].t <= e.t {
+            pos += 1;
+            if pos - h == 8 {
+                pos += self.cur[pos..].partition_point(|x| x.t <= e.t);
+                break;
+            }
+        }
+        if h > 0 {
+            // The slots before `head` are free: shift the earlier events
+            // one slot towards the front.
+            if pos - h < 8 {
+                for k in h..pos {
+                    self.cur[k - 1] = self.cur[k];
+                }
+            } else {
+                self.cur.copy_within(h..pos, h - 1);
+            }
+            self.head = h - 1;
+            self.cur[pos - 1] = e;
+        } else {
+            self.cur.insert(pos, e);
+        }
+    }
+
+    /// Files the events of `cur` (all later than `last`) into the buckets,
+    /// in order, and empties it.
+    #[cold]
+    fn dissolve(&mut self) {
+        let run = std::mem::take(&mut self.cur);
+        for &x in &run[self.head..] {
+            self.place(x);
+        }
+        self.cur = run;
+        self.cur.clear();
+        self.head = 0;
+        self.hi = self.last + 1;
     }
 
     /// Files an event later than `last` into its bucket.
@@ -172,6 +287,7 @@ impl Radix {
         let mut all = Vec::with_capacity(self.len);
         self.drain_sorted(&mut all);
         self.last = e.t;
+        self.hi = e.t + 1;
         self.push(e);
         for &x in &all {
             self.push(x);
@@ -203,6 +319,7 @@ impl Radix {
         if let [e] = bucket[..] {
             bucket.clear();
             self.last = e.t;
+            self.hi = e.t + 1;
             return Some(e);
         }
         self.spill(i);
@@ -210,39 +327,54 @@ impl Radix {
         Some(self.cur[0])
     }
 
-    /// Empties bucket `i`, the earliest, of two or more events: its
-    /// earliest time becomes `last`, and its events move to `cur` (those
-    /// due then) or to lower levels.
+    /// Empties bucket `i`, the earliest, of two or more events into `cur`
+    /// (and lower levels when it holds many).
     fn spill(&mut self, i: usize) {
         let mut src = std::mem::take(&mut self.buckets[i]);
-        if i < 256 {
+        let d = i >> 8;
+        if d == 0 {
             // Only byte 0 differs from `last`: every event here has the
             // same time; the bucket becomes `cur` as it is.
             self.last = src[0].t;
+            self.hi = self.last + 1;
             std::mem::swap(&mut self.cur, &mut src);
-            self.buckets[i] = src;
-            return;
-        }
-        self.last = if src.len() <= PREFETCH_MAX && self.rec_base != 0 {
-            // These are the next events handed out (with any scheduled
-            // meanwhile): fetching their records now overlaps the misses
-            // that each handler would otherwise wait for in turn.
-            let mut min = u64::MAX;
-            for e in &src {
-                self.prefetch(e.ev);
-                min = min.min(e.t);
+        } else if src.len() <= RUN_MAX {
+            // A few events: sorted by time (stably: FIFO among equal
+            // times), they are `cur`, a run handed out from the front. The
+            // bucket covers [lo, hi); every other pending event is due at
+            // or after `hi`. `last` goes just below `lo`: every other
+            // bucket keeps its place relative to it (above byte d it
+            // agrees with the old `last`, and byte d is v - 1, where the
+            // old one read at most that), and every event of the run is
+            // later than it, so `dissolve` can file them.
+            if self.rec_base != 0 {
+                // These are the next events handed out (with any scheduled
+                // meanwhile): fetching their records now overlaps the
+                // misses that each handler would otherwise wait for in turn.
+                for e in &src {
+                    self.prefetch(e.ev);
+                }
             }
-            min
+            let shift = 8 * d as u32;
+            let lo = (self.last >> shift >> 8 << 8 | (i & 0xFF) as u64) << shift;
+            self.last = lo - 1;
+            self.hi = lo.saturating_add(1 << shift);
+            if !sort_run(&src, &mut self.cur, shift - 8) {
+                src.sort_by_key(|e| e.t);
+                std::mem::swap(&mut self.cur, &mut src);
+            }
         } else {
-            src.iter().map(|e| e.t).min().unwrap_or(self.last)
-        };
-        // Every event moves to a lower level (or to `cur`), into buckets
-        // that are empty now: their scheduling order is kept.
-        for &e in &src {
-            if e.t == self.last {
-                self.cur.push(e);
-            } else {
-                self.place(e);
+            let min = src.iter().map(|e| e.t).min().unwrap_or(self.last);
+            self.last = min;
+            self.hi = min + 1;
+            // Every event moves to a lower level (or to `cur`), into
+            // buckets that are empty now: their scheduling order is kept.
+            for &e in &src {
+                if e.t == min {
+                    self.cur.push(e);
+                } else {
+                    self.place(e);
+                }
             }
         }
         src.clear();
@@ -344,6 +476,7 @@ impl Radix {
         self.words = 0;
         self.len = 0;
         self.last = 0;
+        self.hi = 1;
     }
 }
 
@@ -464,6 +597,7 @@ impl Fel {
         // The last event handed out is not known here; 0 is a lower bound
         // of every time (the first refill then sorts the events out).
         self.radix.last = 0;
+        self.radix.hi = 1;
         for &e in self.list[1..=n].iter().rev() {
             self.radix.push(e);
         }
@@ -523,7 +657,7 @@ impl Fel {
     /// (bits 32..64) live: `base` is the address of record 0, `size` the
     /// bytes per record. With many events pending, the radix heap empties
     /// its earliest bucket into lower ones before it hands out any of its
-    /// events; a bucket of at most [`PREFETCH_MAX`] events then prefetches
+    /// events; a bucket of at most [`RUN_MAX`] events then prefetches
     /// their records, which are otherwise one cache miss after another
     /// that the handlers wait for, each in turn. Only an address is
     /// computed (a prefetch never faults), so a stale `base` costs speed,
