@@ -23,25 +23,44 @@
 //! forth).
 //!
 //! The radix heap works on the time bits one byte (digit) at a time.
-//! `last` is the time of the last event handed out; `cur` holds the events
-//! due exactly then, and bucket (d, v) the later events whose bits first
-//! differ from `last` in byte d, where they read v. A push is an xor, a
-//! leading-zero count and an append. When `cur` runs dry, the lowest
-//! non-empty bucket (lowest level, then lowest digit) holds the earliest
-//! events; its earliest time becomes `last` and its events move to `cur`
-//! or to lower levels. An event only ever moves down a level, so it moves
-//! at most 8 times (about 5 for a typical think-time spread), and all the
-//! work is appends and sequential passes over contiguous vectors: with a
-//! million events pending, a binary or 4-ary heap pays a cache miss per
-//! level instead.
+//! Bucket (d, v) holds the pending events whose bits first differ from
+//! `last` (a lower bound of every pending time) in byte d, where they read
+//! v; `cur` holds the earliest events, in time order, handed out from its
+//! front, and every event there is due before `hi`, every one in the
+//! buckets at or after it. A push due at or after `hi` is an xor, a
+//! leading-zero count and an append to its bucket. When `cur` runs dry,
+//! the first non-empty bucket (lowest level, then lowest digit; one
+//! occupancy bit per bucket finds it) holds the earliest events:
+//!
+//! - a lone event is handed out at once (its time becomes `last`);
+//! - a bucket of at most [`RUN_MAX`] events becomes `cur` as a sorted
+//!   *run* (a counting sort on the next byte, then an insertion sort),
+//!   with `hi` the end of the bucket's range. Events scheduled before
+//!   `hi` (a short service while a million users think) join the run in
+//!   order, next to its front, instead of going through the buckets; a
+//!   run that such pushes grow to [`RUN_GROW`] goes back to the buckets;
+//! - a larger bucket moves its earliest events to `cur` and the rest one
+//!   level down or more, relative to their earliest time.
+//!
+//! An event only ever moves down a level, so it moves at most 8 times
+//! (about 3 for a typical think-time spread before it lands in a run), and
+//! all the work is appends and sequential passes over contiguous vectors:
+//! with a million events pending, a binary or 4-ary heap pays a cache
+//! miss per level instead. What remains is the miss on each handed-out
+//! event's job record: a bucket that becomes a run prefetches the records
+//! of its events, which are the next ones handed out, and handing out an
+//! event prefetches the record of the likely next one
+//! ([`Fel::set_records`]).
 //!
 //! FIFO among equal times without sequence numbers: in both layouts every
 //! container keeps its events in scheduling order among equal times. The
 //! array places a new event before every pending one with the same time
 //! (it is sorted latest first and handed out from the end). A heap bucket
 //! only ever receives appended new events, or the whole content of a higher
-//! bucket, in order, while it is empty; equal times always share a bucket;
-//! and `cur` is read from the front. Switching layouts keeps that order
+//! bucket or of a run, in order, while it is empty; equal times always
+//! share a bucket; a run is sorted stably and takes a new event after
+//! every one due no later; and `cur` is read from the front. Switching
+//! layouts keeps that order
 //! (a stable sort by time on the way back), so which layout holds the
 //! events never changes the order in which they are handed out.
 
@@ -133,8 +152,8 @@ fn sort_run(src: &[Entry], out: &mut Vec<Entry>, shift: u32) -> bool {
 /// The radix-heap layout (see the module docs).
 #[derive(Clone, Debug)]
 struct Radix {
-    /// The events due exactly at `last`, read from the front: live ones
-    /// are `cur[head..]`.
+    /// The earliest events in time order (FIFO among equal times), read
+    /// from the front: live ones are `cur[head..]`. All due before `hi`.
     cur: Vec<Entry>,
     head: usize,
     /// Bucket `256·d + v`: the events whose time bits first differ from
