@@ -22,7 +22,7 @@ pub enum Format {
 }
 use anyhow::{Context, Result};
 use clap::Args;
-use qsim_kernel::{Estimate, NetworkSpec, RunResults, Workload};
+use qsim_kernel::{Estimate, KindTag, NetworkSpec, RunResults, Workload};
 use qsim_theory::bounds::{ClosedBounds, closed_bounds};
 use qsim_theory::closed::{Bistability, mva_single_within};
 use qsim_theory::solution::{Exactness, Figures, figures_at, solve_within};
@@ -104,12 +104,15 @@ fn parse_range(spec: &str) -> Result<Vec<u32>> {
             "--population-range {spec}: {why}; expected e.g. 1..200:10"
         ))
     };
+    // The range syntax is --vary's; its messages name the --vary spec,
+    // which was not typed here.
+    let typed = format!("invalid --vary `population={spec}`: ");
     let vary = qsim_sweep::VarySpec::parse(&format!("population={spec}"))
-        .map_err(|e| bad(e.to_string()))?;
+        .map_err(|e| bad(e.to_string().replacen(&typed, "", 1)))?;
     vary.values()
         .iter()
-        .map(|v| match v.text().parse::<u32>() {
-            Ok(n) if n >= 1 => Ok(n),
+        .map(|v| match v.number() {
+            Some(n) if n.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(&n) => Ok(n as u32),
             _ => Err(bad(format!("{} is not a whole number of jobs >= 1", v.text())).into()),
         })
         .collect()
@@ -175,6 +178,12 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
 
     if let Some(range) = &args.population_range {
         let ns = parse_range(range)?;
+        if args.compare {
+            return Err(UsageError(format!(
+                "--compare does not apply to --population-range {range}: it simulates one population; to compare at one of them, run `qsim solve --compare --set workload.population=N`"
+            ))
+            .into());
+        }
         if population.is_none() {
             return Err(UsageError(
                 "--population-range needs a model with one closed class".into(),
@@ -220,6 +229,7 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
         qsim_theory::product_form::reasons(spec).is_empty() && chain_reasons.is_empty();
     print_figures(
         &mut out,
+        spec,
         &name,
         &figures,
         product_form,
@@ -264,7 +274,7 @@ impl Row {
     }
 }
 
-fn rows(f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
+fn rows(spec: &NetworkSpec, f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
     let mut rows = vec![
         Row {
             scope: "system",
@@ -307,6 +317,12 @@ fn rows(f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
     }
     for (i, s) in f.stations.iter().enumerate() {
         let st = sim.map(|r| &r.stations[i]);
+        // A delay, fork or join has no servers: no utilization to give or
+        // to agree on (a 0 against a 0 would count as an agreement).
+        let busy = spec
+            .stations
+            .get(i)
+            .is_none_or(|x| KindTag::from(&x.kind).can_saturate());
         for (metric, analytic, est) in [
             (
                 "throughput_per_s",
@@ -316,6 +332,9 @@ fn rows(f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
             ("utilization", s.utilization, st.map(|x| x.utilization)),
             ("mean_jobs", s.mean_jobs, st.map(|x| x.mean_jobs)),
         ] {
+            if metric == "utilization" && !busy {
+                continue;
+            }
             rows.push(Row {
                 scope: "stations",
                 name: s.name.clone(),
@@ -349,13 +368,14 @@ fn bistability_warning(b: &Bistability) -> String {
 
 fn print_figures(
     out: &mut impl Write,
+    spec: &NetworkSpec,
     name: &str,
     f: &Figures,
     product_form: bool,
     sim: Option<&RunResults>,
     format: Format,
 ) -> Result<()> {
-    let rows = rows(f, sim);
+    let rows = rows(spec, f, sim);
     let kind = kind_name(f.exactness);
     let warnings: Vec<String> = f.bistability.iter().map(bistability_warning).collect();
     match format {

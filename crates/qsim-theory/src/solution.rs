@@ -344,7 +344,12 @@ fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
             (0.0, 0.0)
         } else {
             match (&st.speed, &st.kind) {
-                (Some(speed), _) => birth_death(speed, lam).map_err(at)?,
+                (Some(speed), _) => {
+                    birth_death(speed, lam).map_err(|why| Error::NoSteadyState {
+                        station: st.name.clone(),
+                        why,
+                    })?
+                }
                 (None, _) if mean == 0.0 => (0.0, 0.0),
                 (None, StationKind::Delay) => {
                     (0.0, single::mminf(lam, 1.0 / mean).map_err(at)?.mean_number)
@@ -382,23 +387,45 @@ fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
 }
 
 /// A station completing rate(n) jobs per second with n present, fed Poisson
-/// arrivals at `lam`: p(n) ∝ Π λ/rate(k). Returns (P(busy), mean number).
-fn birth_death(speed: &Speed, lam: f64) -> Result<(f64, f64), qsim_analytic::Error> {
-    let unstable = |u: f64| qsim_analytic::Error::Unstable {
-        station: "speed curve".into(),
-        utilization: u,
+/// arrivals at `lam`: p(n) ∝ Π λ/rate(k). Returns (P(busy), mean number),
+/// or why the chain has no steady state, in words: the arrivals reach the
+/// curve's peak, or its limit as jobs pile up (the sum of p(n) diverges).
+fn birth_death(speed: &Speed, lam: f64) -> Result<(f64, f64), String> {
+    let num = |x: f64| {
+        let s = format!("{x:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     };
     let peak = crate::kind::peak_rate(speed, None);
     if lam >= peak {
-        return Err(unstable(lam / peak));
+        return Err(format!(
+            "its arrivals ({}/s) reach the speed curve's peak ({}/s), so the queue grows without bound",
+            num(lam),
+            num(peak)
+        ));
     }
-    // Far out the rate settles (a table's last point, the USL's limit); the
-    // tail beyond is geometric.
+    let limit = crate::kind::limit_rate(speed);
+    if lam >= limit {
+        let when = crate::kind::collapse(speed, lam).map_or(String::new(), |c| {
+            format!(
+                "; from empty it is expected to pass {} jobs, past which the curve never keeps up, after {} s",
+                c.at_jobs,
+                sig4(c.expected_s)
+            )
+        });
+        return Err(format!(
+            "its arrivals ({}/s) are below the speed curve's peak ({}/s) but not below its rate with many jobs present ({}/s): a long enough queue only grows, so there is no long-run steady state{when}",
+            num(lam),
+            num(peak),
+            num(limit)
+        ));
+    }
+    // Below the limit the terms fall geometrically far out: the sum
+    // converges.
     let (mut term, mut sum, mut mean) = (1.0_f64, 1.0_f64, 0.0_f64);
     for n in 1..=10_000_000u32 {
         term *= lam / speed.rate(f64::from(n));
         if !term.is_finite() {
-            return Err(unstable(f64::INFINITY));
+            break;
         }
         sum += term;
         mean += f64::from(n) * term;
@@ -406,7 +433,23 @@ fn birth_death(speed: &Speed, lam: f64) -> Result<(f64, f64), qsim_analytic::Err
             return Ok((1.0 - 1.0 / sum, mean / sum));
         }
     }
-    Err(unstable(lam / speed.rate(1e7)))
+    Err(format!(
+        "its distribution of jobs present does not settle within 10^7 jobs at {}/s of arrivals",
+        num(lam)
+    ))
+}
+
+/// Four significant digits.
+fn sig4(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let e = x.abs().log10().floor() as i32;
+    if !(-3..9).contains(&e) {
+        return format!("{x:.3e}");
+    }
+    let d = (3 - e).max(0) as usize;
+    format!("{x:.d$}")
 }
 
 /// Several closed classes, or a mixed network: multi-class MVA over delays
