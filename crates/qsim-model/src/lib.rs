@@ -407,7 +407,7 @@ fn stability_errors(
             .flatten()
             .unwrap_or((Origin::File(0..0), class_paths[ci].clone()))
     };
-    metastable_warnings(ctx, spec, &at);
+    metastable_warnings(ctx, spec, at);
     for ci in trapped {
         let (o, p) = at(ci);
         ctx.error(
@@ -474,7 +474,7 @@ fn metastable_warnings(
 ) {
     for m in stability::metastable(spec) {
         let c = m.collapse;
-        if !(c.expected_s * m.offered < COLLAPSE_UNSEEN_ARRIVALS) {
+        if c.expected_s * m.offered >= COLLAPSE_UNSEEN_ARRIVALS {
             continue;
         }
         let (o, p) = at(m.class);

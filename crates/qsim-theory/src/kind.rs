@@ -251,7 +251,7 @@ const COLLAPSE_SEARCH: u64 = 2_000_000;
 /// over k < at_jobs (infinite once it passes f64's range). `None` when the
 /// curve keeps up beyond [`COLLAPSE_SEARCH`] jobs or never falls behind.
 pub fn collapse(speed: &Speed, offered: f64) -> Option<Collapse> {
-    if !(offered > 0.0) || offered < limit_rate(speed) {
+    if offered.is_nan() || offered <= 0.0 || offered < limit_rate(speed) {
         return None;
     }
     // Past this many jobs the curve stays below `offered`.
