@@ -247,6 +247,12 @@ fn kind_name(e: Exactness) -> &'static str {
     }
 }
 
+/// Whether a simulated figure exists to compare with (a figure the run
+/// could not compute is neither an agreement nor a disagreement).
+fn comparable(sim: &Estimate) -> bool {
+    sim.mean.is_finite()
+}
+
 /// Whether an analytic value lies inside a simulation's CI. A zero-width
 /// CI (a figure that never varies, such as a utilization of exactly 1)
 /// holds an exact match, to a relative 1e-9.
@@ -269,7 +275,7 @@ impl Row {
         if self.scope == "system" {
             format!("system.{}", self.metric)
         } else {
-            format!("stations.{}.{}", self.name, self.metric)
+            format!("{}.{}.{}", self.scope, self.name, self.metric)
         }
     }
 }
@@ -312,6 +318,33 @@ fn rows(spec: &NetworkSpec, f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
                     let rt = &r.system.response_time_s;
                     [rt.p50, rt.p90, rt.p95, rt.p99, rt.p999][k]
                 }),
+            });
+        }
+    }
+    for c in &f.classes {
+        let sc = sim.and_then(|r| r.classes.iter().find(|x| x.name == c.name));
+        for (metric, analytic, est) in [
+            (
+                "throughput_per_s",
+                c.throughput_per_s,
+                sc.map(|x| x.throughput_per_s),
+            ),
+            (
+                "response_time_s",
+                c.response_time_s,
+                sc.map(|x| Estimate {
+                    mean: x.response_time_s.mean,
+                    ci95: x.response_time_s.ci95,
+                }),
+            ),
+        ] {
+            rows.push(Row {
+                scope: "classes",
+                name: c.name.clone(),
+                metric,
+                analytic,
+                // A class the run has no figures for is not compared.
+                sim: sim.map(|_| est.unwrap_or(Estimate::UNKNOWN)),
             });
         }
     }
@@ -383,6 +416,10 @@ fn print_figures(
             let rows: Vec<Value> = rows
                 .iter()
                 .map(|r| match r.sim {
+                    Some(e) if !comparable(&e) => json!({
+                        "metric": r.label(), "kind": kind, "analytic": r.analytic,
+                        "simulation": null, "inside_ci": null,
+                    }),
                     Some(e) => json!({
                         "metric": r.label(), "kind": kind, "analytic": r.analytic,
                         "simulation": { "mean": e.mean, "ci95": e.ci95 },
@@ -401,15 +438,16 @@ fn print_figures(
         Format::Csv => {
             writeln!(out, "scope,name,metric,kind,analytic,mean,ci95,inside_ci")?;
             for r in &rows {
-                let (m, c, inside) =
-                    r.sim
-                        .map_or((String::new(), String::new(), String::new()), |e| {
-                            (
-                                e.mean.to_string(),
-                                e.ci95.to_string(),
-                                inside_ci(r.analytic, e).to_string(),
-                            )
-                        });
+                let (m, c, inside) = r.sim.filter(comparable).map_or(
+                    (String::new(), String::new(), String::new()),
+                    |e| {
+                        (
+                            e.mean.to_string(),
+                            e.ci95.to_string(),
+                            inside_ci(r.analytic, e).to_string(),
+                        )
+                    },
+                );
                 writeln!(
                     out,
                     "{},{},{},{kind},{},{m},{c},{inside}",
@@ -451,9 +489,18 @@ fn print_figures(
                 writeln!(out, "  {:<width$}  {:>12}", "metric", "analytic")?;
             }
             let mut outside = 0;
+            let compared = rows
+                .iter()
+                .filter(|r| r.sim.is_some_and(|e| comparable(&e)))
+                .count();
             for r in &rows {
                 let label = r.label();
                 match r.sim {
+                    Some(e) if !comparable(&e) => writeln!(
+                        out,
+                        "  {label:<width$}  {:>12.6}  {:>24}  {:>11}  n/a",
+                        r.analytic, "n/a", ""
+                    )?,
                     Some(e) => {
                         let inside = inside_ci(r.analytic, e);
                         outside += usize::from(!inside);
@@ -473,8 +520,8 @@ fn print_figures(
                 writeln!(
                     out,
                     "\n{} of {} analytic values lie inside the simulation's 95% CI (about 1 in 20 falls outside by chance{})",
-                    rows.len() - outside,
-                    rows.len(),
+                    compared - outside,
+                    compared,
                     if f.bistability.is_some() {
                         "; more here: the model is bistable, see the warning above"
                     } else {

@@ -319,3 +319,64 @@ fn population_range_errors_name_what_was_typed() {
         text(&out.stderr)
     );
 }
+
+/// Two closed classes on a PS cpu and an FCFS disk with one exponential
+/// service time (product form): `solve` gives each class's exact
+/// throughput and response time from multi-class MVA, and the simulation
+/// of `--compare` lies within 4 of its 95% half-widths of each.
+#[test]
+fn solve_gives_per_class_figures_of_a_multi_class_model() {
+    let m = temp(
+        "two_classes.toml",
+        "[classes.a]\npopulation = 5\nthink = { dist = \"exponential\", mean = 1.0 }\n\
+         route = [\"cpu\", \"disk\"]\n\
+         [classes.b]\npopulation = 3\nthink = { dist = \"exponential\", mean = 0.2 }\n\
+         route = [\"cpu\", \"cpu\", \"disk\"]\n\
+         [stations.cpu]\nkind = \"queue\"\ndiscipline = \"ps\"\n\
+         service_by_class = { a = { dist = \"exponential\", mean = 0.05 }, b = { dist = \"exponential\", mean = 0.1 } }\n\
+         [stations.disk]\nkind = \"queue\"\nservice = { dist = \"exponential\", mean = 0.08 }\n",
+    );
+    let out = qsim(&[
+        "solve",
+        &m,
+        "--compare",
+        "--jobs",
+        "40000",
+        "--replications",
+        "5",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let mut x_sum = 0.0;
+    for class in ["a", "b"] {
+        for metric in ["throughput_per_s", "response_time_s"] {
+            let label = format!("classes.{class}.{metric}");
+            let row = rows
+                .iter()
+                .find(|r| r["metric"] == label.as_str())
+                .unwrap_or_else(|| panic!("no row {label}: {v}"));
+            let exact = row["analytic"].as_f64().unwrap();
+            let mean = row["simulation"]["mean"].as_f64().unwrap();
+            let ci = row["simulation"]["ci95"].as_f64().unwrap();
+            assert!((mean - exact).abs() <= 4.0 * ci, "{label}: {row}");
+            assert!(ci < 0.05 * exact, "{label}: interval too wide: {row}");
+            if metric == "throughput_per_s" {
+                x_sum += exact;
+            }
+        }
+    }
+    // The classes' throughputs add up to the system's.
+    let system = rows
+        .iter()
+        .find(|r| r["metric"] == "system.throughput_per_s")
+        .unwrap()["analytic"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (x_sum - system).abs() < 1e-9 * system,
+        "{x_sum} vs {system}"
+    );
+}

@@ -189,18 +189,14 @@ fn percentiles<'a>(per_rep: impl Iterator<Item = &'a ReplicationClass>) -> ([Est
         }
         _ => std::array::from_fn(|k| estimate(per_rep.iter().map(|r| r.percentiles_s[k]))),
     };
-    let mut k = 0;
-    (
-        all.map(|e| {
-            k += 1;
-            if supported(k - 1) {
-                e
-            } else {
-                Estimate::UNKNOWN
-            }
-        }),
-        fewest,
-    )
+    let kept = std::array::from_fn(|k| {
+        if supported(k) {
+            all[k]
+        } else {
+            Estimate::UNKNOWN
+        }
+    });
+    (kept, fewest)
 }
 
 /// [`PERCENTILES`] with their labels.

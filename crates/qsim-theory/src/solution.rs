@@ -40,6 +40,17 @@ pub struct StationFigures {
     pub loss_probability: Option<f64>,
 }
 
+/// Figures of one class of a multi-class network.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassFigures {
+    /// Class name.
+    pub name: String,
+    /// Completed interactions of the class per second.
+    pub throughput_per_s: f64,
+    /// Mean response time of the class (think time excluded), seconds.
+    pub response_time_s: f64,
+}
+
 /// Figures of a network at one population.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Figures {
@@ -55,6 +66,9 @@ pub struct Figures {
     pub response_time_s: f64,
     /// Per station, in model order.
     pub stations: Vec<StationFigures>,
+    /// Per class, in model order, where the method gives them (several
+    /// classes, solved by multi-class MVA); empty otherwise.
+    pub classes: Vec<ClassFigures>,
     /// p50, p90, p95, p99 and p99.9 of the response time, where they are
     /// known exactly: one open Poisson class through one FCFS single-server
     /// station with exponential service and nothing else (M/M/1: the
@@ -153,6 +167,7 @@ pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Figures
                 loss_probability: None,
             })
             .collect(),
+        classes: Vec::new(),
         response_percentiles_s: None,
         bistability: None,
     }
@@ -244,6 +259,7 @@ fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
         throughput_per_s: lambda,
         response_time_s: response,
         stations,
+        classes: Vec::new(),
         response_percentiles_s: None,
         bistability: None,
     }))
@@ -307,6 +323,7 @@ fn mmck(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
             mean_jobs: m.mean_number,
             loss_probability: Some(m.prob_blocking),
         }],
+        classes: Vec::new(),
         response_percentiles_s: None,
         bistability: None,
     }))
@@ -381,6 +398,7 @@ fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
         // Little's law over the whole network.
         response_time_s: jobs_total / total,
         stations,
+        classes: Vec::new(),
         response_percentiles_s: None,
         bistability: None,
     })
@@ -544,6 +562,15 @@ fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
                 },
                 mean_jobs: st.queue_length,
                 loss_probability: None,
+            })
+            .collect(),
+        classes: sol
+            .classes
+            .iter()
+            .map(|c| ClassFigures {
+                name: c.name.clone(),
+                throughput_per_s: c.throughput_per_s,
+                response_time_s: c.response_s,
             })
             .collect(),
         response_percentiles_s: None,
