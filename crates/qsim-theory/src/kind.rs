@@ -249,7 +249,7 @@ const COLLAPSE_SEARCH: u64 = 2_000_000;
 /// time from empty to `at_jobs`: with t_k the mean time from k jobs to k+1,
 /// t_0 = 1/offered and t_k = 1/offered + (rate(k)/offered)·t_(k−1), summed
 /// over k < at_jobs (infinite once it passes f64's range). `None` when the
-/// curve keeps up beyond [`COLLAPSE_SEARCH`] jobs or never falls behind.
+/// curve keeps up beyond 2,000,000 jobs or never falls behind.
 pub fn collapse(speed: &Speed, offered: f64) -> Option<Collapse> {
     if offered.is_nan() || offered <= 0.0 || offered < limit_rate(speed) {
         return None;
