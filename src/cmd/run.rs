@@ -44,8 +44,17 @@ const SHOWN_MODEL_WARNINGS: usize = 20;
 impl ModelArgs {
     /// Loads the model with its overrides; errors are usage errors (exit 2).
     pub fn load(&self) -> Result<Model> {
+        self.load_echoing(true)
+    }
+
+    /// [`ModelArgs::load`], printing the model's warnings on stderr only
+    /// when `echo` (a command whose output shows them prints them once).
+    pub fn load_echoing(&self, echo: bool) -> Result<Model> {
         let overrides = parse_overrides(&self.set)?;
         let model = qsim_model::load_file(&self.model, &overrides)?;
+        if !echo {
+            return Ok(model);
+        }
         // A warning does not stop the model; it is said where it is found
         // (the first few: a generated model may repeat one thousands of times).
         for w in model.warnings.iter().take(SHOWN_MODEL_WARNINGS) {
@@ -502,7 +511,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     args.trace.refuse_overwriting(&args.model.model)?;
     args.trace.check_outputs(&args.model.model)?;
     args.options.validate()?;
-    let model = args.model.load()?;
+    // Figures that cannot be taken at face value, model warnings included:
+    // said next to the figures, and on stderr too when the figures go to a
+    // file or a pipe (on a terminal the output already shows them: once is
+    // enough).
+    use std::io::IsTerminal;
+    let echo = args.output.is_some() || !std::io::stdout().is_terminal();
+    let model = args.model.load_echoing(echo)?;
     let mut config = model.run.clone();
     args.options.apply(&mut config)?;
     config.trace = args.trace.plan(&model.network, &config)?;
@@ -551,11 +566,6 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             ))
         })
     );
-    // Figures that cannot be taken at face value: said next to the
-    // figures, and on stderr too when the figures go to a file or a pipe
-    // (on a terminal the output already shows them: once is enough).
-    use std::io::IsTerminal;
-    let echo = args.output.is_some() || !std::io::stdout().is_terminal();
     let mut new_warnings: Vec<String> = results.warnings.iter().map(|w| w.to_string()).collect();
     new_warnings.extend(above_bound_warning(&model.network, &results));
     new_warnings.extend(args.trace.write(&model.network, &results, &model_name)?);
@@ -598,6 +608,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             .classes
             .iter()
             .all(|c| matches!(c.workload, qsim_kernel::Workload::Open { .. })),
+        offered_per_s: offered_per_s(&model.network, &config),
         warnings,
     };
     let text = match args.format {
@@ -677,6 +688,24 @@ pub fn about_duration(seconds: f64) -> String {
 /// A closed network cannot sustain more than its asymptotic throughput
 /// bound (qsim-theory); a measured throughput above it, beyond its own
 /// interval, was taken during a transient.
+/// The completions per second a steady state of an open model has: the
+/// arrival rates summed, when every class is open, no station loses jobs
+/// and no load schedule changes the rates.
+fn offered_per_s(network: &Network, config: &RunConfig) -> Option<f64> {
+    let spec = network.spec();
+    if !config.schedule.is_empty() || spec.capacity.iter().any(Option::is_some) {
+        return None;
+    }
+    spec.classes
+        .iter()
+        .map(|c| match &c.workload {
+            qsim_kernel::Workload::Open { interarrival } => Some(1.0 / interarrival.mean()),
+            qsim_kernel::Workload::Closed { .. } => None,
+        })
+        .sum::<Option<f64>>()
+        .filter(|x| x.is_finite())
+}
+
 fn above_bound_warning(network: &Network, results: &RunResults) -> Option<String> {
     let spec = network.spec();
     let qsim_kernel::Workload::Closed { population, .. } = spec.classes.first()?.workload else {

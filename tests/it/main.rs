@@ -4,6 +4,7 @@
 mod blocking;
 mod capacity;
 mod charts;
+mod claims;
 mod cli;
 mod docs;
 mod exact;

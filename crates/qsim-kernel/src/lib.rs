@@ -154,7 +154,10 @@ pub use error::RunError;
 pub use network::*;
 pub use results::*;
 pub use rounds::ReplicationRounds;
-pub use run::{run, run_replication, run_replication_with, run_with, summarize};
+pub use run::{
+    MIN_TAIL_RESPONSES, PERCENTILES, responses_needed, run, run_replication, run_replication_with,
+    run_with, summarize,
+};
 pub use sim::Simulation;
 pub use steady::BATCHES;
 pub use time::SimTime;

@@ -528,6 +528,7 @@ fn stability_errors(
             .flatten()
             .unwrap_or((Origin::File(0..0), class_paths[ci].clone()))
     };
+    metastable_warnings(ctx, spec, at);
     for ci in trapped {
         let (o, p) = at(ci);
         ctx.error(&o, &p, trapped_message(spec, ci));
@@ -583,6 +584,49 @@ fn trapped_message(spec: &qsim_kernel::NetworkSpec, class: usize) -> String {
         "jobs of class {} never leave the network; expected a route that ends at sink",
         spec.classes[class].name
     )
+}
+
+/// The arrivals before an expected collapse past which a metastable
+/// station is not worth a warning: no run gets that far.
+const COLLAPSE_UNSEEN_ARRIVALS: f64 = 1e12;
+
+/// Warnings for stations with no steady state in the long run although
+/// their speed curve's peak keeps up with the arrivals (see
+/// [`stability::metastable`]), located where the arrivals are set.
+fn metastable_warnings(
+    ctx: &mut Ctx<'_>,
+    spec: &qsim_kernel::NetworkSpec,
+    at: impl Fn(usize) -> (Origin, String),
+) {
+    for m in stability::metastable(spec) {
+        let c = m.collapse;
+        if c.expected_s * m.offered >= COLLAPSE_UNSEEN_ARRIVALS {
+            continue;
+        }
+        let (o, p) = at(m.class);
+        let advice = if m.limit > 0.0 {
+            format!(
+                "for a steady state, lower the arrival rate below {}/s or raise the curve's last rate to at least {}/s",
+                sig(m.limit),
+                sig(m.offered)
+            )
+        } else {
+            "a curve whose rate falls towards 0 as jobs pile up has a steady state only with a bound on the jobs present: give the station a capacity or put it in a throttled region".to_string()
+        };
+        ctx.warn(
+            &o,
+            &p,
+            format!(
+                "station {} has no steady state: its arrivals ({}/s) are below its speed curve's peak ({}/s) but not below the curve's rate with many jobs present ({}/s); from empty it is expected to reach {} jobs, past which the curve never keeps up, after {} s (exact for Poisson arrivals and exponential work), and the queue then grows without bound, so figures of a longer run describe that collapse; {advice}",
+                m.station,
+                sig(m.offered),
+                sig(m.peak),
+                sig(m.limit),
+                c.at_jobs,
+                sig(c.expected_s),
+            ),
+        );
+    }
 }
 
 /// Whether a key path and an override path name the same value or one
