@@ -11,13 +11,10 @@ use super::sweep::{SweepArgs, SweepFormat};
 use anyhow::{Context, Result};
 use qsim_kernel::Stop;
 use qsim_report::hysteresis_chart::{Branch, hysteresis_chart};
-use qsim_sweep::output::MANIFEST_FILE;
+use qsim_sweep::output::{HYSTERESIS_FILE, MANIFEST_FILE};
 use qsim_sweep::{HysteresisOptions, ModelFile, SweepError, VarySpec, run_hysteresis};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// The results file of a hysteresis sweep.
-pub const HYSTERESIS_FILE: &str = "hysteresis.json";
 
 /// Flags of `qsim sweep` that a hysteresis run has no use for, refused
 /// rather than silently ignored.

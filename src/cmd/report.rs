@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use qsim_report::charts::{self, CHARTS};
 use qsim_report::html::{self, PageChart, SummaryRow, SweepPage};
-use qsim_sweep::output::{CSV_FILE, MANIFEST_FILE, SUMMARY_FILE};
+use qsim_sweep::output::{CSV_FILE, HYSTERESIS_FILE, MANIFEST_FILE, SUMMARY_FILE};
 use qsim_sweep::{Point, SavedSweep, SweepSummary};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ pub struct ReportArgs {
 
 /// `qsim report`.
 pub fn report(args: &ReportArgs) -> Result<ExitCode> {
-    let hysteresis = args.dir.join(super::hysteresis::HYSTERESIS_FILE);
+    let hysteresis = args.dir.join(HYSTERESIS_FILE);
     if hysteresis.exists() && !args.dir.join(MANIFEST_FILE).exists() {
         return Err(UsageError(format!(
             "{} holds a hysteresis run ({} and hysteresis.png/.svg are its results); `qsim report` makes pages for plain sweeps",

@@ -737,7 +737,9 @@ fn one_station_routes_agree_exactly_with_the_routing_table() {
         let fast = run(&Network::new(spec.clone()).unwrap(), &c).unwrap();
         let table = run(&Network::new(as_table(&spec)).unwrap(), &c).unwrap();
         assert!(fast.system.throughput_per_s.mean > 0.0, "case {k}");
-        assert_eq!(fast, table, "case {k}");
+        // Compared in their printed form: a delay's utilization is NaN
+        // (undefined), and NaN != NaN.
+        assert_eq!(format!("{fast:?}"), format!("{table:?}"), "case {k}");
     }
 }
 

@@ -332,7 +332,8 @@ fn a_run_continues_from_a_placed_state() {
     assert!(placed >= 10, "{placed}");
     let next = Network::new(spec(InitialState::Placed(rep.final_state.clone()))).unwrap();
     let sim = Simulation::new(&next, &config, 0).unwrap();
-    assert_eq!(sim.jobs_at(0), placed);
+    assert_eq!(sim.jobs_at(0), Some(placed));
+    assert_eq!(sim.jobs_at(99), None);
     // More jobs placed than the population: refused at the initial state.
     let too_many = vec![Placement {
         class: 0,

@@ -247,7 +247,7 @@ pub fn run_hysteresis(
                 let mut s = model.network.spec().clone();
                 s.initial = InitialState::Placed(fit(&model.network, &states[i]));
                 Network::new(s).map_err(|e| {
-                    SweepError::Model(format!("carrying the state to {}: {e:?}", value.text()))
+                    SweepError::Model(format!("carrying the state to {}: {e}", value.text()))
                 })
             })
             .collect::<Result<_, _>>()?;

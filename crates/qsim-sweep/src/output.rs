@@ -27,6 +27,9 @@ pub const CSV_FILE: &str = "points.csv";
 pub const JSONL_FILE: &str = "points.jsonl";
 /// Knee-analysis file name.
 pub const SUMMARY_FILE: &str = "summary.json";
+/// The results file of a hysteresis sweep (`qsim sweep --hysteresis`),
+/// which never shares a directory with a plain sweep's files.
+pub const HYSTERESIS_FILE: &str = "hysteresis.json";
 
 const FORMAT: &str = "qsim-sweep/2";
 

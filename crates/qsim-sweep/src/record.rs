@@ -7,8 +7,8 @@
 
 use crate::spec::VaryValue;
 use qsim_kernel::{
-    Estimate, KindTag, Metric, MetricScope, Network, ReplicationResult, RunResults, StationResults,
-    estimate, metrics, names,
+    Estimate, KindTag, Metric, MetricScope, Network, ReplicationResult, RunResults, RunWarning,
+    StationResults, metrics, names,
 };
 use qsim_model::DerivedMetric;
 use serde::de::{self, MapAccess, Visitor};
@@ -192,6 +192,11 @@ pub struct PointMetrics {
     /// steady state, precision not reached...), each with its remedy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Percentiles withheld for too few responses (their values are
+    /// unknown): kept apart from `warnings`, which qualify the means the
+    /// knee analysis reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tail_warnings: Vec<String>,
 }
 
 /// The value of one derived metric at one point.
@@ -201,11 +206,16 @@ pub struct DerivedValue {
     pub name: String,
     /// Mean over replications and CI (NaN when it cannot be evaluated).
     pub value: Estimate,
+    /// Why it could not be evaluated at this point (the run's JSON gives
+    /// the same as `{"error": ...}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
-/// Evaluates derived metrics on each replication and summarizes them. A
-/// replication where a metric cannot be evaluated (an unknown name, a
-/// division by zero) makes that metric NaN at this point.
+/// Evaluates derived metrics on each replication and summarizes them
+/// ([`DerivedMetric::estimate`]). A replication where a metric cannot be
+/// evaluated (an unknown name, a division by zero) makes that metric NaN at
+/// this point, with the reason in `error`.
 pub fn derived_values(
     network: &Network,
     derived: &[DerivedMetric],
@@ -214,17 +224,14 @@ pub fn derived_values(
     derived
         .iter()
         .map(|d| {
-            let values: Option<Vec<f64>> = reps
-                .iter()
-                .map(|rep| {
-                    d.expr
-                        .eval(&|name| qsim_model::metric_value(network, rep, name))
-                        .ok()
-                })
-                .collect();
+            let (value, error) = match d.estimate(network, reps) {
+                Ok(e) => (e, None),
+                Err(e) => (Estimate::UNKNOWN, Some(e.to_string())),
+            };
             DerivedValue {
                 name: d.name.clone(),
-                value: values.map_or(Estimate::UNKNOWN, estimate),
+                value,
+                error,
             }
         })
         .collect()
@@ -304,7 +311,18 @@ impl PointMetrics {
                 .collect(),
             derived: Vec::new(),
             bistability: None,
-            warnings: r.warnings.iter().map(|w| w.to_string()).collect(),
+            warnings: r
+                .warnings
+                .iter()
+                .filter(|w| !matches!(w, RunWarning::TailTooShort { .. }))
+                .map(|w| w.to_string())
+                .collect(),
+            tail_warnings: r
+                .warnings
+                .iter()
+                .filter(|w| matches!(w, RunWarning::TailTooShort { .. }))
+                .map(|w| w.to_string())
+                .collect(),
         }
     }
 }
@@ -615,6 +633,7 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
                     .map(|d| DerivedValue {
                         name: d.clone(),
                         value: est(&format!("{DERIVED}.{d}")),
+                        error: None,
                     })
                     .collect(),
                 // The collapse station is not a column: a record read from
@@ -630,6 +649,7 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
                 },
                 // Warnings are in points.jsonl only.
                 warnings: Vec::new(),
+                tail_warnings: Vec::new(),
             })
         };
         out.push(PointRecord {
@@ -697,9 +717,11 @@ mod tests {
                         mean: 27.0 * x,
                         ci95: 1.5,
                     },
+                    error: None,
                 }],
                 bistability: None,
                 warnings: Vec::new(),
+                tail_warnings: Vec::new(),
             }),
         }
     }

@@ -197,7 +197,7 @@ impl Sweep {
     ) -> Result<Sweep, SweepError> {
         if vary.is_empty() {
             return Err(SweepError::Option(
-                "nothing to sweep: give at least one --vary PATH=SPEC".into(),
+                "nothing to sweep: give at least one axis to vary (--vary PATH=SPEC on the command line)".into(),
             ));
         }
         if options.replications == Some(0) {

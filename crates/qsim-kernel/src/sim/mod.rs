@@ -266,9 +266,11 @@ impl Simulation {
         self.finished
     }
 
-    /// Jobs present at station `s` now (queued and in service).
-    pub fn jobs_at(&self, s: StationId) -> u32 {
-        self.stations.get(s).map_or(0, |st| st.stats.n)
+    /// Jobs present at station `s` now (queued and in service); `None` for
+    /// an id beyond the network's stations (a count of 0 would pass for an
+    /// empty station).
+    pub fn jobs_at(&self, s: StationId) -> Option<u32> {
+        self.stations.get(s).map(|st| st.stats.n)
     }
 
     /// Jobs in the network now (not thinking, not yet arrived).
