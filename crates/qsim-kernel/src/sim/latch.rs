@@ -70,6 +70,9 @@ pub(super) struct LatchRt {
     /// Holder whose critical section is running (NONE during a hand-off
     /// or when free).
     pub(super) cs_job: u32,
+    /// The next poll's scheduling was left to `flush` (the cpu's
+    /// population had changed in the event).
+    pub(super) wait_deferred: bool,
     /// Version of the live critical-section end event (re-timing makes
     /// the older ones stale).
     pub(super) cs_version: u32,
@@ -145,6 +148,7 @@ impl LatchRt {
             wait_pending: false,
             wait_tag: 0.0,
             wait_share: 0.0,
+            wait_deferred: false,
             cs_job: NONE,
             cs_version: 0,
             cs_work: 0.0,
@@ -364,7 +368,22 @@ impl Simulation {
             let Some(&s) = vc.latches.get(i) else {
                 return;
             };
-            self.latch_retime(s as usize, share);
+            let s = s as usize;
+            // Mostly the population only moved between the cpu's jobs and
+            // this latch's threads (a job taking or releasing it): the
+            // share is the same, and only a poll left to `flush` needs
+            // scheduling.
+            if let Kind::Latch(l) = &self.stations[s].kind
+                && l.speed.is_none()
+                && l.t_share == share
+                && (l.cs_job == NONE || l.cs_rate == share)
+            {
+                if l.wait_deferred {
+                    self.latch_schedule_wait(s);
+                }
+            } else {
+                self.latch_retime(s, share);
+            }
             i += 1;
         }
     }
@@ -404,6 +423,7 @@ impl Simulation {
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };
+        l.wait_deferred = false;
         let Some(tag) = l.waits.min_tag() else {
             if l.wait_pending {
                 l.wait_version = l.wait_version.wrapping_add(1);
@@ -434,6 +454,9 @@ impl Simulation {
             && let Kind::V(vc) = &self.stations[cpu].kind
             && vc.dirty
         {
+            if let Kind::Latch(l) = &mut self.stations[s].kind {
+                l.wait_deferred = true;
+            }
             return;
         }
         self.latch_schedule_wait(s);

@@ -1,7 +1,13 @@
 //! Stations with a speed curve, and PS stations: a virtual-work clock that
 //! re-times every job in service whenever the number present changes.
+//!
+//! A PS spin cpu (the `spin.cpu` of a latch) also has a direct mode: while
+//! its threads (jobs plus latch threads) are no more than its servers,
+//! each runs at full speed, so every job gets its own completion event at
+//! arrival + work, as at a delay station, and nothing needs re-timing. Past
+//! the servers it switches to the virtual clock, and back below them.
 
-use super::event::{EV_VDONE, ev, later};
+use super::event::{EV_PSDONE, EV_VDONE, NONE, ev, later};
 use super::waiting::TagHeap;
 use super::{Kind, Simulation};
 use crate::network::Speed;
@@ -64,6 +70,17 @@ pub(super) struct VClock {
     /// Latches whose threads run here (`spin.cpu`): re-timed when the
     /// share of a thread here changes.
     pub(super) latches: Vec<u32>,
+    /// Direct mode allowed (a PS spin cpu without a speed curve).
+    pub(super) direct_ok: bool,
+    /// In direct mode: `insvc` is empty and the jobs in service are in
+    /// `slots`, each with its own `EV_PSDONE` event.
+    pub(super) direct: bool,
+    /// (completion time, job) of each job in direct mode; `NONE` marks a
+    /// free slot, listed in `free`.
+    pub(super) slots: Vec<(f64, u32)>,
+    pub(super) free: Vec<u32>,
+    /// Jobs in `slots`.
+    pub(super) dn: u32,
 }
 
 impl VClock {
@@ -85,6 +102,35 @@ impl VClock {
             dirty: false,
             spinners: 0,
             latches: Vec::new(),
+            direct_ok: false,
+            direct: false,
+            slots: Vec::new(),
+            free: Vec::new(),
+            dn: 0,
+        }
+    }
+
+    /// Allows direct mode (a PS spin cpu without a speed curve, idle).
+    pub(super) fn allow_direct(&mut self) {
+        if self.mode == VMode::Shared && self.speed.is_none() && self.c < u32::MAX {
+            self.direct_ok = true;
+            self.direct = true;
+        }
+    }
+
+    /// Direct mode: job `j` completes at `t`; returns its slot.
+    #[inline]
+    fn take_slot(&mut self, j: u32, t: f64) -> u32 {
+        self.dn += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = (t, j);
+                i
+            }
+            None => {
+                self.slots.push((t, j));
+                (self.slots.len() - 1) as u32
+            }
         }
     }
 
@@ -109,7 +155,7 @@ impl VClock {
     /// Busy servers: jobs in service plus spinners, at most `c`.
     #[inline(always)]
     pub(super) fn busy(&self) -> u32 {
-        (self.insvc.len() as u32 + self.spinners).min(self.c)
+        (self.insvc.len() as u32 + self.dn + self.spinners).min(self.c)
     }
 }
 
@@ -136,12 +182,19 @@ impl Simulation {
         if served {
             job.t_start = now;
             let w = st.service[class].sample(&mut st.rng);
-            let w = if vc.speed.is_some() {
-                w * st.inv_mean[class]
+            if vc.direct {
+                // Full speed (see `flush`): done after its work.
+                let t = later(now, w);
+                let i = vc.take_slot(j, t);
+                self.fel.push(t, ev(EV_PSDONE, s as u32, i));
             } else {
-                w
-            };
-            vc.insvc.push(vc.v + w, j);
+                let w = if vc.speed.is_some() {
+                    w * st.inv_mean[class]
+                } else {
+                    w
+                };
+                vc.insvc.push(vc.v + w, j);
+            }
             st.stats.busy = vc.busy();
         } else {
             let prio = self.classes[class].priority;
@@ -204,6 +257,46 @@ impl Simulation {
         self.leave(j, s as u32);
     }
 
+    /// A completion in direct mode: the job in slot `i`, if it is due now
+    /// (else the event is stale: the station left direct mode, or the slot
+    /// went to another job, since it was scheduled). Only a job due now
+    /// completes, and a job's own event is never lost while it holds its
+    /// slot, so each job completes once, at its time.
+    pub(super) fn on_psdone(&mut self, s: usize, i: u32) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::V(vc) = &mut st.kind else {
+            return;
+        };
+        if !vc.direct {
+            return;
+        }
+        let Some(&(t, j)) = vc.slots.get(i as usize) else {
+            return;
+        };
+        if j == NONE || t != now {
+            return;
+        }
+        self.events += 1;
+        vc.slots[i as usize] = (0.0, NONE);
+        vc.free.push(i);
+        vc.dn -= 1;
+        st.stats.acc(now);
+        st.stats.n -= 1;
+        let job = &self.jobs[j as usize];
+        Simulation::record_departure(&mut st.stats, job, now);
+        if let Some(pc) = &mut st.per_class {
+            pc.acc(now, st.stats.busy);
+            pc.depart(job.class as usize, now, job.t_arr, job.t_start);
+        }
+        st.stats.busy = vc.busy();
+        if !vc.dirty {
+            vc.dirty = true;
+            self.dirty.push(s as u32);
+        }
+        self.leave(j, s as u32);
+    }
+
     /// Recomputes the speed of every station whose population changed and
     /// reschedules its next completion.
     pub(super) fn flush(&mut self) {
@@ -216,6 +309,46 @@ impl Simulation {
             vc.dirty = false;
             if !vc.latches.is_empty() {
                 self.spin_dirty.push(s);
+            }
+            if vc.direct_ok {
+                let threads = st.stats.n + vc.spinners;
+                if vc.direct {
+                    if threads <= vc.c {
+                        continue;
+                    }
+                    // Past the servers: each job's remaining work becomes
+                    // its finish tag on a fresh clock (their events go
+                    // stale with the slots).
+                    vc.direct = false;
+                    vc.v = 0.0;
+                    vc.last = now;
+                    for k in 0..vc.slots.len() {
+                        let (t, j) = vc.slots[k];
+                        if j != NONE {
+                            vc.insvc.push((t - now).max(0.0), j);
+                        }
+                    }
+                    vc.slots.clear();
+                    vc.free.clear();
+                    vc.dn = 0;
+                } else if threads <= vc.c {
+                    // Back within the servers: full speed for every job.
+                    vc.advance(now);
+                    if vc.pending {
+                        self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
+                        vc.version = vc.version.wrapping_add(1);
+                        vc.pending = false;
+                    }
+                    vc.direct = true;
+                    while let Some((tag, j)) = vc.insvc.pop() {
+                        let t = later(now, (tag - vc.v).max(0.0));
+                        let i = vc.take_slot(j, t);
+                        self.fel.push(t, ev(EV_PSDONE, s, i));
+                    }
+                    vc.v = 0.0;
+                    vc.g = 0.0;
+                    continue;
+                }
             }
             // The clock was advanced to `now` when the population changed.
             vc.advance(now);
