@@ -318,7 +318,7 @@ impl Simulation {
         st.stats.acc(now);
         vc.spinners = vc.spinners.wrapping_add_signed(delta);
         st.stats.busy = vc.busy();
-        if !vc.dirty {
+        if !vc.dirty && !vc.steady(st.stats.n) {
             vc.dirty = true;
             self.dirty.push(cpu as u32);
         }

@@ -118,6 +118,15 @@ impl VClock {
         }
     }
 
+    /// In direct mode with `n` jobs and its latch threads within the
+    /// servers: every thread runs at full speed before and after the
+    /// change being made, so `flush` has nothing to re-time (a change that
+    /// passes the servers, even for a moment, marks the station dirty).
+    #[inline]
+    pub(super) fn steady(&self, n: u32) -> bool {
+        self.direct && n + self.spinners <= self.c
+    }
+
     /// Direct mode: job `j` completes at `t`; returns its slot.
     #[inline]
     fn take_slot(&mut self, j: u32, t: f64) -> u32 {
@@ -200,7 +209,7 @@ impl Simulation {
             let prio = self.classes[class].priority;
             st.waiting.push(j, prio);
         }
-        if !vc.dirty {
+        if !vc.dirty && !vc.steady(st.stats.n) {
             vc.dirty = true;
             self.dirty.push(s as u32);
         }
@@ -290,7 +299,7 @@ impl Simulation {
             pc.depart(job.class as usize, now, job.t_arr, job.t_start);
         }
         st.stats.busy = vc.busy();
-        if !vc.dirty {
+        if !vc.dirty && !vc.steady(st.stats.n) {
             vc.dirty = true;
             self.dirty.push(s as u32);
         }
