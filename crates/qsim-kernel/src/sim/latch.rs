@@ -447,9 +447,15 @@ impl Simulation {
     /// After a latch event: schedule the next poll, unless the cpu's
     /// population changed, in which case `flush` re-times the latch anyway.
     fn latch_schedule_wait_soon(&mut self, s: usize) {
-        let Kind::Latch(l) = &self.stations[s].kind else {
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };
+        if !l.wait_pending && l.waits.len() == 0 {
+            // Nobody spins or switches in, and no event is live: nothing
+            // to schedule (the common, uncontended case).
+            l.wait_deferred = false;
+            return;
+        }
         if let Some(cpu) = l.cpu
             && let Kind::V(vc) = &self.stations[cpu].kind
             && vc.dirty
@@ -549,6 +555,18 @@ impl Simulation {
         let Kind::Latch(l) = &st.kind else {
             return 1.0;
         };
+        if l.speed.is_none()
+            && let Some(cpu) = l.cpu
+            && let StationRt {
+                kind: Kind::V(vc),
+                stats,
+                ..
+            } = &self.stations[cpu]
+            && vc.steady(stats.n)
+        {
+            // Every thread on the cpu runs at full speed.
+            return 1.0;
+        }
         let speed = l.speed.as_ref().map_or(1.0, |sp| sp.rate(st.stats.n));
         speed * self.latch_thread_share(s)
     }
