@@ -24,7 +24,6 @@ pub(super) const EV_PLAIN_DONE: u64 = 40; // a = station, b = job (completion at
 pub(super) const EV_SCHEDULE: u64 = 13; // a = schedule, b = step: a population step
 pub(super) const EV_SCHED_ARRIVAL: u64 = 14; // a = schedule: an arrival of a rate-scheduled class
 pub(super) const EV_TRACE: u64 = 15; // b = version: a trace interval boundary
-pub(super) const EV_PSDONE: u64 = 16; // a = station, b = slot (PS completion in direct mode)
 
 #[inline(always)]
 pub(super) fn ev(kind: u64, a: u32, b: u32) -> u64 {

@@ -32,6 +32,7 @@
 mod batch;
 mod blocking;
 mod build;
+mod direct;
 mod event;
 mod fork;
 mod job;
@@ -443,7 +444,6 @@ impl Simulation {
         match e & 0xFF {
             EV_DONE => self.on_done(a as usize, b),
             EV_VDONE => self.on_vdone(a as usize, b),
-            EV_PSDONE => self.on_psdone(a as usize, b),
             EV_THINK => self.on_think(b),
             EV_ARRIVAL => self.on_arrival(a as usize),
             EV_WARMUP => self.start_measuring(),

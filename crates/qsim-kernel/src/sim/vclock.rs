@@ -7,7 +7,8 @@
 //! arrival + work, as at a delay station, and nothing needs re-timing. Past
 //! the servers it switches to the virtual clock, and back below them.
 
-use super::event::{EV_PSDONE, EV_VDONE, NONE, ev, later};
+use super::direct::DIRECT;
+use super::event::{EV_VDONE, ev, later};
 use super::waiting::TagHeap;
 use super::{Kind, Simulation};
 use crate::network::Speed;
@@ -73,7 +74,7 @@ pub(super) struct VClock {
     /// Direct mode allowed (a PS spin cpu without a speed curve).
     pub(super) direct_ok: bool,
     /// In direct mode: `insvc` is empty and the jobs in service are in
-    /// `slots`, each with its own `EV_PSDONE` event.
+    /// `slots`, each with its own completion event.
     pub(super) direct: bool,
     /// (completion time, job) of each job in direct mode; `NONE` marks a
     /// free slot, listed in `free`.
@@ -107,39 +108,6 @@ impl VClock {
             slots: Vec::new(),
             free: Vec::new(),
             dn: 0,
-        }
-    }
-
-    /// Allows direct mode (a PS spin cpu without a speed curve, idle).
-    pub(super) fn allow_direct(&mut self) {
-        if self.mode == VMode::Shared && self.speed.is_none() && self.c < u32::MAX {
-            self.direct_ok = true;
-            self.direct = true;
-        }
-    }
-
-    /// In direct mode with `n` jobs and its latch threads within the
-    /// servers: every thread runs at full speed before and after the
-    /// change being made, so `flush` has nothing to re-time (a change that
-    /// passes the servers, even for a moment, marks the station dirty).
-    #[inline]
-    pub(super) fn steady(&self, n: u32) -> bool {
-        self.direct && n + self.spinners <= self.c
-    }
-
-    /// Direct mode: job `j` completes at `t`; returns its slot.
-    #[inline]
-    fn take_slot(&mut self, j: u32, t: f64) -> u32 {
-        self.dn += 1;
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = (t, j);
-                i
-            }
-            None => {
-                self.slots.push((t, j));
-                (self.slots.len() - 1) as u32
-            }
         }
     }
 
@@ -193,9 +161,7 @@ impl Simulation {
             let w = st.service[class].sample(&mut st.rng);
             if vc.direct {
                 // Full speed (see `flush`): done after its work.
-                let t = later(now, w);
-                let i = vc.take_slot(j, t);
-                self.fel.push(t, ev(EV_PSDONE, s as u32, i));
+                vc.start_direct(&mut self.fel, s as u32, j, later(now, w));
             } else {
                 let w = if vc.speed.is_some() {
                     w * st.inv_mean[class]
@@ -215,21 +181,35 @@ impl Simulation {
         }
     }
 
-    /// A virtual-clock completion (stale when the version moved on).
+    /// A virtual-clock completion (stale when the version moved on), or
+    /// a direct-mode one. One place moves the job on for both: each inlined
+    /// copy of `leave` changes how the compiler lays out the plain event
+    /// loop.
     pub(super) fn on_vdone(&mut self, s: usize, version: u32) {
+        let done = if version & DIRECT != 0 {
+            self.psdone(s, version & !DIRECT)
+        } else {
+            self.vdone(s, version)
+        };
+        if let Some(j) = done {
+            self.leave(j, s as u32);
+        }
+    }
+
+    /// The clock's completion: the job that leaves, if not stale.
+    #[inline(never)]
+    fn vdone(&mut self, s: usize, version: u32) -> Option<u32> {
         let now = self.now;
         let st = &mut self.stations[s];
         let Kind::V(vc) = &mut st.kind else {
-            return;
+            return None;
         };
         if version != vc.version || !vc.pending {
-            return;
+            return None;
         }
         self.events += 1;
         vc.pending = false;
-        let Some((tag, j)) = vc.insvc.pop() else {
-            return;
-        };
+        let (tag, j) = vc.insvc.pop()?;
         // The clock has reached the tag (exactly, to avoid drift).
         vc.v = tag;
         vc.last = now;
@@ -263,47 +243,7 @@ impl Simulation {
             vc.dirty = true;
             self.dirty.push(s as u32);
         }
-        self.leave(j, s as u32);
-    }
-
-    /// A completion in direct mode: the job in slot `i`, if it is due now
-    /// (else the event is stale: the station left direct mode, or the slot
-    /// went to another job, since it was scheduled). Only a job due now
-    /// completes, and a job's own event is never lost while it holds its
-    /// slot, so each job completes once, at its time.
-    pub(super) fn on_psdone(&mut self, s: usize, i: u32) {
-        let now = self.now;
-        let st = &mut self.stations[s];
-        let Kind::V(vc) = &mut st.kind else {
-            return;
-        };
-        if !vc.direct {
-            return;
-        }
-        let Some(&(t, j)) = vc.slots.get(i as usize) else {
-            return;
-        };
-        if j == NONE || t != now {
-            return;
-        }
-        self.events += 1;
-        vc.slots[i as usize] = (0.0, NONE);
-        vc.free.push(i);
-        vc.dn -= 1;
-        st.stats.acc(now);
-        st.stats.n -= 1;
-        let job = &self.jobs[j as usize];
-        Simulation::record_departure(&mut st.stats, job, now);
-        if let Some(pc) = &mut st.per_class {
-            pc.acc(now, st.stats.busy);
-            pc.depart(job.class as usize, now, job.t_arr, job.t_start);
-        }
-        st.stats.busy = vc.busy();
-        if !vc.dirty && !vc.steady(st.stats.n) {
-            vc.dirty = true;
-            self.dirty.push(s as u32);
-        }
-        self.leave(j, s as u32);
+        Some(j)
     }
 
     /// Recomputes the speed of every station whose population changed and
@@ -319,52 +259,15 @@ impl Simulation {
             if !vc.latches.is_empty() {
                 self.spin_dirty.push(s);
             }
-            if vc.direct_ok {
-                let threads = st.stats.n + vc.spinners;
-                if vc.direct {
-                    if threads <= vc.c {
-                        continue;
-                    }
-                    // Past the servers: each job's remaining work becomes
-                    // its finish tag on a fresh clock (their events go
-                    // stale with the slots).
-                    vc.direct = false;
-                    vc.v = 0.0;
-                    vc.last = now;
-                    for k in 0..vc.slots.len() {
-                        let (t, j) = vc.slots[k];
-                        if j != NONE {
-                            vc.insvc.push((t - now).max(0.0), j);
-                        }
-                    }
-                    vc.slots.clear();
-                    vc.free.clear();
-                    vc.dn = 0;
-                } else if threads <= vc.c {
-                    // Back within the servers: full speed for every job.
-                    vc.advance(now);
-                    if vc.pending {
-                        self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
-                        vc.version = vc.version.wrapping_add(1);
-                        vc.pending = false;
-                    }
-                    vc.direct = true;
-                    while let Some((tag, j)) = vc.insvc.pop() {
-                        let t = later(now, (tag - vc.v).max(0.0));
-                        let i = vc.take_slot(j, t);
-                        self.fel.push(t, ev(EV_PSDONE, s, i));
-                    }
-                    vc.v = 0.0;
-                    vc.g = 0.0;
-                    continue;
-                }
+            if vc.direct_ok && vc.switch_mode(&mut self.fel, s, now, st.stats.n) {
+                continue;
             }
             // The clock was advanced to `now` when the population changed.
             vc.advance(now);
             let Some(tag) = vc.insvc.min_tag() else {
                 if vc.pending {
                     self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
-                    vc.version = vc.version.wrapping_add(1);
+                    vc.version = vc.version.wrapping_add(1) & !DIRECT;
                     vc.pending = false;
                 }
                 // Empty: rebase the clock so it never grows large.
@@ -383,7 +286,7 @@ impl Simulation {
             if vc.pending {
                 self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
             }
-            vc.version = vc.version.wrapping_add(1);
+            vc.version = vc.version.wrapping_add(1) & !DIRECT;
             vc.pending = true;
             vc.pend_tag = tag;
             vc.pend_g = g;
