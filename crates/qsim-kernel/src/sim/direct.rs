@@ -8,15 +8,9 @@
 //! the plain loop out.
 
 use super::event::{EV_VDONE, NONE, ev, later};
-use super::vclock::{VClock, VMode};
+use super::vclock::{DIRECT, VClock, VMode};
 use super::{Kind, Simulation};
 use crate::fel::Fel;
-
-/// Marks a direct-mode completion in an `EV_VDONE` event: its operand is
-/// then the job's slot (see `VClock::slots`), else the station's version,
-/// which stays below this bit. One event kind keeps the event loop's
-/// dispatch as it is.
-pub(super) const DIRECT: u32 = 1 << 31;
 
 impl VClock {
     /// Allows direct mode (a PS spin cpu without a speed curve, idle).
@@ -116,18 +110,20 @@ impl Simulation {
     /// completes, and a job's own event is never lost while it holds its
     /// slot, so each job completes once, at its time.
     #[inline(never)]
-    pub(super) fn psdone(&mut self, s: usize, i: u32) -> Option<u32> {
+    pub(super) fn on_psdone(&mut self, s: usize, i: u32) {
         let now = self.now;
         let st = &mut self.stations[s];
         let Kind::V(vc) = &mut st.kind else {
-            return None;
+            return;
         };
         if !vc.direct {
-            return None;
+            return;
         }
-        let &(t, j) = vc.slots.get(i as usize)?;
+        let Some(&(t, j)) = vc.slots.get(i as usize) else {
+            return;
+        };
         if j == NONE || t != now {
-            return None;
+            return;
         }
         self.events += 1;
         vc.slots[i as usize] = (0.0, NONE);
@@ -146,6 +142,6 @@ impl Simulation {
             vc.dirty = true;
             self.dirty.push(s as u32);
         }
-        Some(j)
+        self.leave(j, s as u32);
     }
 }

@@ -7,11 +7,16 @@
 //! arrival + work, as at a delay station, and nothing needs re-timing. Past
 //! the servers it switches to the virtual clock, and back below them.
 
-use super::direct::DIRECT;
 use super::event::{EV_VDONE, ev, later};
 use super::waiting::TagHeap;
 use super::{Kind, Simulation};
 use crate::network::Speed;
+
+/// Marks a direct-mode completion in an `EV_VDONE` event: its operand is
+/// then the job's slot (see `VClock::slots`), else the station's version,
+/// which stays below this bit. One event kind keeps the event loop's
+/// dispatch as it is.
+pub(super) const DIRECT: u32 = 1 << 31;
 
 /// Contention-dependent speed with a cache of integer points.
 #[derive(Clone, Debug)]
@@ -182,34 +187,26 @@ impl Simulation {
     }
 
     /// A virtual-clock completion (stale when the version moved on), or
-    /// a direct-mode one. One place moves the job on for both: each inlined
-    /// copy of `leave` changes how the compiler lays out the plain event
-    /// loop.
+    /// a direct-mode one (see `direct`).
     pub(super) fn on_vdone(&mut self, s: usize, version: u32) {
-        let done = if version & DIRECT != 0 {
-            self.psdone(s, version & !DIRECT)
-        } else {
-            self.vdone(s, version)
-        };
-        if let Some(j) = done {
-            self.leave(j, s as u32);
-        }
-    }
-
-    /// The clock's completion: the job that leaves, if not stale.
-    #[inline(never)]
-    fn vdone(&mut self, s: usize, version: u32) -> Option<u32> {
         let now = self.now;
         let st = &mut self.stations[s];
         let Kind::V(vc) = &mut st.kind else {
-            return None;
+            return;
         };
         if version != vc.version || !vc.pending {
-            return None;
+            // A direct-mode completion never matches the version, which
+            // stays below the mark: tested here, off the clock's path.
+            if version & DIRECT != 0 {
+                self.on_psdone(s, version & !DIRECT);
+            }
+            return;
         }
         self.events += 1;
         vc.pending = false;
-        let (tag, j) = vc.insvc.pop()?;
+        let Some((tag, j)) = vc.insvc.pop() else {
+            return;
+        };
         // The clock has reached the tag (exactly, to avoid drift).
         vc.v = tag;
         vc.last = now;
@@ -243,7 +240,7 @@ impl Simulation {
             vc.dirty = true;
             self.dirty.push(s as u32);
         }
-        Some(j)
+        self.leave(j, s as u32);
     }
 
     /// Recomputes the speed of every station whose population changed and
@@ -258,9 +255,10 @@ impl Simulation {
             vc.dirty = false;
             if !vc.latches.is_empty() {
                 self.spin_dirty.push(s);
-            }
-            if vc.direct_ok && vc.switch_mode(&mut self.fel, s, now, st.stats.n) {
-                continue;
+                // Only a spin cpu has a direct mode.
+                if vc.direct_ok && vc.switch_mode(&mut self.fel, s, now, st.stats.n) {
+                    continue;
+                }
             }
             // The clock was advanced to `now` when the population changed.
             vc.advance(now);
