@@ -49,7 +49,12 @@
 //!     }],
 //!     ..NetworkSpec::default()
 //! };
-//! let network = Network::new(spec).map_err(|e| format!("{e:?}"))?;
+//! let network = Network::new(spec)?;
+//! // The kernel runs any valid network, even one offered more work than a
+//! // station can do, whose queue grows without end (its figures then depend
+//! // on the run's length). A model file with such a workload is refused;
+//! // a network built in code passes the same check here:
+//! assert!(qsim::model::instability(&network).is_empty());
 //! let config = RunConfig {
 //!     seed: 1,
 //!     replications: 10,
@@ -63,7 +68,7 @@
 //! let r = &results.system.response_time_s;
 //! // Widen the 95% half-width to 99.9% (t quantiles for 9 degrees of
 //! // freedom) so a correct simulator fails this one time in a thousand.
-//! assert!((r.mean - exact.mean_response_s).abs() <= r.ci95 * 4.781 / 2.262);
+//! assert!((r.mean - exact.response_time_s).abs() <= r.ci95 * 4.781 / 2.262);
 //! let u = results.stations[0].utilization;
 //! assert!((u.mean - 0.5).abs() <= u.ci95 * 4.781 / 2.262);
 //! # Ok(())
@@ -106,6 +111,57 @@
 //!
 //! A bad model is not a panic: [`model::load_str`] returns every problem
 //! with its line, column and key path.
+//!
+//! # A model built in code, with derived metrics
+//!
+//! [`model::Model::from_spec`] makes a model of a network built in code, with
+//! the checks of a model file (the kernel's rules, then stability); its
+//! derived metrics, like a file's `[metrics]`, are evaluated by
+//! [`model::Model::derived_values`], each with its value or the reason it
+//! has none:
+//!
+//! ```
+//! use qsim::kernel::{
+//!     ClassSpec, Discipline, Dist, NetworkSpec, Routing, RunConfig, StationKind, StationSpec,
+//!     Stop, Workload,
+//! };
+//! use qsim::model::{DerivedMetric, Expr, Model};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let spec = NetworkSpec {
+//!     stations: vec![StationSpec {
+//!         name: "server".into(),
+//!         kind: StationKind::Queue { servers: 1, discipline: Discipline::Fcfs },
+//!         service: vec![Some(Dist::exponential(1.0)?)],
+//!         speed: None,
+//!     }],
+//!     classes: vec![ClassSpec {
+//!         name: "jobs".into(),
+//!         workload: Workload::Open { interarrival: Dist::exponential(2.0)? },
+//!         routing: Routing::Sequence(vec![0]),
+//!         priority: 0,
+//!     }],
+//!     ..NetworkSpec::default()
+//! };
+//! let run = RunConfig { replications: 4, stop: Stop::Jobs(10_000), ..RunConfig::default() };
+//! let mut model = Model::from_spec("mm1", spec, run)?;
+//! model.derived.push(DerivedMetric {
+//!     name: "idle_fraction".into(),
+//!     expr: Expr::parse("1 - stations.server.utilization")?,
+//! });
+//! model.derived.push(DerivedMetric {
+//!     name: "per_idle".into(),
+//!     expr: Expr::parse("1 / (1 - 1)")?,
+//! });
+//! let results = qsim::kernel::run(&model.network, &model.run)?;
+//! let values = model.derived_values(&results);
+//! let idle = values[0].value.clone()?;
+//! let u = results.stations[0].utilization;
+//! assert!((idle.mean - (1.0 - u.mean)).abs() < 1e-12);
+//! let why = values[1].value.as_ref().unwrap_err();
+//! assert_eq!(why.to_string(), "division by zero in replication 0");
+//! # Ok(())
+//! # }
+//! ```
 #![warn(missing_docs)]
 
 pub use qsim_analytic as analytic;

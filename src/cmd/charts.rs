@@ -87,7 +87,7 @@ fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
                 .collect(),
             response_time: pts
                 .iter()
-                .map(|(n, p)| (f64::from(*n), p.response_s))
+                .map(|(n, p)| (f64::from(*n), p.response_time_s))
                 .collect(),
         });
     }

@@ -120,6 +120,8 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
                 "residual_std_error": fit.residual_std_error,
                 "peak_concurrency": fit.peak_concurrency,
                 "peak_throughput": fit.peak_throughput_per_s,
+                "peak_extrapolated": fit.peak_extrapolated,
+                "no_peak": fit.no_peak,
                 "speed_toml": fit.speed_toml(),
             });
             writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
@@ -149,13 +151,17 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
             )?;
             writeln!(out, "peak_concurrency,{},", num(fit.peak_concurrency))?;
             writeln!(out, "peak_throughput,{},", num(fit.peak_throughput_per_s))?;
+            if let Some(why) = &fit.no_peak {
+                writeln!(out, "# no peak: {why}")?;
+            }
         }
         Format::Table => {
             let m = &fit.model;
             let se = |f: fn(&usl::UslStdErrors) -> f64| {
-                fit.std_errors
-                    .as_ref()
-                    .map_or("n/a".to_string(), |s| format!("{:.4e}", f(s)))
+                fit.std_errors.as_ref().map_or(
+                    "n/a (the points do not pin all three coefficients down)".to_string(),
+                    |s| sig4(f(s)),
+                )
             };
             writeln!(
                 out,
@@ -164,36 +170,48 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
                 args.x,
                 super::count(fit.points as u64, "point")
             )?;
+            // Four significant digits, as in the pasteable curve: the
+            // data rarely support more.
             writeln!(
                 out,
-                "  sigma  (contention) {:>12.6}  std. error {}",
-                m.sigma,
+                "  sigma  (contention) {:>12}  std. error {}",
+                sig4(m.sigma),
                 se(|s| s.sigma)
             )?;
             writeln!(
                 out,
-                "  kappa  (coherency)  {:>12.4e}  std. error {}",
-                m.kappa,
+                "  kappa  (coherency)  {:>12}  std. error {}",
+                sig4(m.kappa),
                 se(|s| s.kappa)
             )?;
             writeln!(
                 out,
-                "  lambda (1-job rate) {:>12.4}  std. error {}",
-                m.lambda,
+                "  lambda (1-job rate) {:>12}  std. error {}",
+                sig4(m.lambda),
                 se(|s| s.lambda)
             )?;
             writeln!(
                 out,
-                "  R² {:.4}, residual std. error {:.4}",
-                fit.r_squared, fit.residual_std_error
+                "  R² {:.4}, residual std. error {}",
+                fit.r_squared,
+                sig4(fit.residual_std_error)
             )?;
             match (fit.peak_concurrency, fit.peak_throughput_per_s) {
-                (Some(n), Some(x)) => {
-                    writeln!(out, "  predicted peak: {x:.4} at concurrency {n:.1}")?
-                }
+                (Some(n), Some(x)) => writeln!(
+                    out,
+                    "  predicted peak: {} at concurrency {}{}",
+                    sig4(x),
+                    sig4(n),
+                    if fit.peak_extrapolated {
+                        " (beyond the largest concurrency measured: an extrapolation)"
+                    } else {
+                        ""
+                    }
+                )?,
                 _ => writeln!(
                     out,
-                    "  no peak: kappa is 0, throughput approaches lambda/sigma"
+                    "  predicted peak: n/a ({})",
+                    fit.no_peak.as_deref().unwrap_or("the curve has none")
                 )?,
             }
             writeln!(
@@ -222,4 +240,18 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
+}
+
+/// Four significant digits, without a trailing exponent for everyday
+/// magnitudes: 0.02771, 1.044e-4, 90.00.
+fn sig4(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let e = x.abs().log10().floor() as i32;
+    if !(-3..6).contains(&e) {
+        return format!("{x:.3e}");
+    }
+    let d = (3 - e).max(0) as usize;
+    format!("{x:.d$}")
 }

@@ -1,6 +1,9 @@
 //! `qsim sweep MODEL --vary PATH=SPEC --hysteresis`: the values up and
 //! then down, each point from the previous point's final state; a table,
-//! `summary.json` and a chart of both branches in the output directory.
+//! `hysteresis.json` and a chart of both branches in the output directory
+//! (by default `sweep-out/<model stem>-hysteresis`, apart from the model's
+//! plain sweeps, whose files it never shares a directory with unless
+//! `--force` is given).
 
 use super::UsageError;
 use super::run::parse_overrides;
@@ -8,15 +11,88 @@ use super::sweep::{SweepArgs, SweepFormat};
 use anyhow::{Context, Result};
 use qsim_kernel::Stop;
 use qsim_report::hysteresis_chart::{Branch, hysteresis_chart};
-use qsim_sweep::output::SUMMARY_FILE;
-use qsim_sweep::{HysteresisOptions, ModelFile, VarySpec, run_hysteresis};
+use qsim_sweep::output::MANIFEST_FILE;
+use qsim_sweep::{HysteresisOptions, ModelFile, SweepError, VarySpec, run_hysteresis};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// The results file of a hysteresis sweep.
+pub const HYSTERESIS_FILE: &str = "hysteresis.json";
+
+/// Flags of `qsim sweep` that a hysteresis run has no use for, refused
+/// rather than silently ignored.
+fn refuse_unused(args: &SweepArgs) -> Result<()> {
+    let unused = [
+        (args.report, "--report"),
+        (args.limit_axis.is_some(), "--limit-axis"),
+        (args.load_axis.is_some(), "--load-axis"),
+        (args.no_bistability_check, "--no-bistability-check"),
+    ];
+    let given: Vec<&str> = unused
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| *name)
+        .collect();
+    if given.is_empty() {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "{} {} no use with --hysteresis, which writes {HYSTERESIS_FILE} and hysteresis.png/.svg (no knee analysis, recommended limit, report page or bistability check); drop {}",
+        given.join(", "),
+        if given.len() == 1 { "has" } else { "have" },
+        if given.len() == 1 { "it" } else { "them" }
+    ))
+    .into())
+}
+
+/// The default directory: apart from the model's plain sweep.
+fn default_output(model: &Path) -> PathBuf {
+    let plain = super::sweep::default_output(model, None);
+    let name = plain
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
+    plain.with_file_name(format!("{name}-hysteresis"))
+}
+
+/// Refuses a directory that holds another run's results: a plain sweep,
+/// or a hysteresis run of another model or parameter (without `--force`).
+fn check_directory(out: &Path, model: &Path, parameter: &str, force: bool) -> Result<()> {
+    if force {
+        return Ok(());
+    }
+    if out.join(MANIFEST_FILE).exists() {
+        return Err(UsageError(format!(
+            "{} holds a sweep's results; a hysteresis run there would mix two runs' files: give another --output, or --force",
+            out.display()
+        ))
+        .into());
+    }
+    let Ok(text) = std::fs::read_to_string(out.join(HYSTERESIS_FILE)) else {
+        return Ok(());
+    };
+    let saved: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let model_now = model.display().to_string();
+    for (field, now) in [("model", model_now.as_str()), ("parameter", parameter)] {
+        let was = saved.get(field).and_then(|v| v.as_str());
+        if was != Some(now) {
+            return Err(UsageError(format!(
+                "{} holds the hysteresis run of another {field} ({}, now {now}); give another --output, or --force to replace it",
+                out.display(),
+                was.unwrap_or("unknown")
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
 
 /// Runs a hysteresis sweep for `qsim sweep --hysteresis`.
 pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
     if let Some(out) = &args.output {
         super::check_output("--output", out, super::Out::Dir, &[&args.model.model])?;
     }
+    refuse_unused(args)?;
     let base = parse_overrides(&args.model.set)?;
     let [spec] = args.vary.as_slice() else {
         return Err(UsageError(format!(
@@ -31,9 +107,14 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         )
         .into());
     }
-    let spec = VarySpec::parse(spec).map_err(|e| UsageError(e.to_string()))?;
+    let spec = VarySpec::parse(spec).map_err(|e| UsageError(format!("--vary: {e}")))?;
     let r = &args.run;
     r.validate()?;
+    let out = args
+        .output
+        .clone()
+        .unwrap_or_else(|| default_output(&args.model.model));
+    check_directory(&out, &args.model.model, spec.path(), args.guards.force)?;
     let options = HysteresisOptions {
         seed: r.seed,
         replications: r.replications,
@@ -43,24 +124,30 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
             (None, None) => None,
         },
         threads: r.threads.unwrap_or(0),
+        budget: Some(args.guards.budget()),
     };
     let source = ModelFile::read(&args.model.model).map_err(|e| UsageError(e.to_string()))?;
-    let h = run_hysteresis(&source, &base, &spec, &options).map_err(|e| {
-        if e.is_usage() {
-            anyhow::Error::from(UsageError(e.to_string()))
-        } else {
-            e.into()
-        }
+    let h = run_hysteresis(&source, &base, &spec, &options).map_err(|e| match e {
+        SweepError::Budget {
+            index,
+            point,
+            error,
+        } => anyhow::Error::from(UsageError(super::run::blame_budget(
+            &error,
+            &args.model,
+            Some(&args.run),
+            &[(spec.path().to_string(), format!("--vary {}", spec.source()))],
+            &format!("at point {index} ({point}): "),
+        ))),
+        e if e.is_usage() => anyhow::Error::from(UsageError(e.to_string())),
+        e => e.into(),
     })?;
-    let out = args
-        .output
-        .clone()
-        .unwrap_or_else(|| super::sweep::default_output(&args.model.model, None));
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let mut value = serde_json::to_value(&h)?;
     value["verdict"] = h.verdict().into();
+    value["model"] = args.model.model.display().to_string().into();
     let json = serde_json::to_string_pretty(&value)? + "\n";
-    let summary = out.join(SUMMARY_FILE);
+    let summary = out.join(HYSTERESIS_FILE);
     std::fs::write(&summary, &json).with_context(|| format!("writing {}", summary.display()))?;
     if !args.no_charts {
         let pts = |b: &[qsim_sweep::hysteresis::BranchPoint]| {
@@ -115,6 +202,13 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
                         ""
                     }
                 );
+            }
+            for (branch, points) in [("up", &h.up), ("down", &h.down)] {
+                for p in points.iter() {
+                    for w in &p.warnings {
+                        println!("warning: {} = {} ({branch}): {w}", h.parameter, p.value);
+                    }
+                }
             }
             println!("{}", h.verdict());
             println!("written to {}", out.display());

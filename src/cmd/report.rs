@@ -23,6 +23,15 @@ pub struct ReportArgs {
 
 /// `qsim report`.
 pub fn report(args: &ReportArgs) -> Result<ExitCode> {
+    let hysteresis = args.dir.join(super::hysteresis::HYSTERESIS_FILE);
+    if hysteresis.exists() && !args.dir.join(MANIFEST_FILE).exists() {
+        return Err(UsageError(format!(
+            "{} holds a hysteresis run ({} and hysteresis.png/.svg are its results); `qsim report` makes pages for plain sweeps",
+            args.dir.display(),
+            hysteresis.display()
+        ))
+        .into());
+    }
     let saved = SavedSweep::read(&args.dir).map_err(|e| {
         if e.is_usage() {
             UsageError(e.to_string()).into()
@@ -152,6 +161,21 @@ fn summary_rows(s: &SweepSummary) -> Vec<SummaryRow> {
             &p.point,
             "highest throughput",
         ));
+    }
+    if let Some(h) = &s.highest_stable {
+        rows.push(row(
+            "stable up to",
+            format!(
+                "{:.4}/s, R = {}",
+                h.throughput_per_s,
+                seconds(h.response_time_s)
+            ),
+            &h.point,
+            "the highest load with a steady-state answer",
+        ));
+    }
+    for p in &s.unstable {
+        rows.push(row("unstable", "no steady state".into(), p, "not run"));
     }
     if let Some(k) = &s.knee {
         rows.push(row(

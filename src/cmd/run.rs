@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use qsim_kernel::budget::{self, human_bytes, human_duration};
 use qsim_kernel::{
-    Budget, Control, InitialState, Network, RunConfig, RunError, RunResults, Stop, Warmup, estimate,
+    Budget, Control, InitialState, Network, RunConfig, RunError, RunResults, Stop, Warmup,
 };
 use qsim_model::{Model, Override};
 use qsim_report::DerivedResult;
@@ -44,8 +44,17 @@ const SHOWN_MODEL_WARNINGS: usize = 20;
 impl ModelArgs {
     /// Loads the model with its overrides; errors are usage errors (exit 2).
     pub fn load(&self) -> Result<Model> {
+        self.load_echoing(true)
+    }
+
+    /// [`ModelArgs::load`], printing the model's warnings on stderr only
+    /// when `echo` (a command whose output shows them prints them once).
+    pub fn load_echoing(&self, echo: bool) -> Result<Model> {
         let overrides = parse_overrides(&self.set)?;
         let model = qsim_model::load_file(&self.model, &overrides)?;
+        if !echo {
+            return Ok(model);
+        }
         // A warning does not stop the model; it is said where it is found
         // (the first few: a generated model may repeat one thousands of times).
         for w in model.warnings.iter().take(SHOWN_MODEL_WARNINGS) {
@@ -211,7 +220,22 @@ fn blame_budget_key(
     model: &ModelArgs,
     options: Option<&RunOptions>,
 ) -> String {
-    let text = e.to_string();
+    blame_budget(e, model, options, &[], "")
+}
+
+/// [`blame_budget_key`] for commands that set keys of their own: each of
+/// `setters` is a key path and the argument that set it (`--vary SPEC`,
+/// `--change PATH=VALUE`, most specific first), blamed before `--set` and
+/// the model file; `context` (e.g. `at point 3 (...): `) leads the
+/// refusal.
+pub fn blame_budget(
+    e: &budget::BudgetError,
+    model: &ModelArgs,
+    options: Option<&RunOptions>,
+    setters: &[(String, String)],
+    context: &str,
+) -> String {
+    let text = format!("{context}{e}");
     let key = match e {
         budget::BudgetError::Memory { key, .. }
         | budget::BudgetError::ReplicationEvents { key, .. }
@@ -227,16 +251,22 @@ fn blame_budget_key(
         _ => None,
     });
     if let Some((flag, value)) = flag {
-        let message = text.replace(&key, flag);
+        let message = e.to_string().replace(&key, flag);
         return format!(
-            "{flag} {value}: {}",
+            "{flag} {value}: {context}{}",
             message.trim_start_matches(&format!("{flag}: "))
         );
     }
     let file = model.model.display();
+    let related = |path: &str| {
+        path == key || key.starts_with(&format!("{path}.")) || path.starts_with(&format!("{key}."))
+    };
+    if let Some((_, by)) = setters.iter().find(|(path, _)| related(path)) {
+        return format!("{file}: {text} (set by {by})");
+    }
     if let Some(set) = model.set.iter().find(|s| {
         let path = s.split_once('=').map_or(s.as_str(), |(p, _)| p.trim());
-        path == key || key.starts_with(&format!("{path}.")) || path.starts_with(&format!("{key}."))
+        related(path)
     }) {
         return format!("{file}: {text} (set by --set {set})");
     }
@@ -481,7 +511,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     args.trace.refuse_overwriting(&args.model.model)?;
     args.trace.check_outputs(&args.model.model)?;
     args.options.validate()?;
-    let model = args.model.load()?;
+    // Figures that cannot be taken at face value, model warnings included:
+    // said next to the figures, and on stderr too when the figures go to a
+    // file or a pipe (on a terminal the output already shows them: once is
+    // enough).
+    use std::io::IsTerminal;
+    let echo = args.output.is_some() || !std::io::stdout().is_terminal();
+    let model = args.model.load_echoing(echo)?;
     let mut config = model.run.clone();
     args.options.apply(&mut config)?;
     config.trace = args.trace.plan(&model.network, &config)?;
@@ -496,7 +532,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let results = run_with_progress(&model.network, &config)
         .map_err(|e| interrupted(e, &config))
         .with_context(|| format!("simulating {model_name}"))?;
-    let derived = derived_metrics(&model, &results);
+    // A metric that fails in some replication (a division by zero, say)
+    // carries its reason; the run's other figures are kept.
+    let derived: Vec<DerivedResult> = model
+        .derived_values(&results)
+        .into_iter()
+        .map(|d| DerivedResult {
+            name: d.name,
+            value: d.value.map_err(|e| e.to_string()),
+        })
+        .collect();
     // Model warnings as the table shows them ("warning: FILE:L:C: ..."),
     // the first few of them, with the count of the rest.
     let mut warnings: Vec<String> = model
@@ -521,11 +566,6 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             ))
         })
     );
-    // Figures that cannot be taken at face value: said next to the
-    // figures, and on stderr too when the figures go to a file or a pipe
-    // (on a terminal the output already shows them: once is enough).
-    use std::io::IsTerminal;
-    let echo = args.output.is_some() || !std::io::stdout().is_terminal();
     let mut new_warnings: Vec<String> = results.warnings.iter().map(|w| w.to_string()).collect();
     new_warnings.extend(above_bound_warning(&model.network, &results));
     new_warnings.extend(args.trace.write(&model.network, &results, &model_name)?);
@@ -568,6 +608,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             .classes
             .iter()
             .all(|c| matches!(c.workload, qsim_kernel::Workload::Open { .. })),
+        offered_per_s: offered_per_s(&model.network, &config),
         warnings,
     };
     let text = match args.format {
@@ -647,6 +688,24 @@ pub fn about_duration(seconds: f64) -> String {
 /// A closed network cannot sustain more than its asymptotic throughput
 /// bound (qsim-theory); a measured throughput above it, beyond its own
 /// interval, was taken during a transient.
+/// The completions per second a steady state of an open model has: the
+/// arrival rates summed, when every class is open, no station loses jobs
+/// and no load schedule changes the rates.
+fn offered_per_s(network: &Network, config: &RunConfig) -> Option<f64> {
+    let spec = network.spec();
+    if !config.schedule.is_empty() || spec.capacity.iter().any(Option::is_some) {
+        return None;
+    }
+    spec.classes
+        .iter()
+        .map(|c| match &c.workload {
+            qsim_kernel::Workload::Open { interarrival } => Some(1.0 / interarrival.mean()),
+            qsim_kernel::Workload::Closed { .. } => None,
+        })
+        .sum::<Option<f64>>()
+        .filter(|x| x.is_finite())
+}
+
 fn above_bound_warning(network: &Network, results: &RunResults) -> Option<String> {
     let spec = network.spec();
     let qsim_kernel::Workload::Closed { population, .. } = spec.classes.first()?.workload else {
@@ -682,32 +741,4 @@ pub fn initial_state(network: &Network) -> String {
             list.iter().map(|p| u64::from(p.jobs)).sum::<u64>()
         ),
     }
-}
-
-/// Evaluates the model's derived metrics on every replication and returns
-/// their means with 95% CIs. A metric that fails in some replication (a
-/// division by zero, say) is returned as an error with the reason; the
-/// run's other figures are kept.
-pub fn derived_metrics(model: &Model, results: &RunResults) -> Vec<DerivedResult> {
-    model
-        .derived
-        .iter()
-        .map(|metric| {
-            let values: Result<Vec<f64>, String> = results
-                .replication_results
-                .iter()
-                .map(|rep| {
-                    let lookup = |name: &str| qsim_model::metric_value(&model.network, rep, name);
-                    metric
-                        .expr
-                        .eval(&lookup)
-                        .map_err(|e| format!("{e} in replication {}", rep.index))
-                })
-                .collect();
-            DerivedResult {
-                name: metric.name.clone(),
-                value: values.map(estimate),
-            }
-        })
-        .collect()
 }

@@ -22,7 +22,7 @@ pub enum Format {
 }
 use anyhow::{Context, Result};
 use clap::Args;
-use qsim_kernel::{Estimate, NetworkSpec, RunResults, Workload};
+use qsim_kernel::{Estimate, KindTag, NetworkSpec, RunResults, Workload};
 use qsim_theory::bounds::{ClosedBounds, closed_bounds};
 use qsim_theory::closed::{Bistability, mva_single_within};
 use qsim_theory::solution::{Exactness, Figures, figures_at, solve_within};
@@ -104,12 +104,15 @@ fn parse_range(spec: &str) -> Result<Vec<u32>> {
             "--population-range {spec}: {why}; expected e.g. 1..200:10"
         ))
     };
+    // The range syntax is --vary's; its messages name the --vary spec,
+    // which was not typed here.
+    let typed = format!("invalid --vary `population={spec}`: ");
     let vary = qsim_sweep::VarySpec::parse(&format!("population={spec}"))
-        .map_err(|e| bad(e.to_string()))?;
+        .map_err(|e| bad(e.to_string().replacen(&typed, "", 1)))?;
     vary.values()
         .iter()
-        .map(|v| match v.text().parse::<u32>() {
-            Ok(n) if n >= 1 => Ok(n),
+        .map(|v| match v.number() {
+            Some(n) if n.fract() == 0.0 && (1.0..=f64::from(u32::MAX)).contains(&n) => Ok(n as u32),
             _ => Err(bad(format!("{} is not a whole number of jobs >= 1", v.text())).into()),
         })
         .collect()
@@ -175,6 +178,12 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
 
     if let Some(range) = &args.population_range {
         let ns = parse_range(range)?;
+        if args.compare {
+            return Err(UsageError(format!(
+                "--compare does not apply to --population-range {range}: it simulates one population; to compare at one of them, run `qsim solve --compare --set workload.population=N`"
+            ))
+            .into());
+        }
         if population.is_none() {
             return Err(UsageError(
                 "--population-range needs a model with one closed class".into(),
@@ -220,6 +229,7 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
         qsim_theory::product_form::reasons(spec).is_empty() && chain_reasons.is_empty();
     print_figures(
         &mut out,
+        spec,
         &name,
         &figures,
         product_form,
@@ -235,6 +245,12 @@ fn kind_name(e: Exactness) -> &'static str {
         Exactness::Approximate => "approximate",
         Exactness::Bound => "bound",
     }
+}
+
+/// Whether a simulated figure exists to compare with (a figure the run
+/// could not compute is neither an agreement nor a disagreement).
+fn comparable(sim: &Estimate) -> bool {
+    sim.mean.is_finite()
 }
 
 /// Whether an analytic value lies inside a simulation's CI. A zero-width
@@ -259,12 +275,12 @@ impl Row {
         if self.scope == "system" {
             format!("system.{}", self.metric)
         } else {
-            format!("stations.{}.{}", self.name, self.metric)
+            format!("{}.{}.{}", self.scope, self.name, self.metric)
         }
     }
 }
 
-fn rows(f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
+fn rows(spec: &NetworkSpec, f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
     let mut rows = vec![
         Row {
             scope: "system",
@@ -305,8 +321,41 @@ fn rows(f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
             });
         }
     }
+    for c in &f.classes {
+        let sc = sim.and_then(|r| r.classes.iter().find(|x| x.name == c.name));
+        for (metric, analytic, est) in [
+            (
+                "throughput_per_s",
+                c.throughput_per_s,
+                sc.map(|x| x.throughput_per_s),
+            ),
+            (
+                "response_time_s",
+                c.response_time_s,
+                sc.map(|x| Estimate {
+                    mean: x.response_time_s.mean,
+                    ci95: x.response_time_s.ci95,
+                }),
+            ),
+        ] {
+            rows.push(Row {
+                scope: "classes",
+                name: c.name.clone(),
+                metric,
+                analytic,
+                // A class the run has no figures for is not compared.
+                sim: sim.map(|_| est.unwrap_or(Estimate::UNKNOWN)),
+            });
+        }
+    }
     for (i, s) in f.stations.iter().enumerate() {
         let st = sim.map(|r| &r.stations[i]);
+        // A delay, fork or join has no servers: no utilization to give or
+        // to agree on (a 0 against a 0 would count as an agreement).
+        let busy = spec
+            .stations
+            .get(i)
+            .is_none_or(|x| KindTag::from(&x.kind).can_saturate());
         for (metric, analytic, est) in [
             (
                 "throughput_per_s",
@@ -316,6 +365,9 @@ fn rows(f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
             ("utilization", s.utilization, st.map(|x| x.utilization)),
             ("mean_jobs", s.mean_jobs, st.map(|x| x.mean_jobs)),
         ] {
+            if metric == "utilization" && !busy {
+                continue;
+            }
             rows.push(Row {
                 scope: "stations",
                 name: s.name.clone(),
@@ -349,13 +401,14 @@ fn bistability_warning(b: &Bistability) -> String {
 
 fn print_figures(
     out: &mut impl Write,
+    spec: &NetworkSpec,
     name: &str,
     f: &Figures,
     product_form: bool,
     sim: Option<&RunResults>,
     format: Format,
 ) -> Result<()> {
-    let rows = rows(f, sim);
+    let rows = rows(spec, f, sim);
     let kind = kind_name(f.exactness);
     let warnings: Vec<String> = f.bistability.iter().map(bistability_warning).collect();
     match format {
@@ -363,6 +416,10 @@ fn print_figures(
             let rows: Vec<Value> = rows
                 .iter()
                 .map(|r| match r.sim {
+                    Some(e) if !comparable(&e) => json!({
+                        "metric": r.label(), "kind": kind, "analytic": r.analytic,
+                        "simulation": null, "inside_ci": null,
+                    }),
                     Some(e) => json!({
                         "metric": r.label(), "kind": kind, "analytic": r.analytic,
                         "simulation": { "mean": e.mean, "ci95": e.ci95 },
@@ -381,15 +438,16 @@ fn print_figures(
         Format::Csv => {
             writeln!(out, "scope,name,metric,kind,analytic,mean,ci95,inside_ci")?;
             for r in &rows {
-                let (m, c, inside) =
-                    r.sim
-                        .map_or((String::new(), String::new(), String::new()), |e| {
-                            (
-                                e.mean.to_string(),
-                                e.ci95.to_string(),
-                                inside_ci(r.analytic, e).to_string(),
-                            )
-                        });
+                let (m, c, inside) = r.sim.filter(comparable).map_or(
+                    (String::new(), String::new(), String::new()),
+                    |e| {
+                        (
+                            e.mean.to_string(),
+                            e.ci95.to_string(),
+                            inside_ci(r.analytic, e).to_string(),
+                        )
+                    },
+                );
                 writeln!(
                     out,
                     "{},{},{},{kind},{},{m},{c},{inside}",
@@ -431,9 +489,18 @@ fn print_figures(
                 writeln!(out, "  {:<width$}  {:>12}", "metric", "analytic")?;
             }
             let mut outside = 0;
+            let compared = rows
+                .iter()
+                .filter(|r| r.sim.is_some_and(|e| comparable(&e)))
+                .count();
             for r in &rows {
                 let label = r.label();
                 match r.sim {
+                    Some(e) if !comparable(&e) => writeln!(
+                        out,
+                        "  {label:<width$}  {:>12.6}  {:>24}  {:>11}  n/a",
+                        r.analytic, "n/a", ""
+                    )?,
                     Some(e) => {
                         let inside = inside_ci(r.analytic, e);
                         outside += usize::from(!inside);
@@ -453,8 +520,8 @@ fn print_figures(
                 writeln!(
                     out,
                     "\n{} of {} analytic values lie inside the simulation's 95% CI (about 1 in 20 falls outside by chance{})",
-                    rows.len() - outside,
-                    rows.len(),
+                    compared - outside,
+                    compared,
                     if f.bistability.is_some() {
                         "; more here: the model is bistable, see the warning above"
                     } else {

@@ -78,8 +78,9 @@ pub struct SweepArgs {
     #[arg(long)]
     pub no_bistability_check: bool,
     /// Run the values of the one --vary up and then down, each point
-    /// starting from the previous point's final state; summary.json and
-    /// hysteresis.png/.svg show both branches and where they differ.
+    /// starting from the previous point's final state; hysteresis.json and
+    /// hysteresis.png/.svg show both branches and where they differ [default
+    /// output: sweep-out/<model stem>-hysteresis].
     #[arg(long)]
     pub hysteresis: bool,
 }
@@ -129,7 +130,9 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
     let vary = args
         .vary
         .iter()
-        .map(|s| VarySpec::parse(s).map_err(|e| usage(e.into())))
+        .map(|s| {
+            VarySpec::parse(s).map_err(|e| anyhow::Error::from(UsageError(format!("--vary: {e}"))))
+        })
         .collect::<Result<Vec<_>>>()?;
     let shard = args
         .shard
@@ -162,11 +165,29 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         budget: Some(args.guards.budget()),
         no_bistability_check: args.no_bistability_check,
     };
+    let setters: Vec<(String, String)> = vary
+        .iter()
+        .map(|v| (v.path().to_string(), format!("--vary {}", v.source())))
+        .collect();
     let sweep = Sweep::new(&args.model.model, &base, vary, options).map_err(usage)?;
 
     let started = Instant::now();
     let mut bar = Bar::new(sweep.manifest().axes.clone());
-    let outcome = sweep.run(&mut bar).map_err(usage)?;
+    let outcome = sweep.run(&mut bar).map_err(|e| match e {
+        SweepError::Budget {
+            index,
+            point,
+            error,
+        } => UsageError(super::run::blame_budget(
+            &error,
+            &args.model,
+            Some(&args.run),
+            &setters,
+            &format!("at point {index} ({point}): "),
+        ))
+        .into(),
+        e => usage(e),
+    })?;
     bar.finish();
     let elapsed = started.elapsed().as_secs_f64();
     if outcome.interrupted {
@@ -429,8 +450,22 @@ fn ms(s: f64) -> String {
     }
 }
 
+/// A throughput with its interval, to the interval's second significant
+/// digit (`0.9006 ± 0.0093/s`); four significant digits without one.
+fn rate(x: f64, ci: Option<f64>) -> String {
+    match ci.filter(|c| c.is_finite() && *c > 0.0) {
+        Some(c) => {
+            let d = (1 - c.log10().floor() as i32).clamp(0, 9) as usize;
+            format!("{x:.d$} ± {c:.d$}/s")
+        }
+        None => {
+            let d = super::whatif::decimals(x);
+            format!("{x:.d$}/s")
+        }
+    }
+}
+
 fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> {
-    let pm = |ci: Option<f64>| ci.map_or(String::new(), |c| format!(" ± {c:.1}"));
     if let Some(p) = &s.peak {
         let tied = match p.tied {
             0 => String::new(),
@@ -441,17 +476,25 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
         };
         writeln!(
             out,
-            "  peak         {:.1}{}/s at {}{tied}",
-            p.throughput_per_s,
-            pm(p.ci95),
+            "  peak         {} at {}{tied}",
+            rate(p.throughput_per_s, p.ci95),
             p.point
+        )?;
+    }
+    if let Some(h) = &s.highest_stable {
+        writeln!(
+            out,
+            "  stable up to {} at {}, R = {}  (the highest load with a steady-state answer)",
+            rate(h.throughput_per_s, h.ci95),
+            h.point,
+            ms(h.response_time_s)
         )?;
     }
     if let Some(k) = &s.knee {
         writeln!(
             out,
-            "  knee         {:.1}/s, R = {} at {}  (max power X/R)",
-            k.throughput_per_s,
+            "  knee         {}, R = {} at {}  (max power X/R)",
+            rate(k.throughput_per_s, None),
             ms(k.response_time_s),
             k.point
         )?;
@@ -459,44 +502,73 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
     if let Some(sat) = &s.saturation {
         writeln!(
             out,
-            "  saturation   {:.1}/s at {}  (first to reach 95% of the peak)",
-            sat.throughput_per_s, sat.point
+            "  saturation   {} at {}  (first to reach 95% of the peak)",
+            rate(sat.throughput_per_s, None),
+            sat.point
         )?;
     }
     if let Some(r) = &s.recommended {
         writeln!(
             out,
-            "  recommended  {}  ({:.1}{}/s, R = {} at the highest load; limits whose throughput intervals overlap count as tied and the fastest answer wins)",
+            "  recommended  {}  ({}, R = {} at the highest load; limits whose throughput intervals overlap count as tied and the fastest answer wins)",
             r.point,
-            r.throughput_per_s,
-            pm(r.ci95),
+            rate(r.throughput_per_s, r.ci95),
             ms(r.response_time_s)
         )?;
     }
     if s.curves.len() > 1 {
+        let at = |pt: &Point| {
+            s.axes
+                .load
+                .as_deref()
+                .and_then(|l| pt.get(l))
+                .map_or_else(|| pt.to_string(), |v| v.to_string())
+        };
+        let flag = |b: bool| if b { " (bistable)" } else { "" };
         for c in &s.curves {
-            let (Some(p), Some(k)) = (&c.peak, &c.knee) else {
+            let Some(k) = &c.knee else {
                 continue;
             };
-            let at = |pt: &Point| {
-                s.axes
-                    .load
-                    .as_deref()
-                    .and_then(|l| pt.get(l))
-                    .map_or_else(|| pt.to_string(), |v| v.to_string())
+            let first = match (&c.peak, &c.highest_stable) {
+                (Some(p), _) => format!(
+                    "peak {} at {}{}",
+                    rate(p.throughput_per_s, None),
+                    at(&p.point),
+                    flag(p.bistable)
+                ),
+                (None, Some(h)) => format!("stable up to {}", at(&h.point)),
+                (None, None) => continue,
             };
-            let flag = |b: bool| if b { " (bistable)" } else { "" };
             writeln!(
                 out,
-                "    {}: peak {:.1}/s at {}{}, knee at {}{}",
+                "    {}: {first}, knee at {}{}",
                 c.fixed,
-                p.throughput_per_s,
-                at(&p.point),
-                flag(p.bistable),
                 at(&k.point),
                 flag(k.bistable)
             )?;
         }
+    }
+    for p in &s.unstable {
+        writeln!(
+            out,
+            "  unstable     {p}: no steady state, not run (see the error column)"
+        )?;
+    }
+    match s.not_steady.len() {
+        0 => {}
+        1 => writeln!(
+            out,
+            "  not steady   {}: the run measured a transient (see its warnings in {JSONL_FILE})",
+            s.not_steady[0]
+        )?,
+        n => writeln!(
+            out,
+            "  not steady   {n} points, from {}: the runs measured a transient (see their warnings in {JSONL_FILE})",
+            s.not_steady[0]
+        )?,
+    }
+    for n in &s.not_applicable {
+        writeln!(out, "  n/a          {n}")?;
     }
     // Bottlenecks as runs of consecutive points with the same station.
     let mut runs: Vec<(String, String, String)> = Vec::new();
@@ -627,8 +699,14 @@ impl Observer for Bar {
                         Some(format!("{}={v}", l.rsplit('.').next().unwrap_or(l)))
                     })
                     .unwrap_or_else(|| r.point.to_string());
+                // An open model's throughput has no peak: it is the rate.
+                let what = if self.axes.saturates() {
+                    "peak"
+                } else {
+                    "highest throughput"
+                };
                 self.bar
-                    .set_message(format!("peak so far {x:.1}/s at {at}"));
+                    .set_message(format!("{what} so far {x:.1}/s at {at}"));
                 self.peak = Some((x, at));
             }
         }

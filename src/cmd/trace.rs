@@ -226,7 +226,12 @@ pub fn trace_csv(network: &Network, results: &RunResults) -> String {
         };
         for iv in &t.intervals {
             let phase = if iv.measured { "measured" } else { "warmup" };
-            let head = format!("{},{},{},{phase}", rep.index, iv.start_s, iv.end_s);
+            let head = format!(
+                "{},{},{},{phase}",
+                rep.index,
+                boundary(iv.start_s),
+                boundary(iv.end_s)
+            );
             let _ = writeln!(
                 out,
                 "{head},{system},,{THROUGHPUT_PER_S},{}",
@@ -262,4 +267,13 @@ pub fn trace_csv(network: &Network, results: &RunResults) -> String {
         }
     }
     out
+}
+
+/// An interval boundary, a multiple of the interval computed in floating
+/// point, to 12 significant digits: 0.15, not 0.15000000000000002 (the
+/// rounding error of k·dt, not a time the run distinguishes).
+fn boundary(t: f64) -> String {
+    format!("{t:.11e}")
+        .parse::<f64>()
+        .map_or_else(|_| t.to_string(), |x| x.to_string())
 }

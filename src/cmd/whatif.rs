@@ -22,7 +22,7 @@ pub enum WhatIfFormat {
     /// One JSON object: the baseline per point and each change's
     /// differences with paired and unpaired intervals.
     Json,
-    /// Long-format CSV: change,point,metric,baseline,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable (empty where the two-ended check does not apply).
+    /// Long-format CSV: change,point,metric,baseline,baseline_ci95,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable (empty where the two-ended check does not apply).
     Csv,
 }
 
@@ -33,7 +33,7 @@ pub struct WhatIfArgs {
     model: ModelArgs,
     /// Speed stations up by this much: `25%` (1.25 times as fast) or `x1.25`;
     /// each station of --stations is one change.
-    #[arg(long, value_name = "AMOUNT")]
+    #[arg(long, value_name = "AMOUNT", allow_hyphen_values = true)]
     speedup: Option<String>,
     /// The stations to speed up, comma-separated, or `all` (default: all
     /// that do work).
@@ -82,7 +82,17 @@ fn speedup_factor(text: &str) -> Result<f64> {
             "--speedup {text} is a factor of 1, which changes nothing\n  hint: give a speed-up such as 25% (x1.25) or a slow-down such as -20% (x0.8)"
         ))
         .into()),
-        Some(f) if f.is_finite() && f > 0.0 => Ok(f),
+        // Beyond a thousandfold a service time vanishes or dominates
+        // everything: no what-if question needs that, and a typo is likelier.
+        Some(f) if (1e-3..=1e3).contains(&f) => Ok(f),
+        Some(f) if f.is_finite() && f <= 0.0 => Err(UsageError(format!(
+            "--speedup {text} is a factor of {f}: the station would never finish; a slow-down is between 0% and -99.9%"
+        ))
+        .into()),
+        Some(f) if f.is_finite() && f > 0.0 => Err(UsageError(format!(
+            "--speedup {text} is a factor of {f:e}, beyond the range x0.001 to x1000 a what-if can mean"
+        ))
+        .into()),
         _ => Err(UsageError(format!(
             "--speedup expects a percentage such as 25% (1.25 times as fast) or a factor such as x1.25, found `{text}`"
         ))
@@ -110,7 +120,22 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
                 .filter(|s| !matches!(s.kind, StationKind::Fork(_) | StationKind::Join(_)))
                 .map(|s| s.name.clone())
                 .collect(),
-            Some(list) => list.split(',').map(|n| n.trim().to_string()).collect(),
+            Some(list) => {
+                let names: Vec<String> = list.split(',').map(|n| n.trim().to_string()).collect();
+                if let Some((k, n)) = names
+                    .iter()
+                    .enumerate()
+                    .find(|(k, n)| names[..*k].contains(n))
+                {
+                    return Err(UsageError(format!(
+                        "--stations names {n} twice (items {} and {}): each station is one change",
+                        names.iter().position(|m| m == n).unwrap_or(0) + 1,
+                        k + 1
+                    ))
+                    .into());
+                }
+                names
+            }
         };
         changes.extend(
             names
@@ -119,7 +144,7 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
         );
     }
     for c in &args.change {
-        let ov = Override::parse(c).map_err(|e| UsageError(format!("--change: {e}")))?;
+        let ov = Override::parse_as(c, "--change").map_err(|e| UsageError(e.to_string()))?;
         changes.push(Change::Set(vec![ov]));
     }
     if changes.is_empty() {
@@ -129,7 +154,7 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
         )
         .into());
     }
-    let points = operating_points(&args.at)?;
+    let (at_specs, points) = operating_points(&args.at)?;
     let r = &args.options;
     r.validate()?;
     let stop = match (r.jobs, r.time) {
@@ -161,16 +186,50 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
             return Err(super::run::Interrupted("interrupted: nothing written".into()).into());
         }
         Err(WhatIfError::Run(e)) => return Err(e.into()),
+        Err(WhatIfError::Budget {
+            point,
+            change,
+            error,
+        }) => {
+            // Most specific first: the change's own overrides, then the
+            // operating point's, then --set and the model file.
+            let mut setters: Vec<(String, String)> = Vec::new();
+            if let Some(Change::Set(ov)) = changes
+                .iter()
+                .find(|c| change.as_deref() == Some(c.label().as_str()))
+            {
+                setters.extend(ov.iter().map(|o| (o.path.clone(), format!("--change {o}"))));
+            }
+            setters.extend(
+                at_specs
+                    .iter()
+                    .map(|s| (s.path().to_string(), format!("--at {}", s.source()))),
+            );
+            let context = qsim_sweep::whatif::budget_context(&point, change.as_deref());
+            return Err(UsageError(super::run::blame_budget(
+                &error,
+                &args.model,
+                Some(&args.options),
+                &setters,
+                &context,
+            ))
+            .into());
+        }
         Err(e) => {
-            // The model loader names the override behind an error as a
-            // --set; those of a change were given as --change.
+            // An operating point's override is named as the whole --at
+            // that made it, as a sweep names its --vary.
             let mut text = e.to_string();
-            for c in &args.change {
-                if let Ok(ov) = Override::parse(c) {
-                    text = text.replace(
-                        &format!("(set by --set {ov})"),
-                        &format!("(set by --change {ov})"),
-                    );
+            for point in &points {
+                for ov in point {
+                    if let Some(spec) = at_specs.iter().find(|s| s.path() == ov.path) {
+                        let label = format!("--at {}", spec.source());
+                        text = text
+                            .replace(
+                                &format!("(set by {})", ov.label()),
+                                &format!("(set by {label})"),
+                            )
+                            .replace(&format!("{}: ", ov.label()), &format!("{label}: "));
+                    }
                 }
             }
             return Err(UsageError(text).into());
@@ -189,24 +248,26 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The operating points of `--at` specs (their grid, first outermost).
-fn operating_points(at: &[String]) -> Result<Vec<Vec<Override>>> {
+/// The `--at` specs and their operating points (their grid, first
+/// outermost).
+fn operating_points(at: &[String]) -> Result<(Vec<VarySpec>, Vec<Vec<Override>>)> {
     if at.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let specs = at
         .iter()
         .map(|s| VarySpec::parse(s).map_err(|e| UsageError(format!("--at: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
-    let grid = Grid::new(specs).map_err(|e| UsageError(format!("--at: {e}")))?;
-    Ok((0..grid.len())
+    let grid = Grid::new(specs.clone()).map_err(|e| UsageError(format!("--at: {e}")))?;
+    let points = (0..grid.len())
         .map(|k| {
             grid.overrides(k)
                 .into_iter()
-                .map(|(path, value)| Override { path, value })
+                .map(|(path, value)| Override::new(path, value, "--at"))
                 .collect()
         })
-        .collect())
+        .collect();
+    Ok((specs, points))
 }
 
 /// With a sign and `decimals` decimals.
@@ -294,7 +355,12 @@ fn table(model: &str, report: &WhatIfReport) -> String {
     for b in &report.baseline {
         let e = |m: f64, c: f64, k: f64| {
             let d = decimals(m * k);
-            format!("{:.d$} ± {:.d$}", m * k, c * k)
+            if c.is_finite() {
+                format!("{:.d$} ± {:.d$}", m * k, c * k)
+            } else {
+                // One replication: no interval.
+                format!("{:.d$} ± n/a", m * k)
+            }
         };
         out.push_str(&format!(
             "  {:width$}  {:>22}  {:>22}  {:>22}\n",
@@ -331,7 +397,7 @@ fn table(model: &str, report: &WhatIfReport) -> String {
 
 fn csv(report: &WhatIfReport) -> String {
     let mut out = String::from(
-        "change,point,metric,baseline,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable\n",
+        "change,point,metric,baseline,baseline_ci95,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable\n",
     );
     let q = |s: &str| {
         if s.contains([',', '"', '\n']) {
@@ -343,19 +409,11 @@ fn csv(report: &WhatIfReport) -> String {
     for c in &report.changes {
         for (p, b) in c.points.iter().zip(&report.baseline) {
             for (metric, base, d) in [
-                (
-                    "throughput_per_s",
-                    b.throughput_per_s.mean,
-                    &p.throughput_per_s,
-                ),
-                (
-                    "response_time_s",
-                    b.response_time_s.mean,
-                    &p.response_time_s,
-                ),
+                ("throughput_per_s", b.throughput_per_s, &p.throughput_per_s),
+                ("response_time_s", b.response_time_s, &p.response_time_s),
                 (
                     "response_time_p99_s",
-                    b.response_time_p99_s.mean,
+                    b.response_time_p99_s,
                     &p.response_time_p99_s,
                 ),
             ] {
@@ -371,10 +429,11 @@ fn csv(report: &WhatIfReport) -> String {
                     }
                 };
                 out.push_str(&format!(
-                    "{},{},{metric},{},{},{},{},{},{sig},{bistable}\n",
+                    "{},{},{metric},{},{},{},{},{},{},{sig},{bistable}\n",
                     q(&c.change),
                     q(&p.point),
-                    f(base),
+                    f(base.mean),
+                    f(base.ci95),
                     f(d.mean),
                     f(d.ci95),
                     f(d.unpaired_ci95),

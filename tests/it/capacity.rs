@@ -33,12 +33,12 @@ fn mm1k_overloaded_matches_exact_loss_jobs_and_throughput() {
     let loss = st
         .loss_probability
         .expect("a finite station reports its loss");
-    assert_close("M/M/1/4 loss", loss, exact.prob_blocking, 10, 0.0, 0.02);
+    assert_close("M/M/1/4 loss", loss, exact.loss_probability, 10, 0.0, 0.02);
     let dropped = st.dropped_per_s.expect("and its losses per second");
     assert_close(
         "M/M/1/4 dropped per second",
         dropped,
-        1.5 * exact.prob_blocking,
+        1.5 * exact.loss_probability,
         10,
         0.0,
         0.02,
@@ -46,7 +46,7 @@ fn mm1k_overloaded_matches_exact_loss_jobs_and_throughput() {
     assert_close(
         "M/M/1/4 mean jobs",
         st.mean_jobs,
-        exact.mean_number,
+        exact.mean_jobs,
         10,
         0.0,
         0.02,
@@ -63,7 +63,7 @@ fn mm1k_overloaded_matches_exact_loss_jobs_and_throughput() {
     assert_close(
         "M/M/1/4 response",
         mean_of(&r.system.response_time_s),
-        exact.mean_response_s,
+        exact.response_time_s,
         10,
         0.0,
         0.02,
@@ -231,7 +231,7 @@ fn solve_prints_exact_mmck_and_erlang_b_and_nothing_it_cannot_know() {
         .find(|r| r["metric"] == "stations.server.loss_probability")
         .and_then(|r| r["analytic"].as_f64())
         .expect("solve reports the loss probability");
-    assert!((loss - exact.prob_blocking).abs() < 1e-12, "{loss}");
+    assert!((loss - exact.loss_probability).abs() < 1e-12, "{loss}");
     // K = c: Erlang B.
     std::fs::write(&path, open_finite(4.0, 5, 5)).unwrap();
     let out = qsim(&["solve", p]);
@@ -349,7 +349,7 @@ service = { dist = "exponential", mean = 0.5 }
             0.01,
             0.1,
         );
-        let resp = |q: f64| single::mm1_response_percentile_s(lambda, mu, q).unwrap();
+        let resp = |q: f64| single::mm1_response_time_percentile_s(lambda, mu, q).unwrap();
         assert_close(
             &label("response p50"),
             t.response_time_p50_s,
@@ -435,7 +435,7 @@ service = { dist = "exponential", mean = 1.0 }
     assert_close("class b P(R > 5)", b, tail(5.0), 10, 0.0, 0.05);
     let sys = r.system.sla_violation.expect("the system has an SLA");
     assert_close("system P(R > 3)", sys, tail(3.0), 10, 0.0, 0.03);
-    let exact = single::mm1(0.6, 1.0).unwrap().mean_response_s;
+    let exact = single::mm1(0.6, 1.0).unwrap().response_time_s;
     for c in &r.classes {
         assert_close(&c.name, mean_of(&c.response_time_s), exact, 10, 0.0, 0.03);
     }
@@ -459,7 +459,7 @@ fn connection_pool_model_matches_mmck() {
     assert_close(
         "pool loss",
         st.loss_probability.unwrap(),
-        exact.prob_blocking,
+        exact.loss_probability,
         10,
         0.0,
         0.05,
@@ -467,7 +467,7 @@ fn connection_pool_model_matches_mmck() {
     assert_close(
         "pool mean jobs",
         st.mean_jobs,
-        exact.mean_number,
+        exact.mean_jobs,
         10,
         0.0,
         0.02,
@@ -477,7 +477,7 @@ fn connection_pool_model_matches_mmck() {
     assert_close(
         "pool P(n >= 16)",
         t.jobs_tail_probability,
-        exact.prob_blocking,
+        exact.loss_probability,
         10,
         0.0,
         0.05,

@@ -32,14 +32,14 @@ fn mm1_rho_05_mean_and_p99() {
     assert_close(
         "M/M/1 rho 0.5 mean response",
         mean_of(rt),
-        exact.mean_response_s,
+        exact.response_time_s,
         10,
         0.0,
         0.02,
     );
     // R is exponential with rate mu - lambda = 0.5; the histogram's buckets are
     // at most 1% wide, hence the 1% allowance.
-    let p99 = single::mm1_response_percentile_s(0.5, 1.0, 0.99).unwrap();
+    let p99 = single::mm1_response_time_percentile_s(0.5, 1.0, 0.99).unwrap();
     assert_close("M/M/1 rho 0.5 p99", rt.p99, p99, 10, 0.01, 0.03);
     let st = &r.stations[0];
     assert_close(
@@ -53,7 +53,7 @@ fn mm1_rho_05_mean_and_p99() {
     assert_close(
         "M/M/1 rho 0.5 mean jobs",
         st.mean_jobs,
-        exact.mean_number,
+        exact.mean_jobs,
         10,
         0.0,
         0.03,
@@ -77,12 +77,12 @@ fn mm1_rho_09_mean_and_p99() {
     assert_close(
         "M/M/1 rho 0.9 mean response",
         mean_of(rt),
-        exact.mean_response_s,
+        exact.response_time_s,
         10,
         0.0,
         0.03,
     );
-    let p99 = single::mm1_response_percentile_s(0.9, 1.0, 0.99).unwrap();
+    let p99 = single::mm1_response_time_percentile_s(0.9, 1.0, 0.99).unwrap();
     assert_close("M/M/1 rho 0.9 p99", rt.p99, p99, 10, 0.01, 0.04);
     assert_close(
         "M/M/1 rho 0.9 throughput",
@@ -114,7 +114,7 @@ fn mm1_rho_09_tail_from_short_replications() {
     let r = run(&m, 30, 50_000, 5_000);
     let rt = &r.system.response_time_s;
     for (label, sim, q) in [("p99", rt.p99, 0.99), ("p99.9", rt.p999, 0.999)] {
-        let exact = single::mm1_response_percentile_s(0.9, 1.0, q).unwrap();
+        let exact = single::mm1_response_time_percentile_s(0.9, 1.0, q).unwrap();
         assert_close(&format!("M/M/1 rho 0.9 {label}"), sim, exact, 30, 0.01, 0.5);
     }
 }
@@ -136,7 +136,7 @@ fn mm4_rho_08() {
     assert_close(
         "M/M/4 mean response",
         mean_of(&r.system.response_time_s),
-        exact.mean_response_s,
+        exact.response_time_s,
         10,
         0.0,
         0.02,
@@ -144,7 +144,7 @@ fn mm4_rho_08() {
     assert_close(
         "M/M/4 wait",
         r.stations[0].wait_time_s,
-        exact.mean_wait_s,
+        exact.wait_time_s,
         10,
         0.0,
         0.04,
@@ -178,7 +178,7 @@ fn md1_and_me41_match_pollaczek_khinchine() {
         assert_close(
             label,
             mean_of(&r.system.response_time_s),
-            exact.mean_response_s,
+            exact.response_time_s,
             10,
             0.0,
             max_ci,
@@ -232,7 +232,7 @@ fn central_server_matches_exact_mva_at_several_populations() {
         assert_close(
             &format!("{label} response"),
             mean_of(&r.system.response_time_s),
-            e.response_s,
+            e.response_time_s,
             10,
             0.0,
             0.03,

@@ -285,39 +285,6 @@ fn interrupted_sweep_keeps_its_points_and_resumes() {
     }
 }
 
-/// In a sweep, a point beyond the memory limit fails with the budget's
-/// message and the other points run.
-#[test]
-fn sweep_point_beyond_the_memory_limit_fails_alone() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("guards-sweep-budget");
-    let _ = std::fs::remove_dir_all(&dir);
-    let out = qsim(&[
-        "sweep",
-        "models/cpu_two_disks.toml",
-        "--vary",
-        "workload.population=5,1000000000",
-        "--jobs",
-        "2000",
-        "--replications",
-        "2",
-        "--max-memory",
-        "1G",
-        "-o",
-        dir.to_str().unwrap(),
-    ]);
-    let err = stderr(&out);
-    // One failed point: the sweep still succeeds (and its charts do not
-    // compute an MVA reference up to the refused population).
-    assert!(out.status.success(), "{err}");
-    assert!(
-        err.contains("point 1 (workload.population=1000000000) failed: workload.population: the run would need about"),
-        "{err}"
-    );
-    let csv = std::fs::read_to_string(dir.join("points.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 3, "{csv}");
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
 /// `qsim solve` takes the memory limit from the same `--max-memory` as run
 /// and sweep, and refuses exact MVA beyond it with the key, the estimate
 /// and the limit. Exact MVA of cpu_two_disks at N = 200,000 keeps about

@@ -4,6 +4,7 @@
 mod blocking;
 mod capacity;
 mod charts;
+mod claims;
 mod cli;
 mod docs;
 mod exact;
@@ -16,6 +17,7 @@ mod routes;
 mod scenarios;
 mod solve;
 mod support;
+mod sweep_cli;
 mod switching;
 mod timeline;
 mod trust;

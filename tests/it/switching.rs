@@ -91,7 +91,7 @@ fn closed_chain_matches_exact_mva_of_its_demands() {
     assert_close(
         "chain response",
         mean_of(&r.system.response_time_s),
-        p.response_s,
+        p.response_time_s,
         reps,
         0.0,
         0.02,
@@ -117,7 +117,7 @@ fn closed_chain_matches_exact_mva_of_its_demands() {
         assert_close(
             "mean jobs",
             r.stations[s].mean_jobs,
-            p.stations[s].queue_length,
+            p.stations[s].mean_jobs,
             reps,
             0.0,
             0.03,
@@ -131,9 +131,9 @@ fn closed_chain_matches_exact_mva_of_its_demands() {
     assert!(why.is_empty(), "{why:?}");
     let f = qsim_theory::solution::solve_within(&merged, 1e9).unwrap();
     assert!((f.throughput_per_s - p.throughput_per_s).abs() < 1e-9 * p.throughput_per_s);
-    assert!((f.response_time_s - p.response_s).abs() < 1e-9 * p.response_s);
+    assert!((f.response_time_s - p.response_time_s).abs() < 1e-9 * p.response_time_s);
     for s in 0..2 {
-        assert!((f.stations[s].mean_jobs - p.stations[s].queue_length).abs() < 1e-9);
+        assert!((f.stations[s].mean_jobs - p.stations[s].mean_jobs).abs() < 1e-9);
     }
 }
 

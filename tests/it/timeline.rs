@@ -243,3 +243,101 @@ fn hysteresis_sweep_has_one_branch_on_cpu_two_disks() {
     assert!(h.differ_at.is_empty(), "{h:?}");
     assert!(h.verdict().contains("agree"));
 }
+
+/// A hysteresis run keeps its own files (`hysteresis.json`), never writes
+/// into a plain sweep's directory without `--force`, and refuses the sweep
+/// flags it has no use for.
+#[test]
+fn hysteresis_output_never_mixes_with_a_sweep() {
+    let dir = std::env::temp_dir().join(format!("qsim-hyst-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.to_str().unwrap();
+    let common = [
+        "--jobs",
+        "200",
+        "--replications",
+        "2",
+        "--no-charts",
+        "-o",
+        out,
+    ];
+    let sweep = |extra: &[&str]| {
+        let mut a = vec!["sweep", "models/cpu_two_disks.toml"];
+        a.extend(extra);
+        a.extend(common);
+        qsim(&a)
+    };
+    let plain = sweep(&["--vary", "workload.population=2,4"]);
+    assert!(
+        plain.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plain.stderr)
+    );
+    let mixed = sweep(&["--vary", "workload.population=2,4", "--hysteresis"]);
+    let err = String::from_utf8_lossy(&mixed.stderr);
+    assert_eq!(mixed.status.code(), Some(2), "{err}");
+    assert!(err.contains("holds a sweep's results"), "{err}");
+    assert!(!dir.join("hysteresis.json").exists());
+    // The plain sweep's page can still be made from its files.
+    let report = qsim(&["report", out]);
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+
+    let hdir = dir.join("h");
+    let hout = hdir.to_str().unwrap();
+    let run = |vary: &str| {
+        qsim(&[
+            "sweep",
+            "models/cpu_two_disks.toml",
+            "--vary",
+            vary,
+            "--hysteresis",
+            "--jobs",
+            "200",
+            "--replications",
+            "2",
+            "--no-charts",
+            "-o",
+            hout,
+        ])
+    };
+    let first = run("workload.population=2,4");
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(hdir.join("hysteresis.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["parameter"], "workload.population");
+    assert_eq!(json["model"], "models/cpu_two_disks.toml");
+    // The same run again replaces its own results; another parameter does not.
+    assert!(run("workload.population=2,3").status.success());
+    let other = run("stations.cpu.servers=1,2");
+    let err = String::from_utf8_lossy(&other.stderr);
+    assert_eq!(other.status.code(), Some(2), "{err}");
+    assert!(err.contains("hysteresis run of another parameter"), "{err}");
+    let page = qsim(&["report", hout]);
+    let err = String::from_utf8_lossy(&page.stderr);
+    assert_eq!(page.status.code(), Some(2), "{err}");
+    assert!(err.contains("holds a hysteresis run"), "{err}");
+    for flag in [&["--report"][..], &["--limit-axis", "x"][..]] {
+        let mut a = vec![
+            "sweep",
+            "models/cpu_two_disks.toml",
+            "--vary",
+            "workload.population=2,4",
+            "--hysteresis",
+        ];
+        a.extend(flag);
+        let o = qsim(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("no use with --hysteresis"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

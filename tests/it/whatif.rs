@@ -216,7 +216,7 @@ fn cli_verdicts_and_errors() {
     );
     let csv = String::from_utf8_lossy(&out.stdout);
     assert!(csv.starts_with(
-        "change,point,metric,baseline,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable\n"
+        "change,point,metric,baseline,baseline_ci95,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable\n"
     ));
     assert_eq!(csv.lines().count(), 4, "{csv}");
     for (args, want) in [
@@ -233,6 +233,32 @@ fn cli_verdicts_and_errors() {
         (
             &["--change", "stations.cpu.service.mean=-2"][..],
             "(set by --change stations.cpu.service.mean=-2)",
+        ),
+        // Each error names the flag the user typed.
+        (
+            &["--change", "stations.cpu.service.mean=/0"][..],
+            "--change stations.cpu.service.mean=/0: malformed relative value",
+        ),
+        (
+            &["--speedup", "25%", "--at", "nosuch.key=1,2"][..],
+            "--at nosuch.key=1,2: unknown key path",
+        ),
+        (
+            &["--speedup", "25%", "--at", "workload.population="][..],
+            "--at: invalid `workload.population=`",
+        ),
+        (
+            &["--speedup", "25%", "--stations", "cpu,client,cpu"][..],
+            "--stations names cpu twice (items 1 and 3)",
+        ),
+        (
+            &["--speedup", "x1e308"][..],
+            "beyond the range x0.001 to x1000",
+        ),
+        // A slow-down is written with its sign, as the hint says.
+        (
+            &["--speedup", "-100%"][..],
+            "the station would never finish",
         ),
     ] {
         let mut a = vec![

@@ -62,9 +62,9 @@ pub struct OpenSolution {
     /// Jobs entering (and leaving) the network per second.
     pub throughput_per_s: f64,
     /// Mean number of jobs in the network.
-    pub mean_number: f64,
+    pub mean_jobs: f64,
     /// Mean time from entering to leaving the network (seconds).
-    pub mean_response_s: f64,
+    pub response_time_s: f64,
 }
 
 /// Solves an open Jackson network: external Poisson arrivals
@@ -172,12 +172,12 @@ pub fn solve_open(
             metrics,
         });
     }
-    let mean_number: f64 = out.iter().map(|s| s.metrics.mean_number).sum();
+    let mean_jobs: f64 = out.iter().map(|s| s.metrics.mean_jobs).sum();
     Ok(OpenSolution {
         stations: out,
         throughput_per_s: gamma_total,
-        mean_number,
-        mean_response_s: mean_number / gamma_total,
+        mean_jobs,
+        response_time_s: mean_jobs / gamma_total,
     })
 }
 
@@ -189,7 +189,7 @@ pub enum Workload {
     Closed {
         /// Number of jobs.
         population: u32,
-        /// Think time between cycles (seconds).
+        /// Think time between interactions (seconds).
         think_time_s: f64,
     },
     /// Poisson arrivals from outside.
@@ -278,7 +278,7 @@ pub fn solve_mixed(stations: &[ClassedStation], classes: &[Class]) -> Result<Mul
         Some(exact_multiclass(&inflated, &closed_classes)?)
     };
     let closed_q: Vec<f64> = (0..stations.len())
-        .map(|k| closed.as_ref().map_or(0.0, |c| c.stations[k].queue_length))
+        .map(|k| closed.as_ref().map_or(0.0, |c| c.stations[k].mean_jobs))
         .collect();
     let mut class_results = Vec::with_capacity(classes.len());
     let mut per_station: Vec<Vec<ClassAtStation>> = vec![Vec::new(); stations.len()];
@@ -291,16 +291,16 @@ pub fn solve_mixed(stations: &[ClassedStation], classes: &[Class]) -> Result<Mul
                 for (k, s) in stations.iter().enumerate() {
                     let cs = closed.as_ref().map(|c| c.stations[k].per_class[ci]);
                     per_station[k].push(ClassAtStation {
-                        queue_length: cs.map_or(0.0, |v| v.queue_length),
+                        mean_jobs: cs.map_or(0.0, |v| v.mean_jobs),
                         utilization: x * s.demands_s[r],
-                        residence_s: cs.map_or(0.0, |v| v.residence_s),
+                        residence_time_s: cs.map_or(0.0, |v| v.residence_time_s),
                     });
                 }
                 class_results.push(sol.cloned().unwrap_or(ClassResult {
                     name: c.name.clone(),
                     throughput_per_s: 0.0,
-                    response_s: 0.0,
-                    number_in_stations: 0.0,
+                    response_time_s: 0.0,
+                    mean_jobs: 0.0,
                 }));
             }
             Workload::Open { arrival_rate_per_s } => {
@@ -313,16 +313,16 @@ pub fn solve_mixed(stations: &[ClassedStation], classes: &[Class]) -> Result<Mul
                     };
                     response += res;
                     per_station[k].push(ClassAtStation {
-                        queue_length: arrival_rate_per_s * res,
+                        mean_jobs: arrival_rate_per_s * res,
                         utilization: arrival_rate_per_s * d,
-                        residence_s: res,
+                        residence_time_s: res,
                     });
                 }
                 class_results.push(ClassResult {
                     name: c.name.clone(),
                     throughput_per_s: arrival_rate_per_s,
-                    response_s: response,
-                    number_in_stations: arrival_rate_per_s * response,
+                    response_time_s: response,
+                    mean_jobs: arrival_rate_per_s * response,
                 });
             }
         }
@@ -332,7 +332,7 @@ pub fn solve_mixed(stations: &[ClassedStation], classes: &[Class]) -> Result<Mul
         .zip(per_station)
         .map(|(s, per_class)| StationResult {
             name: s.name.clone(),
-            queue_length: per_class.iter().map(|c| c.queue_length).sum(),
+            mean_jobs: per_class.iter().map(|c| c.mean_jobs).sum(),
             utilization: per_class.iter().map(|c| c.utilization).sum(),
             per_class,
         })

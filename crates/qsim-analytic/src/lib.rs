@@ -32,9 +32,9 @@
 //! use qsim_analytic::{mva, single};
 //!
 //! let q = single::mm1(8.0, 10.0)?;
-//! assert!((q.mean_response_s - 0.5).abs() < 1e-12);
-//! assert!((q.mean_number - 4.0).abs() < 1e-12);
-//! let p99 = single::mm1_response_percentile_s(8.0, 10.0, 0.99)?;
+//! assert!((q.response_time_s - 0.5).abs() < 1e-12);
+//! assert!((q.mean_jobs - 4.0).abs() < 1e-12);
+//! let p99 = single::mm1_response_time_percentile_s(8.0, 10.0, 0.99)?;
 //! assert!((p99 - 100f64.ln() / 2.0).abs() < 1e-12);
 //!
 //! // One job alone in a closed loop with 0.9 s think time: X = 1 / (0.1 + 0.9).

@@ -119,14 +119,14 @@ pub enum Service {
 pub struct Station {
     /// Name used in results and error messages.
     pub name: String,
-    /// Mean number of visits per job cycle (visit ratio).
+    /// Mean number of visits per interaction (visit ratio).
     pub visits: f64,
     /// How the station serves.
     pub service: Service,
 }
 
 impl Station {
-    /// An infinite-server station with total demand `demand_s` per cycle.
+    /// An infinite-server station with total demand `demand_s` per interaction.
     pub fn delay(name: impl Into<String>, demand_s: f64) -> Self {
         Self::with_service(
             name,
@@ -146,7 +146,7 @@ impl Station {
         )
     }
 
-    /// A `servers`-server queue with total demand `demand_s` per cycle.
+    /// A `servers`-server queue with total demand `demand_s` per interaction.
     pub fn multi_server(name: impl Into<String>, servers: u32, demand_s: f64) -> Self {
         Self::with_service(
             name,
@@ -157,7 +157,7 @@ impl Station {
         )
     }
 
-    /// A station with one visit per cycle and the given service.
+    /// A station with one visit per interaction and the given service.
     pub fn with_service(name: impl Into<String>, service: Service) -> Self {
         Self {
             name: name.into(),
@@ -181,7 +181,7 @@ impl Station {
         }
     }
 
-    /// Service demand per cycle (visits × service time) for stations whose
+    /// Service demand per interaction (visits × service time) for stations whose
     /// speed per server is constant; `None` for rate curves.
     pub fn demand_s(&self) -> Option<f64> {
         match &self.service {
@@ -221,13 +221,15 @@ impl Station {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct StationPoint {
     /// Mean number of jobs at the station (waiting or in service).
-    pub queue_length: f64,
+    pub mean_jobs: f64,
     /// Busy fraction: X·D for a single-server queue, X·D/c per server of a
-    /// multi-server queue, the mean number present for a delay station, and
-    /// P(station not empty) for a rate-curve station.
+    /// multi-server queue, P(station not empty) for a rate-curve station,
+    /// and for a delay station X·D, the mean number present (where the
+    /// simulator's `utilization` is 0).
     pub utilization: f64,
-    /// Mean time a job spends at the station per cycle, all visits (seconds).
-    pub residence_s: f64,
+    /// Residence time: mean time a job spends at the station per interaction,
+    /// all its visits together (visits × response time per visit; seconds).
+    pub residence_time_s: f64,
     /// Completions per second at the station (system throughput × visits).
     pub throughput_per_s: f64,
 }
@@ -237,10 +239,10 @@ pub struct StationPoint {
 pub struct PopulationPoint {
     /// Number of jobs in the network.
     pub population: u32,
-    /// System throughput (cycles per second).
+    /// System throughput (interactions per second).
     pub throughput_per_s: f64,
-    /// Mean response time per cycle, think time excluded (seconds).
-    pub response_s: f64,
+    /// Mean response time of an interaction, think time excluded (seconds).
+    pub response_time_s: f64,
     /// Per-station figures, in the order of the input stations.
     pub stations: Vec<StationPoint>,
 }
@@ -275,7 +277,7 @@ enum Kind {
 }
 
 /// Exact single-class MVA for populations 1..=`population` with think time
-/// `think_time_s` (a delay every job visits once per cycle; may be 0).
+/// `think_time_s` (a delay every job visits once per interaction; may be 0).
 ///
 /// Multi-server and rate-curve stations are solved exactly with the stable
 /// marginal-probability recursion described in the [module docs](self).
@@ -385,16 +387,16 @@ pub fn exact(stations: &[Station], think_time_s: f64, population: u32) -> Result
                 }
             };
             station_points.push(StationPoint {
-                queue_length: queue[k],
+                mean_jobs: queue[k],
                 utilization,
-                residence_s: residence[k],
+                residence_time_s: residence[k],
                 throughput_per_s: x * s.visits,
             });
         }
         points.push(PopulationPoint {
             population: n as u32,
             throughput_per_s: x,
-            response_s: response,
+            response_time_s: response,
             stations: station_points,
         });
     }
@@ -543,7 +545,7 @@ pub struct ClassedStation {
     pub name: String,
     /// Delay or queue.
     pub kind: CenterKind,
-    /// Service demand per cycle (visits × service time) for each class, in
+    /// Service demand per interaction (visits × service time) for each class, in
     /// class order (seconds).
     pub demands_s: Vec<f64>,
 }
@@ -559,14 +561,14 @@ impl ClassedStation {
     }
 }
 
-/// A closed job class: a fixed population that thinks between cycles.
+/// A closed job class: a fixed population that thinks between interactions.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ClosedClass {
     /// Name used in results.
     pub name: String,
     /// Number of jobs of the class.
     pub population: u32,
-    /// Think time between cycles (seconds, may be 0).
+    /// Think time between interactions (seconds, may be 0).
     pub think_time_s: f64,
 }
 
@@ -586,23 +588,26 @@ impl ClosedClass {
 pub struct ClassResult {
     /// Class name.
     pub name: String,
-    /// Throughput of the class (cycles per second).
+    /// Throughput of the class (interactions per second).
     pub throughput_per_s: f64,
-    /// Response time per cycle, think time excluded (seconds).
-    pub response_s: f64,
+    /// Mean response time of an interaction of the class, think time excluded
+    /// (seconds).
+    pub response_time_s: f64,
     /// Mean number of jobs of the class in the stations (thinkers excluded).
-    pub number_in_stations: f64,
+    pub mean_jobs: f64,
 }
 
 /// Figures of one class at one station.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ClassAtStation {
     /// Mean number of jobs of the class at the station.
-    pub queue_length: f64,
-    /// Busy fraction due to the class (X·D).
+    pub mean_jobs: f64,
+    /// Busy fraction due to the class (X·D; at a delay station the class's
+    /// mean number present, where the simulator's `utilization` is 0).
     pub utilization: f64,
-    /// Time per cycle spent at the station by a job of the class (seconds).
-    pub residence_s: f64,
+    /// Residence time: time per interaction spent at the station by a job of
+    /// the class, all its visits together (seconds).
+    pub residence_time_s: f64,
 }
 
 /// Figures of one station of a multi-class solution.
@@ -611,8 +616,9 @@ pub struct StationResult {
     /// Station name.
     pub name: String,
     /// Mean number of jobs of all classes.
-    pub queue_length: f64,
-    /// Total busy fraction (sum over classes).
+    pub mean_jobs: f64,
+    /// Total busy fraction (sum over classes; see
+    /// [`ClassAtStation::utilization`] for a delay station).
     pub utilization: f64,
     /// Per-class figures, in class order.
     pub per_class: Vec<ClassAtStation>,
@@ -805,8 +811,8 @@ fn build_solution(
             ClassResult {
                 name: c.name.clone(),
                 throughput_per_s: x[r],
-                response_s: response,
-                number_in_stations: x[r] * response,
+                response_time_s: response,
+                mean_jobs: x[r] * response,
             }
         })
         .collect();
@@ -816,14 +822,14 @@ fn build_solution(
         .map(|(k, s)| {
             let per_class: Vec<ClassAtStation> = (0..classes.len())
                 .map(|r| ClassAtStation {
-                    queue_length: x[r] * res[r * k_n + k],
+                    mean_jobs: x[r] * res[r * k_n + k],
                     utilization: x[r] * demand[r][k],
-                    residence_s: res[r * k_n + k],
+                    residence_time_s: res[r * k_n + k],
                 })
                 .collect();
             StationResult {
                 name: s.name.clone(),
-                queue_length: per_class.iter().map(|c| c.queue_length).sum(),
+                mean_jobs: per_class.iter().map(|c| c.mean_jobs).sum(),
                 utilization: per_class.iter().map(|c| c.utilization).sum(),
                 per_class,
             }

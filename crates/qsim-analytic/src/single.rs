@@ -14,20 +14,22 @@ use crate::error::{Error, Result, invalid, non_negative, positive};
 pub struct QueueMetrics {
     /// Rate of jobs that enter and complete service (jobs per second).
     pub throughput_per_s: f64,
-    /// Busy fraction of each server (0..1); for M/M/∞ the mean number busy.
+    /// Busy fraction of each server (0..1), the simulator's `utilization`;
+    /// for M/M/∞ the mean number of busy servers λ/μ, where the simulator
+    /// reports 0 for a delay station (compare `mean_jobs` there).
     pub utilization: f64,
     /// Probability that an arriving (admitted) job has to wait.
-    pub prob_wait: f64,
+    pub wait_probability: f64,
     /// Mean time spent waiting before service starts (seconds).
-    pub mean_wait_s: f64,
+    pub wait_time_s: f64,
     /// Mean time from arrival to departure (seconds).
-    pub mean_response_s: f64,
+    pub response_time_s: f64,
     /// Mean number of jobs waiting (not in service).
-    pub mean_number_waiting: f64,
+    pub mean_waiting: f64,
     /// Mean number of jobs present, waiting or in service.
-    pub mean_number: f64,
+    pub mean_jobs: f64,
     /// Probability that an arrival is turned away (only M/M/c/K; 0 otherwise).
-    pub prob_blocking: f64,
+    pub loss_probability: f64,
 }
 
 fn check_stable(rho: f64, what: &str) -> Result<()> {
@@ -58,14 +60,14 @@ pub fn mm1(arrival_rate_per_s: f64, service_rate_per_s: f64) -> Result<QueueMetr
 
 /// The `p`-quantile of the M/M/1 response time, which is exponential with
 /// rate `μ − λ`: `−ln(1 − p) / (μ − λ)`. `p` must be in [0, 1).
-pub fn mm1_response_percentile_s(
+pub fn mm1_response_time_percentile_s(
     arrival_rate_per_s: f64,
     service_rate_per_s: f64,
     p: f64,
 ) -> Result<f64> {
     let m = mm1(arrival_rate_per_s, service_rate_per_s)?;
     check_quantile(p)?;
-    Ok(-(1.0 - p).ln() * m.mean_response_s)
+    Ok(-(1.0 - p).ln() * m.response_time_s)
 }
 
 fn check_quantile(p: f64) -> Result<()> {
@@ -114,23 +116,23 @@ pub fn mmc(arrival_rate_per_s: f64, service_rate_per_s: f64, servers: u32) -> Re
     let rho = a / c;
     check_stable(rho, if servers == 1 { "m/m/1" } else { "m/m/c" })?;
     let pw = erlang_c(servers, a)?;
-    let mean_wait_s = pw / (c * service_rate_per_s - arrival_rate_per_s);
-    let mean_response_s = mean_wait_s + 1.0 / service_rate_per_s;
+    let wait_time_s = pw / (c * service_rate_per_s - arrival_rate_per_s);
+    let response_time_s = wait_time_s + 1.0 / service_rate_per_s;
     Ok(QueueMetrics {
         throughput_per_s: arrival_rate_per_s,
         utilization: rho,
-        prob_wait: pw,
-        mean_wait_s,
-        mean_response_s,
-        mean_number_waiting: arrival_rate_per_s * mean_wait_s,
-        mean_number: arrival_rate_per_s * mean_response_s,
-        prob_blocking: 0.0,
+        wait_probability: pw,
+        wait_time_s,
+        response_time_s,
+        mean_waiting: arrival_rate_per_s * wait_time_s,
+        mean_jobs: arrival_rate_per_s * response_time_s,
+        loss_probability: 0.0,
     })
 }
 
 /// M/M/c waiting-time tail `P(W > t)`: `C · exp(−(cμ − λ)·t)`, where C is the
 /// Erlang C probability of waiting.
-pub fn mmc_wait_exceeds_prob(
+pub fn mmc_wait_time_exceeds_probability(
     arrival_rate_per_s: f64,
     service_rate_per_s: f64,
     servers: u32,
@@ -139,12 +141,12 @@ pub fn mmc_wait_exceeds_prob(
     let m = mmc(arrival_rate_per_s, service_rate_per_s, servers)?;
     non_negative("t_s", t_s)?;
     let theta = f64::from(servers) * service_rate_per_s - arrival_rate_per_s;
-    Ok(m.prob_wait * (-theta * t_s).exp())
+    Ok(m.wait_probability * (-theta * t_s).exp())
 }
 
 /// The `p`-quantile of the M/M/c waiting time: 0 when `p ≤ 1 − C`, else
 /// `ln(C / (1 − p)) / (cμ − λ)`.
-pub fn mmc_wait_percentile_s(
+pub fn mmc_wait_time_percentile_s(
     arrival_rate_per_s: f64,
     service_rate_per_s: f64,
     servers: u32,
@@ -153,18 +155,18 @@ pub fn mmc_wait_percentile_s(
     let m = mmc(arrival_rate_per_s, service_rate_per_s, servers)?;
     check_quantile(p)?;
     let theta = f64::from(servers) * service_rate_per_s - arrival_rate_per_s;
-    if 1.0 - p >= m.prob_wait {
+    if 1.0 - p >= m.wait_probability {
         Ok(0.0)
     } else {
-        Ok((m.prob_wait / (1.0 - p)).ln() / theta)
+        Ok((m.wait_probability / (1.0 - p)).ln() / theta)
     }
 }
 
 /// M/M/c response-time tail `P(R > t)`, R = W + S with S ~ Exp(μ) and W as in
-/// [`mmc_wait_exceeds_prob`]:
+/// [`mmc_wait_time_exceeds_probability`]:
 /// `(1 − C)e^{−μt} + C(θe^{−μt} − μe^{−θt})/(θ − μ)` with θ = cμ − λ
 /// (and `C·e^{−μt}(1 + μt)` for the second term when θ = μ).
-pub fn mmc_response_exceeds_prob(
+pub fn mmc_response_time_exceeds_probability(
     arrival_rate_per_s: f64,
     service_rate_per_s: f64,
     servers: u32,
@@ -180,20 +182,21 @@ pub fn mmc_response_exceeds_prob(
     } else {
         (theta * es - mu * (-theta * t_s).exp()) / (theta - mu)
     };
-    Ok(((1.0 - m.prob_wait) * es + m.prob_wait * waited).clamp(0.0, 1.0))
+    Ok(((1.0 - m.wait_probability) * es + m.wait_probability * waited).clamp(0.0, 1.0))
 }
 
 /// The `p`-quantile of the M/M/c response time, found by bisection on
-/// [`mmc_response_exceeds_prob`] (relative accuracy about 1e-12).
-pub fn mmc_response_percentile_s(
+/// [`mmc_response_time_exceeds_probability`] (relative accuracy about 1e-12).
+pub fn mmc_response_time_percentile_s(
     arrival_rate_per_s: f64,
     service_rate_per_s: f64,
     servers: u32,
     p: f64,
 ) -> Result<f64> {
     check_quantile(p)?;
-    let tail =
-        |t: f64| mmc_response_exceeds_prob(arrival_rate_per_s, service_rate_per_s, servers, t);
+    let tail = |t: f64| {
+        mmc_response_time_exceeds_probability(arrival_rate_per_s, service_rate_per_s, servers, t)
+    };
     let target = 1.0 - p;
     let mut hi = 1.0 / service_rate_per_s;
     while tail(hi)? > target {
@@ -239,19 +242,19 @@ pub fn mmck(
     let c = f64::from(servers);
     let blocking = probs[capacity as usize];
     let throughput = arrival_rate_per_s * (1.0 - blocking);
-    let mut mean_number = 0.0;
+    let mut mean_jobs = 0.0;
     let mut waiting = 0.0;
     let mut busy_or_more = 0.0;
     for (n, p) in probs.iter().enumerate() {
         let n = n as f64;
-        mean_number += n * p;
+        mean_jobs += n * p;
         waiting += (n - c).max(0.0) * p;
         if n >= c {
             busy_or_more += p;
         }
     }
     // Admitted arrivals see the time-average distribution restricted to n < K.
-    let prob_wait = if blocking < 1.0 {
+    let wait_probability = if blocking < 1.0 {
         ((busy_or_more - blocking) / (1.0 - blocking)).max(0.0)
     } else {
         1.0
@@ -259,12 +262,12 @@ pub fn mmck(
     Ok(QueueMetrics {
         throughput_per_s: throughput,
         utilization: throughput / (c * service_rate_per_s),
-        prob_wait,
-        mean_wait_s: waiting / throughput,
-        mean_response_s: mean_number / throughput,
-        mean_number_waiting: waiting,
-        mean_number,
-        prob_blocking: blocking,
+        wait_probability,
+        wait_time_s: waiting / throughput,
+        response_time_s: mean_jobs / throughput,
+        mean_waiting: waiting,
+        mean_jobs,
+        loss_probability: blocking,
     })
 }
 
@@ -309,22 +312,23 @@ pub fn mg1(arrival_rate_per_s: f64, mean_service_s: f64, service_scv: f64) -> Re
     non_negative("service_scv", service_scv)?;
     let rho = arrival_rate_per_s * mean_service_s;
     check_stable(rho, "m/g/1")?;
-    let mean_wait_s = rho * (1.0 + service_scv) / 2.0 * mean_service_s / (1.0 - rho);
-    let mean_response_s = mean_wait_s + mean_service_s;
+    let wait_time_s = rho * (1.0 + service_scv) / 2.0 * mean_service_s / (1.0 - rho);
+    let response_time_s = wait_time_s + mean_service_s;
     Ok(QueueMetrics {
         throughput_per_s: arrival_rate_per_s,
         utilization: rho,
-        prob_wait: rho,
-        mean_wait_s,
-        mean_response_s,
-        mean_number_waiting: arrival_rate_per_s * mean_wait_s,
-        mean_number: arrival_rate_per_s * mean_response_s,
-        prob_blocking: 0.0,
+        wait_probability: rho,
+        wait_time_s,
+        response_time_s,
+        mean_waiting: arrival_rate_per_s * wait_time_s,
+        mean_jobs: arrival_rate_per_s * response_time_s,
+        loss_probability: 0.0,
     })
 }
 
 /// M/M/∞ (a pure delay): nobody waits, the number present is Poisson with
-/// mean λ/μ. `utilization` is that mean (the mean number of busy servers).
+/// mean λ/μ. `utilization` is that mean (the mean number of busy servers),
+/// not the simulator's 0 for a delay station.
 pub fn mminf(arrival_rate_per_s: f64, service_rate_per_s: f64) -> Result<QueueMetrics> {
     non_negative("arrival_rate_per_s", arrival_rate_per_s)?;
     positive("service_rate_per_s", service_rate_per_s)?;
@@ -332,12 +336,12 @@ pub fn mminf(arrival_rate_per_s: f64, service_rate_per_s: f64) -> Result<QueueMe
     Ok(QueueMetrics {
         throughput_per_s: arrival_rate_per_s,
         utilization: a,
-        prob_wait: 0.0,
-        mean_wait_s: 0.0,
-        mean_response_s: 1.0 / service_rate_per_s,
-        mean_number_waiting: 0.0,
-        mean_number: a,
-        prob_blocking: 0.0,
+        wait_probability: 0.0,
+        wait_time_s: 0.0,
+        response_time_s: 1.0 / service_rate_per_s,
+        mean_waiting: 0.0,
+        mean_jobs: a,
+        loss_probability: 0.0,
     })
 }
 
@@ -353,11 +357,11 @@ mod tests {
     fn mm1_closed_form() {
         let m = mm1(8.0, 10.0).unwrap();
         assert!(close(m.utilization, 0.8, 1e-12));
-        assert!(close(m.mean_response_s, 1.0 / 2.0, 1e-12));
-        assert!(close(m.mean_number, 4.0, 1e-12));
-        assert!(close(m.mean_wait_s, 0.8 / 2.0, 1e-12));
-        assert!(close(m.prob_wait, 0.8, 1e-12));
-        let p99 = mm1_response_percentile_s(8.0, 10.0, 0.99).unwrap();
+        assert!(close(m.response_time_s, 1.0 / 2.0, 1e-12));
+        assert!(close(m.mean_jobs, 4.0, 1e-12));
+        assert!(close(m.wait_time_s, 0.8 / 2.0, 1e-12));
+        assert!(close(m.wait_probability, 0.8, 1e-12));
+        let p99 = mm1_response_time_percentile_s(8.0, 10.0, 0.99).unwrap();
         assert!(close(p99, 100f64.ln() / 2.0, 1e-12));
     }
 
@@ -403,16 +407,16 @@ mod tests {
     fn mmc_response_tail_and_percentile() {
         // c = 1 must reduce to the exponential R ~ Exp(μ − λ).
         let t = 0.3;
-        let tail = mmc_response_exceeds_prob(8.0, 10.0, 1, t).unwrap();
+        let tail = mmc_response_time_exceeds_probability(8.0, 10.0, 1, t).unwrap();
         assert!(close(tail, (-2.0 * t).exp(), 1e-9));
-        let q = mmc_response_percentile_s(8.0, 10.0, 1, 0.9).unwrap();
+        let q = mmc_response_time_percentile_s(8.0, 10.0, 1, 0.9).unwrap();
         assert!(close(q, 10f64.ln() / 2.0, 1e-9));
         // θ = μ special case: c = 2, μ = 1, λ = 1.
-        let tail = mmc_response_exceeds_prob(1.0, 1.0, 2, 1.0).unwrap();
+        let tail = mmc_response_time_exceeds_probability(1.0, 1.0, 2, 1.0).unwrap();
         let cw = erlang_c(2, 1.0).unwrap();
         let expect = (1.0 - cw) * (-1f64).exp() + cw * (-1f64).exp() * 2.0;
         assert!(close(tail, expect, 1e-8));
-        let w = mmc_wait_percentile_s(1.0, 1.0, 2, 0.5).unwrap();
+        let w = mmc_wait_time_percentile_s(1.0, 1.0, 2, 0.5).unwrap();
         assert_eq!(w, 0.0);
     }
 
@@ -429,23 +433,23 @@ mod tests {
         let l: f64 = p.iter().enumerate().map(|(n, x)| n as f64 * x).sum();
         let x = lam * (1.0 - p[k as usize]);
         let m = mmck(lam, mu, c, k).unwrap();
-        assert!(close(m.prob_blocking, p[k as usize], 1e-12));
+        assert!(close(m.loss_probability, p[k as usize], 1e-12));
         assert!(close(m.throughput_per_s, x, 1e-12));
-        assert!(close(m.mean_number, l, 1e-12));
-        assert!(close(m.mean_response_s, l / x, 1e-12));
+        assert!(close(m.mean_jobs, l, 1e-12));
+        assert!(close(m.response_time_s, l / x, 1e-12));
         // Large K at low load tends to M/M/c.
         let big = mmck(3.0, 2.0, 2, 2000).unwrap();
         let inf = mmc(3.0, 2.0, 2).unwrap();
-        assert!(close(big.mean_number, inf.mean_number, 1e-9));
+        assert!(close(big.mean_jobs, inf.mean_jobs, 1e-9));
     }
 
     #[test]
     fn mg1_reduces_to_mm1_and_md1() {
         let g = mg1(8.0, 0.1, 1.0).unwrap();
         let m = mm1(8.0, 10.0).unwrap();
-        assert!(close(g.mean_response_s, m.mean_response_s, 1e-12));
+        assert!(close(g.response_time_s, m.response_time_s, 1e-12));
         let d = mg1(8.0, 0.1, 0.0).unwrap();
-        assert!(close(d.mean_wait_s, m.mean_wait_s / 2.0, 1e-12));
+        assert!(close(d.wait_time_s, m.wait_time_s / 2.0, 1e-12));
     }
 
     #[test]
@@ -455,7 +459,7 @@ mod tests {
         assert!(mmc(1.0, -1.0, 2).is_err());
         assert!(mmc(1.0, 1.0, 0).is_err());
         assert!(mmck(1.0, 1.0, 3, 2).is_err());
-        assert!(mm1_response_percentile_s(1.0, 2.0, 1.0).is_err());
+        assert!(mm1_response_time_percentile_s(1.0, 2.0, 1.0).is_err());
         let msg = mm1(12.0, 10.0).unwrap_err().to_string();
         assert!(msg.contains("utilization 1.2000"), "{msg}");
     }

@@ -92,10 +92,48 @@ pub struct UslFit {
     pub points: usize,
     /// Levenberg–Marquardt iterations of the best start.
     pub iterations: usize,
-    /// Concurrency of peak throughput; `None` when κ = 0 (no peak).
+    /// Concurrency of peak throughput; `None` when the fitted curve has no
+    /// peak the data support (see [`UslFit::no_peak`]).
     pub peak_concurrency: Option<f64>,
-    /// Throughput at the peak; `None` when κ = 0.
+    /// Throughput at the peak; `None` with `peak_concurrency`.
     pub peak_throughput_per_s: Option<f64>,
+    /// Why there is no peak, when there is none: the curve never falls
+    /// (κ = 0), never rises (σ >= 1), or falls over the whole range
+    /// measured (its peak lies below the smallest concurrency measured, or
+    /// below 1 job, where it only extrapolates).
+    pub no_peak: Option<String>,
+    /// Whether the peak lies beyond the largest concurrency measured (a
+    /// prediction, not a fit of measured points).
+    pub peak_extrapolated: bool,
+}
+
+/// The peak of a fitted curve the data can support, or why there is none
+/// (see [`UslFit::no_peak`]).
+fn supported_peak(m: &UslModel, n_min: f64) -> std::result::Result<(f64, f64), String> {
+    let fmt = |x: f64| sig4(x).trim_end_matches(".0").to_string();
+    match m.peak_concurrency() {
+        Some(n) if n >= n_min.max(1.0) => Ok((n, m.throughput(n))),
+        Some(n) => Err(format!(
+            "the fitted curve falls over the whole range measured: its peak would be at concurrency {}, below {}",
+            fmt(n),
+            if n_min > 1.0 {
+                format!("the smallest measured ({})", fmt(n_min))
+            } else {
+                "1 job".to_string()
+            }
+        )),
+        None if m.sigma >= 1.0 => {
+            Err("sigma >= 1: the fitted throughput never rises above lambda".to_string())
+        }
+        None if m.sigma > 0.0 => Err(format!(
+            "kappa is 0: the fitted throughput rises towards lambda/sigma = {} without falling",
+            fmt(m.lambda / m.sigma)
+        )),
+        None => Err(
+            "sigma and kappa are 0: the fitted throughput grows in proportion to concurrency (lambda per job)"
+                .to_string(),
+        ),
+    }
 }
 
 impl UslFit {
@@ -208,6 +246,20 @@ pub fn fit(points: &[Point]) -> Result<UslFit> {
             lambda: se[2],
         })
     });
+    // Sums beyond f64's range (throughputs near 1e300) leave R² and the
+    // residual error undefined: no figure of such a fit can be trusted.
+    if !(sse.is_finite() && sst.is_finite()) {
+        let largest = points
+            .iter()
+            .map(|q| q.throughput_per_s)
+            .fold(0.0, f64::max);
+        return Err(invalid(
+            "throughput values",
+            format!("as large as {largest:e}, whose squares overflow"),
+            "values that can be fitted in double precision; rescale the column (e.g. to thousands per second)",
+        ));
+    }
+    let peak = supported_peak(&model, n_min);
     Ok(UslFit {
         model,
         std_errors,
@@ -215,8 +267,10 @@ pub fn fit(points: &[Point]) -> Result<UslFit> {
         residual_std_error: s2.sqrt(),
         points: points.len(),
         iterations,
-        peak_concurrency: model.peak_concurrency(),
-        peak_throughput_per_s: model.peak_throughput(),
+        peak_concurrency: peak.as_ref().ok().map(|p| p.0),
+        peak_throughput_per_s: peak.as_ref().ok().map(|p| p.1),
+        peak_extrapolated: peak.as_ref().is_ok_and(|p| p.0 > n_max),
+        no_peak: peak.err(),
     })
 }
 

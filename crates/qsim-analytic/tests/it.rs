@@ -42,9 +42,9 @@ fn mva_two_stations_solved_by_hand() {
     let s = exact(&net, 0.0, 2).unwrap();
     let p = s.at(2).unwrap();
     check("X(2)", p.throughput_per_s, 3.0 / 7.0, 1e-12);
-    check("Q1(2)", p.stations[0].queue_length, 4.0 / 7.0, 1e-12);
-    check("Q2(2)", p.stations[1].queue_length, 10.0 / 7.0, 1e-12);
-    check("R(2)", p.response_s, 2.0 / (3.0 / 7.0), 1e-12);
+    check("Q1(2)", p.stations[0].mean_jobs, 4.0 / 7.0, 1e-12);
+    check("Q2(2)", p.stations[1].mean_jobs, 10.0 / 7.0, 1e-12);
+    check("R(2)", p.response_time_s, 2.0 / (3.0 / 7.0), 1e-12);
     check("U2(2)", p.stations[1].utilization, 6.0 / 7.0, 1e-12);
 }
 
@@ -82,11 +82,11 @@ fn mva_matches_jain_example_34_2() {
                 "N = {n} {what}: got {got}, printed {want}"
             );
         };
-        near("R", p.response_s, r);
+        near("R", p.response_time_s, r);
         near("X", p.throughput_per_s, x);
-        near("Q_cpu", p.stations[0].queue_length, qc);
-        near("Q_a", p.stations[1].queue_length, qa);
-        near("Q_b", p.stations[2].queue_length, qb);
+        near("Q_cpu", p.stations[0].mean_jobs, qc);
+        near("Q_a", p.stations[1].mean_jobs, qa);
+        near("Q_b", p.stations[2].mean_jobs, qb);
     }
 }
 
@@ -115,7 +115,7 @@ fn mva_matches_markov_chain_for_load_independent_network() {
         for k in 0..net.len() {
             check(
                 &format!("Q{k}({n})"),
-                p.stations[k].queue_length,
+                p.stations[k].mean_jobs,
                 e.queue_lengths[k],
                 1e-9,
             );
@@ -152,7 +152,7 @@ fn load_dependent_mva_matches_markov_chain() {
             for k in 0..net.len() {
                 check(
                     &format!("Z={z} Q{k}({n})"),
-                    p.stations[k].queue_length,
+                    p.stations[k].mean_jobs,
                     e.queue_lengths[k],
                     1e-8,
                 );
@@ -177,7 +177,7 @@ fn load_dependent_mva_is_stable_at_3000_jobs() {
         assert!(p.throughput_per_s.is_finite() && p.throughput_per_s > 0.0);
         assert!(p.throughput_per_s <= bound.throughput_upper_per_s * (1.0 + 1e-9));
         let total: f64 =
-            p.stations.iter().map(|s| s.queue_length).sum::<f64>() + p.throughput_per_s * 1.0;
+            p.stations.iter().map(|s| s.mean_jobs).sum::<f64>() + p.throughput_per_s * 1.0;
         check("jobs conserved", total, f64::from(p.population), 1e-9);
     }
     let last = sol.at(n).unwrap();
@@ -231,7 +231,7 @@ fn bounds_bracket_exact_mva() {
                     x >= b.throughput_lower_per_s * (1.0 - eps),
                     "N={n} {b:?} x={x}"
                 );
-                let r = p.response_s;
+                let r = p.response_time_s;
                 assert!(r >= b.response_lower_s * (1.0 - eps), "N={n} {b:?} r={r}");
                 assert!(r <= b.response_upper_s * (1.0 + eps), "N={n} {b:?} r={r}");
             }
@@ -284,7 +284,7 @@ fn multiclass_mva_matches_markov_chain() {
         for k in 0..stations.len() {
             check(
                 &format!("Q station {k} class {r}"),
-                m.stations[k].per_class[r].queue_length,
+                m.stations[k].per_class[r].mean_jobs,
                 e.queue_lengths[k][r],
                 1e-8,
             );
@@ -313,14 +313,9 @@ fn multiclass_with_one_class_equals_single_class() {
         p.throughput_per_s,
         1e-12,
     );
-    check("R", m.classes[0].response_s, p.response_s, 1e-12);
+    check("R", m.classes[0].response_time_s, p.response_time_s, 1e-12);
     for k in 0..3 {
-        check(
-            "Q",
-            m.stations[k].queue_length,
-            p.stations[k].queue_length,
-            1e-12,
-        );
+        check("Q", m.stations[k].mean_jobs, p.stations[k].mean_jobs, 1e-12);
         check(
             "U",
             m.stations[k].utilization,
@@ -350,8 +345,8 @@ fn schweitzer_is_close_to_exact_at_large_population() {
             );
             check(
                 &format!("R class {r} at ({n1}, {n2})"),
-                approx.classes[r].response_s,
-                exact.classes[r].response_s,
+                approx.classes[r].response_time_s,
+                exact.classes[r].response_time_s,
                 0.03,
             );
         }
@@ -393,11 +388,7 @@ fn multiclass_ten_stations_thousand_by_thousand() {
         .map(|s| s.utilization)
         .fold(0.0, f64::max);
     assert!(umax > 0.99 && umax <= 1.0 + 1e-9, "max utilization {umax}");
-    let jobs: f64 = sol
-        .classes
-        .iter()
-        .map(|c| c.number_in_stations)
-        .sum::<f64>()
+    let jobs: f64 = sol.classes.iter().map(|c| c.mean_jobs).sum::<f64>()
         + sol.classes[0].throughput_per_s * 2.0
         + sol.classes[1].throughput_per_s * 1.0;
     check("jobs conserved", jobs, 2000.0, 1e-9);
@@ -445,8 +436,8 @@ fn jackson_tandem_and_feedback() {
     let b = single::mmc(5.0, 1.0 / 0.3, 2).unwrap();
     check(
         "R",
-        sol.mean_response_s,
-        a.mean_response_s + b.mean_response_s,
+        sol.response_time_s,
+        a.response_time_s + b.response_time_s,
         1e-12,
     );
     // One queue with feedback p = 0.5: λ = γ/(1 − p) = 4/s, visits 2.
@@ -454,7 +445,7 @@ fn jackson_tandem_and_feedback() {
     let sol = solve_open(&st, &[2.0], &[vec![0.5]]).unwrap();
     check("λ", sol.stations[0].arrival_rate_per_s, 4.0, 1e-12);
     check("visits", sol.stations[0].visits, 2.0, 1e-12);
-    check("L", sol.mean_number, 0.8 / 0.2, 1e-12);
+    check("L", sol.mean_jobs, 0.8 / 0.2, 1e-12);
     // Saturation names the station.
     let st = [
         OpenStation::queue("cpu", 1, 0.1),
@@ -499,7 +490,7 @@ fn mixed_network_reduces_to_known_cases() {
     ];
     let s = solve_mixed(&stations, &only_open).unwrap();
     let want = 0.1 / (1.0 - 0.4) + 0.2 / (1.0 - 0.8) + 0.05;
-    check("open R", s.classes[0].response_s, want, 1e-12);
+    check("open R", s.classes[0].response_time_s, want, 1e-12);
     // Closed class alone equals exact MVA.
     let closed_only = [
         Class {
@@ -555,10 +546,10 @@ fn mixed_network_reduces_to_known_cases() {
     let x = e.at(7).unwrap().throughput_per_s;
     check("mixed closed X", s.classes[1].throughput_per_s, x, 1e-12);
     check("disk U", s.stations[1].utilization, 0.4 + x * 0.1, 1e-12);
-    let qc = e.at(7).unwrap().stations[1].queue_length;
+    let qc = e.at(7).unwrap().stations[1].mean_jobs;
     check(
         "open R at disk",
-        s.stations[1].per_class[0].residence_s,
+        s.stations[1].per_class[0].residence_time_s,
         0.2 * (1.0 + qc) / 0.6,
         1e-12,
     );

@@ -23,25 +23,44 @@
 //! forth).
 //!
 //! The radix heap works on the time bits one byte (digit) at a time.
-//! `last` is the time of the last event handed out; `cur` holds the events
-//! due exactly then, and bucket (d, v) the later events whose bits first
-//! differ from `last` in byte d, where they read v. A push is an xor, a
-//! leading-zero count and an append. When `cur` runs dry, the lowest
-//! non-empty bucket (lowest level, then lowest digit) holds the earliest
-//! events; its earliest time becomes `last` and its events move to `cur`
-//! or to lower levels. An event only ever moves down a level, so it moves
-//! at most 8 times (about 5 for a typical think-time spread), and all the
-//! work is appends and sequential passes over contiguous vectors: with a
-//! million events pending, a binary or 4-ary heap pays a cache miss per
-//! level instead.
+//! Bucket (d, v) holds the pending events whose bits first differ from
+//! `last` (a lower bound of every pending time) in byte d, where they read
+//! v; `cur` holds the earliest events, in time order, handed out from its
+//! front, and every event there is due before `hi`, every one in the
+//! buckets at or after it. A push due at or after `hi` is an xor, a
+//! leading-zero count and an append to its bucket. When `cur` runs dry,
+//! the first non-empty bucket (lowest level, then lowest digit; one
+//! occupancy bit per bucket finds it) holds the earliest events:
+//!
+//! - a lone event is handed out at once (its time becomes `last`);
+//! - a bucket of at most [`RUN_MAX`] events becomes `cur` as a sorted
+//!   *run* (a counting sort on the next byte, then an insertion sort),
+//!   with `hi` the end of the bucket's range. Events scheduled before
+//!   `hi` (a short service while a million users think) join the run in
+//!   order, next to its front, instead of going through the buckets; a
+//!   run that such pushes grow to [`RUN_GROW`] goes back to the buckets;
+//! - a larger bucket moves its earliest events to `cur` and the rest one
+//!   level down or more, relative to their earliest time.
+//!
+//! An event only ever moves down a level, so it moves at most 8 times
+//! (about 3 for a typical think-time spread before it lands in a run), and
+//! all the work is appends and sequential passes over contiguous vectors:
+//! with a million events pending, a binary or 4-ary heap pays a cache
+//! miss per level instead. What remains is the miss on each handed-out
+//! event's job record: a bucket that becomes a run prefetches the records
+//! of its events, which are the next ones handed out, and handing out an
+//! event prefetches the record of the likely next one
+//! ([`Fel::set_records`]).
 //!
 //! FIFO among equal times without sequence numbers: in both layouts every
 //! container keeps its events in scheduling order among equal times. The
 //! array places a new event before every pending one with the same time
 //! (it is sorted latest first and handed out from the end). A heap bucket
 //! only ever receives appended new events, or the whole content of a higher
-//! bucket, in order, while it is empty; equal times always share a bucket;
-//! and `cur` is read from the front. Switching layouts keeps that order
+//! bucket or of a run, in order, while it is empty; equal times always
+//! share a bucket; a run is sorted stably and takes a new event after
+//! every one due no later; and `cur` is read from the front. Switching
+//! layouts keeps that order
 //! (a stable sort by time on the way back), so which layout holds the
 //! events never changes the order in which they are handed out.
 
@@ -75,26 +94,83 @@ const SENTINEL: Entry = Entry { t: u64::MAX, ev: 0 };
 /// Levels of the radix heap: one per byte of the time bits.
 const LEVELS: usize = 8;
 
+/// Buckets of the radix heap: 256 per level.
+const BUCKETS: usize = 256 * LEVELS;
+
 /// Capacity (events) an emptied radix bucket keeps.
 const KEEP: usize = 256;
 
+/// An emptied bucket of at most this many events becomes `cur`, sorted,
+/// and prefetches their records (see [`Fel::set_records`]).
+const RUN_MAX: usize = 256;
+
+/// A run in `cur` that pushes have grown to this many events goes back to
+/// the buckets.
+const RUN_GROW: usize = 2 * RUN_MAX;
+
+/// Writes `src` into the empty `out` sorted by time, FIFO among equal
+/// times, when its times spread over byte `shift / 8`: a counting sort on
+/// that byte (stable), then an insertion sort for the lower bytes, which
+/// has little left to do. False, with `out` untouched, when too many
+/// events share a value of that byte for the insertion sort to stay short.
+fn sort_run(src: &[Entry], out: &mut Vec<Entry>, shift: u32) -> bool {
+    const CROWD: u32 = 16;
+    let digit = |e: &Entry| ((e.t >> shift) & 0xFF) as usize;
+    let mut count = [0u32; 256];
+    for e in src {
+        count[digit(e)] += 1;
+    }
+    let mut sum = 0;
+    let mut most = 0;
+    for c in &mut count {
+        let n = *c;
+        most = most.max(n);
+        *c = sum;
+        sum += n;
+    }
+    if most > CROWD {
+        return false;
+    }
+    out.resize(src.len(), Entry { t: 0, ev: 0 });
+    for e in src {
+        let k = &mut count[digit(e)];
+        out[*k as usize] = *e;
+        *k += 1;
+    }
+    for k in 1..out.len() {
+        let x = out[k];
+        let mut j = k;
+        while j > 0 && out[j - 1].t > x.t {
+            out[j] = out[j - 1];
+            j -= 1;
+        }
+        out[j] = x;
+    }
+    true
+}
+
 /// The radix-heap layout (see the module docs).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Radix {
-    /// The events due exactly at `last`, read from the front: live ones
-    /// are `cur[head..]`.
+    /// The earliest events in time order (FIFO among equal times), read
+    /// from the front: live ones are `cur[head..]`. All due before `hi`.
     cur: Vec<Entry>,
     head: usize,
     /// Bucket `256·d + v`: the events whose time bits first differ from
     /// `last` in byte `d`, where they read `v`. Allocated on first use.
     buckets: Vec<Vec<Entry>>,
-    /// Bit `d` set when level `d` has a non-empty bucket.
-    levels: u32,
-    /// Per level, bit `v` set when bucket `v` of that level is non-empty.
-    digits: [[u64; 4]; LEVELS],
-    /// Time bits of the last event handed out (a lower bound of every
-    /// pending time).
+    /// Bit `i % 64` of word `i / 64` set when bucket `i` is non-empty. In
+    /// index order the buckets are in time order (lower level first, then
+    /// lower digit), so the first set bit names the earliest bucket.
+    occupied: [u64; BUCKETS / 64],
+    /// Bit `w` set when word `w` of `occupied` is not zero.
+    words: u32,
+    /// Time bits below every pending time, to which the buckets refer
+    /// (the last event handed out, or just below the run in `cur`).
     last: u64,
+    /// Every event in `cur` is due before `hi`, every one in the buckets
+    /// at or after it; `last < hi`.
+    hi: u64,
     len: usize,
     /// Where the records named by an event's operand `b` live (address of
     /// record 0 and bytes per record; 0 when not set): see
@@ -103,32 +179,122 @@ struct Radix {
     rec_size: usize,
 }
 
+impl Default for Radix {
+    fn default() -> Self {
+        Radix {
+            cur: Vec::new(),
+            head: 0,
+            buckets: Vec::new(),
+            occupied: [0; BUCKETS / 64],
+            words: 0,
+            last: 0,
+            hi: 1,
+            len: 0,
+            rec_base: 0,
+            rec_size: 0,
+        }
+    }
+}
+
 impl Radix {
     #[inline(always)]
     fn push(&mut self, e: Entry) {
-        if e.t <= self.last {
-            if e.t == self.last {
-                self.cur.push(e);
-                self.len += 1;
-            } else {
-                self.push_before_last(e);
-            }
+        if e.t >= self.hi {
+            // Later than every event in `cur`, so later than `last`.
+            self.len += 1;
+            self.place(e);
+        } else {
+            self.push_near(e);
+        }
+    }
+
+    /// An event due before `hi`: it joins `cur` in time order, behind the
+    /// events there due no later than it.
+    #[inline(never)]
+    fn push_near(&mut self, e: Entry) {
+        if e.t < self.last {
+            self.push_before_last(e);
             return;
         }
         self.len += 1;
-        self.place(e);
+        match self.cur[self.head..].last() {
+            Some(l) if l.t > e.t => {}
+            // Empty, or due no earlier than all of `cur` (an event at the
+            // current time, or one in the run's range but after it).
+            _ => {
+                self.cur.push(e);
+                return;
+            }
+        }
+        let live = self.cur.len() - self.head;
+        if live >= RUN_GROW && self.cur[self.head].t > self.last {
+            // A run that pushes keep landing in (many short events in
+            // flight): back to the buckets, where a push costs the same
+            // however many are pending.
+            self.dissolve();
+            self.place(e);
+            return;
+        }
+        // The first event due after `e`: scanned from the front, where an
+        // event scheduled a short time ahead belongs, then by bisection.
+        // The last event of `cur` is due after `e`: the scan stops there.
+        let h = self.head;
+        let mut pos = h;
+        while self.cur[pos].t <= e.t {
+            pos += 1;
+            if pos - h == 8 {
+                pos += self.cur[pos..].partition_point(|x| x.t <= e.t);
+                break;
+            }
+        }
+        if h > 0 {
+            // The slots before `head` are free: shift the earlier events
+            // one slot towards the front.
+            if pos - h < 8 {
+                for k in h..pos {
+                    self.cur[k - 1] = self.cur[k];
+                }
+            } else {
+                self.cur.copy_within(h..pos, h - 1);
+            }
+            self.head = h - 1;
+            self.cur[pos - 1] = e;
+        } else {
+            self.cur.insert(pos, e);
+        }
+    }
+
+    /// Files the events of `cur` (all later than `last`) into the buckets,
+    /// in order, and empties it.
+    #[cold]
+    fn dissolve(&mut self) {
+        let run = std::mem::take(&mut self.cur);
+        for &x in &run[self.head..] {
+            self.place(x);
+        }
+        self.cur = run;
+        self.cur.clear();
+        self.head = 0;
+        self.hi = self.last + 1;
     }
 
     /// Files an event later than `last` into its bucket.
     #[inline(always)]
     fn place(&mut self, e: Entry) {
         let d = ((63 - (e.t ^ self.last).leading_zeros()) >> 3) as usize;
-        let v = ((e.t >> (8 * d)) & 0xFF) as usize;
-        self.levels |= 1 << d;
-        self.digits[d][v >> 6] |= 1 << (v & 63);
-        // SAFETY: d < LEVELS and v < 256, and `buckets` holds 256·LEVELS
+        let i = (d << 8) | ((e.t >> (8 * d)) & 0xFF) as usize;
+        self.occupied[i >> 6] |= 1 << (i & 63);
+        self.words |= 1 << (i >> 6);
+        // SAFETY: d < LEVELS, so i < BUCKETS, and `buckets` holds BUCKETS
         // vectors from the switch to this layout on.
-        unsafe { self.buckets.get_unchecked_mut(256 * d + v) }.push(e);
+        unsafe { self.buckets.get_unchecked_mut(i) }.push(e);
+    }
+
+    /// Index of the earliest non-empty bucket; `words` must not be 0.
+    #[inline(always)]
+    fn earliest(&self) -> usize {
+        let w = self.words.trailing_zeros() as usize & (BUCKETS / 64 - 1);
+        64 * w + self.occupied[w].trailing_zeros() as usize
     }
 
     /// An event earlier than `last` (a non-monotone push, or a push after a
@@ -140,75 +306,94 @@ impl Radix {
         let mut all = Vec::with_capacity(self.len);
         self.drain_sorted(&mut all);
         self.last = e.t;
+        self.hi = e.t + 1;
         self.push(e);
         for &x in &all {
             self.push(x);
         }
     }
 
-    /// Makes `cur` hold the earliest events; false when empty.
-    #[inline(always)]
-    fn refill(&mut self) -> bool {
-        if self.head < self.cur.len() {
-            return true;
-        }
-        self.refill_slow()
-    }
-
+    /// Takes the earliest event once `cur` has run dry (`len` is left to
+    /// the caller). A lone event in the earliest bucket (the common case
+    /// at the lowest levels once events are spread out) is returned
+    /// without passing through `cur`; otherwise the bucket's events move to
+    /// `cur` or to lower levels and the first of `cur` is returned, with
+    /// `head` at 1. None when the heap is empty.
     #[inline(never)]
-    fn refill_slow(&mut self) -> bool {
+    fn take_earliest(&mut self) -> Option<Entry> {
         self.cur.clear();
         self.head = 0;
-        if self.levels == 0 {
-            return false;
+        if self.words == 0 {
+            return None;
         }
-        // The lowest non-empty bucket of the lowest non-empty level holds
-        // the earliest events: above byte d their bits equal `last`'s, and
-        // byte d is the smallest present.
-        let d = self.levels.trailing_zeros() as usize;
-        let w = self.digits[d].iter().position(|&m| m != 0).unwrap_or(0);
-        let v = 64 * w + self.digits[d][w].trailing_zeros() as usize;
-        // The words are read before the store: comparing the whole array
-        // after it is a wide load of a word just stored, which stalls.
-        let words = self.digits[d];
-        let left = words[w] & !(1 << (v & 63));
-        self.digits[d][w] = left;
-        // Words before `w` are empty.
-        let later = match w {
-            0 => words[1] | words[2] | words[3],
-            1 => words[2] | words[3],
-            2 => words[3],
-            _ => 0,
-        };
-        if left | later == 0 {
-            self.levels &= !(1 << d);
+        let i = self.earliest();
+        let w = i >> 6;
+        let left = self.occupied[w] & (self.occupied[w] - 1);
+        self.occupied[w] = left;
+        if left == 0 {
+            self.words &= !(1 << w);
         }
-        let bucket = &mut self.buckets[256 * d + v];
+        // SAFETY: i < BUCKETS (see `place`).
+        let bucket = unsafe { self.buckets.get_unchecked_mut(i) };
         if let [e] = bucket[..] {
-            // Alone in its bucket (the common case at the lowest levels
-            // once events are spread out): it is the earliest.
             bucket.clear();
             self.last = e.t;
-            self.cur.push(e);
-            return true;
+            self.hi = e.t + 1;
+            return Some(e);
         }
-        let mut src = std::mem::take(bucket);
+        self.spill(i);
+        self.head = 1;
+        Some(self.cur[0])
+    }
+
+    /// Empties bucket `i`, the earliest, of two or more events into `cur`
+    /// (and lower levels when it holds many).
+    fn spill(&mut self, i: usize) {
+        let mut src = std::mem::take(&mut self.buckets[i]);
+        let d = i >> 8;
         if d == 0 {
             // Only byte 0 differs from `last`: every event here has the
             // same time; the bucket becomes `cur` as it is.
             self.last = src[0].t;
+            self.hi = self.last + 1;
             std::mem::swap(&mut self.cur, &mut src);
-            self.buckets[v] = src;
-            return true;
-        }
-        self.last = src.iter().map(|e| e.t).min().unwrap_or(self.last);
-        // Every event moves to a lower level (or to `cur`), into buckets
-        // that are empty now: their scheduling order is kept.
-        for &e in &src {
-            if e.t == self.last {
-                self.cur.push(e);
-            } else {
-                self.place(e);
+        } else if src.len() <= RUN_MAX {
+            // A few events: sorted by time (stably: FIFO among equal
+            // times), they are `cur`, a run handed out from the front. The
+            // bucket covers [lo, hi); every other pending event is due at
+            // or after `hi`. `last` goes just below `lo`: every other
+            // bucket keeps its place relative to it (above byte d it
+            // agrees with the old `last`, and byte d is v - 1, where the
+            // old one read at most that), and every event of the run is
+            // later than it, so `dissolve` can file them.
+            if self.rec_base != 0 {
+                // These are the next events handed out (with any scheduled
+                // meanwhile): fetching their records now overlaps the
+                // misses that each handler would otherwise wait for in turn.
+                for e in &src {
+                    self.prefetch(e.ev);
+                }
+            }
+            let shift = 8 * d as u32;
+            let lo = ((self.last >> shift >> 8 << 8) | (i & 0xFF) as u64) << shift;
+            self.last = lo - 1;
+            self.hi = lo.saturating_add(1 << shift);
+            if !sort_run(&src, &mut self.cur, shift - 8) {
+                src.sort_by_key(|e| e.t);
+                std::mem::swap(&mut self.cur, &mut src);
+            }
+        } else {
+            let min = src.iter().map(|e| e.t).min().unwrap_or(self.last);
+            self.last = min;
+            self.hi = min + 1;
+            // Every event moves to a lower level (or to `cur`), into
+            // buckets that are empty now: their scheduling order is kept.
+            for &e in &src {
+                if e.t == min {
+                    self.cur.push(e);
+                } else {
+                    self.place(e);
+                }
             }
         }
         src.clear();
@@ -219,31 +404,54 @@ impl Radix {
         if src.capacity() > KEEP {
             src = Vec::new();
         }
-        self.buckets[256 * d + v] = src;
-        true
+        self.buckets[i] = src;
+    }
+
+    /// Makes `cur[head]` the earliest event; false when empty.
+    #[inline]
+    fn refill(&mut self) -> bool {
+        if self.head < self.cur.len() {
+            return true;
+        }
+        match self.take_earliest() {
+            None => false,
+            Some(e) => {
+                if self.head == 1 {
+                    self.head = 0;
+                } else {
+                    self.cur.push(e);
+                }
+                true
+            }
+        }
     }
 
     /// Prefetches the record of the event that will probably be handed
-    /// out next: the next one due at `last`, else the first of the lowest
-    /// bucket (the next exactly at level 0, one of the next few above).
+    /// out next: the next one in `cur`, else the first of the earliest
+    /// bucket (the next exactly when it is alone there). Reading that
+    /// bucket's first event now also brings the bucket itself into the
+    /// cache before the next `pop` needs it.
     #[inline(always)]
     fn prefetch_next(&self) {
         let next = if let Some(e) = self.cur.get(self.head) {
             e.ev
-        } else if self.levels != 0 {
-            let d = self.levels.trailing_zeros() as usize;
-            let w = self.digits[d].iter().position(|&m| m != 0).unwrap_or(0);
-            let v = 64 * w + self.digits[d][w].trailing_zeros() as usize;
-            match self.buckets.get(256 * d + v).and_then(|b| b.first()) {
+        } else if self.words != 0 {
+            match self.buckets.get(self.earliest()).and_then(|b| b.first()) {
                 Some(e) => e.ev,
                 None => return,
             }
         } else {
             return;
         };
+        self.prefetch(next);
+    }
+
+    /// Prefetches the record named by operand `b` of event `ev`.
+    #[inline(always)]
+    fn prefetch(&self, ev: u64) {
         let addr = self
             .rec_base
-            .wrapping_add(((next >> 32) as usize).wrapping_mul(self.rec_size));
+            .wrapping_add(((ev >> 32) as usize).wrapping_mul(self.rec_size));
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch is only a hint: it reads nothing the program
         // sees and never faults, whatever the address.
@@ -260,11 +468,13 @@ impl Radix {
 
     #[inline(always)]
     fn pop(&mut self) -> Option<Entry> {
-        if !self.refill() {
-            return None;
-        }
-        let e = self.cur[self.head];
-        self.head += 1;
+        let e = if self.head < self.cur.len() {
+            let e = self.cur[self.head];
+            self.head += 1;
+            e
+        } else {
+            self.take_earliest()?
+        };
         self.len -= 1;
         Some(e)
     }
@@ -281,10 +491,11 @@ impl Radix {
         // Stable: equal times keep their (scheduling) order.
         out.sort_by_key(|e| e.t);
         self.head = 0;
-        self.levels = 0;
-        self.digits = [[0; 4]; LEVELS];
+        self.occupied = [0; BUCKETS / 64];
+        self.words = 0;
         self.len = 0;
         self.last = 0;
+        self.hi = 1;
     }
 }
 
@@ -400,11 +611,12 @@ impl Fel {
         debug_assert!(self.small && self.radix.len == 0);
         let n = std::mem::take(&mut self.len);
         if self.radix.buckets.is_empty() {
-            self.radix.buckets = vec![Vec::new(); 256 * LEVELS];
+            self.radix.buckets = vec![Vec::new(); BUCKETS];
         }
         // The last event handed out is not known here; 0 is a lower bound
         // of every time (the first refill then sorts the events out).
         self.radix.last = 0;
+        self.radix.hi = 1;
         for &e in self.list[1..=n].iter().rev() {
             self.radix.push(e);
         }
@@ -460,20 +672,13 @@ impl Fel {
         self.radix.push(e);
     }
 
-    #[inline(always)]
-    fn radix_take(&mut self) -> Option<Entry> {
-        let e = self.radix.pop();
-        if self.radix.rec_base != 0 {
-            self.radix.prefetch_next();
-        }
-        e
-    }
-
     /// Tells the list where the records named by operand `b` of an event
     /// (bits 32..64) live: `base` is the address of record 0, `size` the
-    /// bytes per record. With many events pending, handing one out then
-    /// prefetches the record of the event likely to come next, which is
-    /// otherwise a cache miss the handler waits for. Only an address is
+    /// bytes per record. With many events pending, the radix heap empties
+    /// its earliest bucket into lower ones before it hands out any of its
+    /// events; a bucket of at most [`RUN_MAX`] events then prefetches
+    /// their records, which are otherwise one cache miss after another
+    /// that the handlers wait for, each in turn. Only an address is
     /// computed (a prefetch never faults), so a stale `base` costs speed,
     /// never correctness.
     pub fn set_records(&mut self, base: usize, size: usize) {
@@ -542,7 +747,11 @@ impl Fel {
             self.len -= 1;
             return Some(self.list[self.len + 1]);
         }
-        self.radix_take()
+        let e = self.radix.pop();
+        if self.radix.rec_base != 0 {
+            self.radix.prefetch_next();
+        }
+        e
     }
 
     /// Returns a radix heap that has shrunk below [`SMALL_MIN`] to the
@@ -582,395 +791,4 @@ impl Fel {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use rand::{Rng, RngExt, SeedableRng};
-    use rand_xoshiro::Xoshiro256PlusPlus;
-
-    #[test]
-    fn pops_in_time_order() {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
-        let mut fel = Fel::new();
-        let mut times = Vec::new();
-        for i in 0..10_000u64 {
-            // Coarse times so that many are equal.
-            let t = (rng.next_u64() % 500) as f64 * 0.25;
-            times.push((t, i));
-            fel.push(t, i);
-        }
-        // Expected order: by time, then by scheduling order.
-        times.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        for (t, i) in times {
-            let e = fel.pop().unwrap();
-            assert_eq!(e.time(), t);
-            assert_eq!(e.ev, i, "simultaneous events must pop in scheduling order");
-        }
-        assert!(fel.pop().is_none());
-    }
-
-    #[test]
-    fn simultaneous_events_are_fifo_even_when_interleaved_with_pops() {
-        let mut fel = Fel::new();
-        fel.push(1.0, 10);
-        fel.push(0.5, 1);
-        fel.push(1.0, 11);
-        assert_eq!(fel.pop().unwrap().ev, 1);
-        // Scheduled later at the same time as 10 and 11: comes after them.
-        fel.push(1.0, 12);
-        fel.push(1.0, 13);
-        let order: Vec<u64> = std::iter::from_fn(|| fel.pop().map(|e| e.ev)).collect();
-        assert_eq!(order, vec![10, 11, 12, 13]);
-    }
-
-    #[test]
-    fn interleaved_pushes_and_pops_match_a_sorted_reference() {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
-        let mut fel = Fel::new();
-        let mut reference: Vec<(u64, u64)> = Vec::new();
-        let mut next = 0u64;
-        for _ in 0..50_000 {
-            if reference.is_empty() || rng.next_u64() % 3 != 0 {
-                let t = (rng.next_u64() % 64) as f64;
-                fel.push(t, next);
-                reference.push((t.to_bits(), next));
-                next += 1;
-            } else {
-                let i = (0..reference.len()).min_by_key(|&i| reference[i]).unwrap();
-                let (t, e) = reference.swap_remove(i);
-                let got = fel.pop().unwrap();
-                assert_eq!((got.t, got.ev), (t, e));
-            }
-            assert_eq!(fel.len(), reference.len());
-            assert_eq!(fel.peek().is_some(), !reference.is_empty());
-        }
-    }
-
-    #[test]
-    fn pushes_while_handling_an_event_keep_the_order() {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
-        let mut fel = Fel::new();
-        let mut reference: Vec<(u64, u64)> = Vec::new();
-        let mut next = 0u64;
-        for _ in 0..20 {
-            let t = (rng.next_u64() % 16) as f64;
-            fel.push(t, next);
-            reference.push((t.to_bits(), next));
-            next += 1;
-        }
-        for _ in 0..50_000 {
-            let Some(got) = fel.take_min() else { break };
-            let i = (0..reference.len()).min_by_key(|&i| reference[i]).unwrap();
-            let (t, e) = reference.swap_remove(i);
-            assert_eq!((got.t, got.ev), (t, e));
-            // Schedule 0, 1 or 2 events while "handling" it.
-            let k = rng.next_u64() % 3;
-            for _ in 0..k.min(2) {
-                let t = f64::from_bits(got.t) + (rng.next_u64() % 8) as f64;
-                fel.push(t, next);
-                reference.push((t.to_bits(), next));
-                next += 1;
-            }
-            fel.settle();
-            assert_eq!(fel.len(), reference.len());
-        }
-    }
-
-    #[test]
-    fn switching_layouts_keeps_the_order() {
-        // Grow past SMALL_MAX, shrink below SMALL_MIN, grow again, with
-        // coarse times so that ties cross the switches; every pop must
-        // match a sorted reference and both layouts must have been used.
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
-        let mut fel = Fel::new();
-        let mut reference: Vec<(u64, u64)> = Vec::new();
-        let mut next = 0u64;
-        let (mut saw_small, mut saw_heap, mut switches) = (false, false, 0);
-        let mut was_small = fel.is_small();
-        let mut now = 0.0f64;
-        for round in 0..40 {
-            let target = if round % 2 == 0 {
-                3 * SMALL_MAX
-            } else {
-                SMALL_MIN / 2
-            };
-            while fel.len() != target {
-                if fel.len() < target {
-                    let t = now + (rng.next_u64() % 8) as f64;
-                    fel.push(t, next);
-                    reference.push((t.to_bits(), next));
-                    next += 1;
-                } else {
-                    let got = fel.take_min().unwrap();
-                    now = got.time();
-                    // Sometimes schedule one event while handling it.
-                    if rng.next_u64() % 4 == 0 {
-                        let t = now + (rng.next_u64() % 8) as f64;
-                        fel.push(t, next);
-                        reference.push((t.to_bits(), next));
-                        next += 1;
-                    }
-                    fel.settle();
-                    let i = (0..reference.len()).min_by_key(|&i| reference[i]).unwrap();
-                    assert_eq!((got.t, got.ev), reference.swap_remove(i));
-                }
-                saw_small |= fel.is_small();
-                saw_heap |= !fel.is_small();
-                switches += usize::from(fel.is_small() != was_small);
-                was_small = fel.is_small();
-                assert_eq!(fel.len(), reference.len());
-            }
-        }
-        assert!(saw_small && saw_heap);
-        assert!(switches >= 40, "only {switches} layout switches");
-    }
-
-    #[test]
-    fn hovering_at_both_thresholds_with_ties_and_pushes_while_handling() {
-        // Sizes oscillate around SMALL_MIN and SMALL_MAX, times come from
-        // {now, now + 1, now + 2} (many ties), and up to two events are
-        // scheduled while the earliest is being handled; every pop and
-        // every peek must match a map ordered by (time, scheduling order).
-        use std::collections::BTreeMap;
-        for seed in 0..200u64 {
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-            let mut fel = Fel::new();
-            let mut reference: BTreeMap<(u64, u64), ()> = BTreeMap::new();
-            let mut next = 0u64;
-            let mut now = 0.0f64;
-            let mut switches = 0;
-            let mut was_small = fel.is_small();
-            let sizes = [
-                SMALL_MIN - 2,
-                SMALL_MIN - 1,
-                SMALL_MIN,
-                SMALL_MAX,
-                SMALL_MAX + 1,
-                SMALL_MAX + 2,
-            ];
-            for step in 0..20_000u64 {
-                let target = sizes[(step / 997 % 6) as usize];
-                let grow = if fel.len() < target {
-                    rng.next_u64() % 4 != 0
-                } else {
-                    rng.next_u64() % 4 == 0
-                };
-                if grow {
-                    let t = now + (rng.next_u64() % 3) as f64;
-                    fel.push(t, next);
-                    reference.insert((t.to_bits(), next), ());
-                    next += 1;
-                } else if let Some(got) = fel.take_min() {
-                    now = got.time();
-                    let (t, e) = reference.pop_first().unwrap().0;
-                    assert_eq!((got.t, got.ev), (t, e), "seed {seed} step {step}");
-                    for _ in 0..(rng.next_u64() % 5).saturating_sub(2) {
-                        let t = now + (rng.next_u64() % 2) as f64;
-                        fel.push(t, next);
-                        reference.insert((t.to_bits(), next), ());
-                        next += 1;
-                    }
-                    fel.settle();
-                }
-                assert_eq!(fel.len(), reference.len());
-                assert_eq!(
-                    fel.peek().map(|e| (e.t, e.ev)),
-                    reference.keys().next().copied(),
-                    "peek, seed {seed} step {step}"
-                );
-                switches += usize::from(fel.is_small() != was_small);
-                was_small = fel.is_small();
-            }
-            assert!(switches > 2, "seed {seed}: {switches} layout switches");
-        }
-    }
-
-    #[test]
-    fn emptied_radix_buckets_give_back_large_capacity() {
-        // 5000 events pending, each one handed out rescheduled about 1000 s
-        // later, for 40 turnovers (the clock crosses several powers of
-        // two, so many high buckets fill and empty). A bucket holding more
-        // than KEEP events' room must be one filled since it was last
-        // emptied (room at most twice its events, from doubling), or the
-        // list keeps every bucket's high-water mark.
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(17);
-        let mut fel = Fel::new();
-        for i in 0..5000u64 {
-            fel.push(rng.random::<f64>() * 2000.0, i);
-        }
-        for step in 0..200_000u64 {
-            let e = fel.pop().unwrap();
-            fel.push(e.time() + rng.random::<f64>() * 2000.0, e.ev);
-            if step % 10_000 == 0 {
-                for (k, b) in fel.radix.buckets.iter().enumerate() {
-                    assert!(
-                        b.capacity() <= KEEP.max(2 * b.len()),
-                        "step {step}: bucket {k} holds {} events in room for {}",
-                        b.len(),
-                        b.capacity()
-                    );
-                }
-            }
-        }
-        assert!(!fel.is_small());
-    }
-
-    #[test]
-    fn zero_and_negative_zero_are_the_same_time() {
-        let mut fel = Fel::new();
-        fel.push(0.0, 1);
-        fel.push(-0.0, 2);
-        assert_eq!(fel.pop().unwrap().ev, 1);
-        assert_eq!(fel.pop().unwrap().ev, 2);
-    }
-
-    /// Drives the list like the kernel (take the earliest, schedule a few
-    /// events no earlier than it, settle) against a map ordered by (time,
-    /// scheduling order), checking every event handed out and every peek.
-    /// `draw(rng, now)` gives the time of a new event.
-    fn check_against_map(
-        seed: u64,
-        steps: usize,
-        initial: usize,
-        draw: impl Fn(&mut Xoshiro256PlusPlus, f64) -> f64,
-    ) -> (bool, bool) {
-        use std::collections::BTreeMap;
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-        let mut fel = Fel::new();
-        let mut reference: BTreeMap<(u64, u64), ()> = BTreeMap::new();
-        let mut next = 0u64;
-        let (mut saw_small, mut saw_radix) = (false, false);
-        for _ in 0..initial {
-            let t = draw(&mut rng, 0.0);
-            fel.push(t, next);
-            reference.insert(((t + 0.0).to_bits(), next), ());
-            next += 1;
-        }
-        for step in 0..steps {
-            if step % 7 == 0 {
-                assert_eq!(
-                    fel.peek().map(|e| (e.t, e.ev)),
-                    reference.keys().next().copied(),
-                    "peek, seed {seed} step {step}"
-                );
-            }
-            let Some(got) = fel.take_min() else {
-                let t = draw(&mut rng, 0.0);
-                fel.push(t, next);
-                reference.insert(((t + 0.0).to_bits(), next), ());
-                next += 1;
-                continue;
-            };
-            let (t, e) = reference.pop_first().unwrap().0;
-            assert_eq!((got.t, got.ev), (t, e), "seed {seed} step {step}");
-            let now = got.time();
-            // Alternately shrink (half an event per event on average) and
-            // grow (one and a half) for 400 steps: ±200 events, across
-            // both switching thresholds.
-            let k = if step / 400 % 2 == 0 { 2 } else { 4 };
-            for _ in 0..rng.next_u64() % k {
-                let t = draw(&mut rng, now);
-                fel.push(t, next);
-                reference.insert(((t + 0.0).to_bits(), next), ());
-                next += 1;
-            }
-            fel.settle();
-            assert_eq!(fel.len(), reference.len());
-            saw_small |= fel.is_small();
-            saw_radix |= !fel.is_small();
-        }
-        (saw_small, saw_radix)
-    }
-
-    #[test]
-    fn radix_layout_matches_an_ordered_map_with_ties() {
-        // Ties at the current time (zero delays), on a coarse grid, and
-        // continuous times, across both layouts and their switches.
-        for seed in 0..200u64 {
-            let (small, radix) =
-                check_against_map(seed, 3_000, 60, |rng, now| match rng.next_u64() % 4 {
-                    0 => now,
-                    1 => now.ceil() + (rng.next_u64() % 4) as f64,
-                    _ => now + rng.random::<f64>() * 10.0,
-                });
-            assert!(small && radix, "seed {seed}: one layout unused");
-        }
-    }
-
-    #[test]
-    fn radix_layout_handles_times_of_every_magnitude() {
-        // Times from 1e-300 to 1e300 and exactly 0.0 use every bucket.
-        for seed in 0..20u64 {
-            check_against_map(seed, 20_000, 2_000, |rng, now| {
-                let e = (rng.next_u64() % 600) as i32 - 300;
-                match rng.next_u64() % 8 {
-                    0 => now,
-                    _ => (now + 10f64.powi(e) * rng.random::<f64>()).min(f64::MAX),
-                }
-            });
-        }
-    }
-
-    #[test]
-    fn many_pending_events_come_out_in_order() {
-        // 100,000 pending continuous times: the kernel's large-population
-        // case, where most events move down several buckets.
-        check_against_map(1, 300_000, 100_000, |rng, now| {
-            now - (-rng.random::<f64>()).ln_1p() * 1000.0
-        });
-    }
-
-    #[test]
-    fn cancel_removes_from_the_array_and_leaves_the_radix_heap_alone() {
-        // Random pushes (many ties), takes and cancels of pending, already
-        // handed out and never scheduled events, checked against a map.
-        use std::collections::BTreeMap;
-        for seed in 0..200u64 {
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-            let mut fel = Fel::new();
-            let mut reference: BTreeMap<(u64, u64), ()> = BTreeMap::new();
-            let (mut next, mut now) = (0u64, 0.0f64);
-            for step in 0..2_000 {
-                match rng.next_u64() % 4 {
-                    0 | 1 if fel.len() < SMALL_MAX => {
-                        let t = now + (rng.next_u64() % 3) as f64;
-                        fel.push(t, next);
-                        reference.insert((t.to_bits(), next), ());
-                        next += 1;
-                    }
-                    2 => {
-                        // A pending event (or, half the time, one with a
-                        // time it does not have).
-                        let Some(&(t, e)) = reference.keys().nth(step % (reference.len() + 1))
-                        else {
-                            continue;
-                        };
-                        let exact = rng.next_u64() % 2 == 0;
-                        let t = f64::from_bits(t) + if exact { 0.0 } else { 0.5 };
-                        fel.cancel(t, e);
-                        if exact {
-                            reference.remove(&(t.to_bits(), e));
-                        }
-                    }
-                    _ => {
-                        if let Some(got) = fel.pop() {
-                            now = got.time();
-                            let want = reference.pop_first().unwrap().0;
-                            assert_eq!((got.t, got.ev), want, "seed {seed} step {step}");
-                            // Already handed out: nothing to remove.
-                            fel.cancel(now, got.ev);
-                        }
-                    }
-                }
-                assert_eq!(fel.len(), reference.len(), "seed {seed} step {step}");
-            }
-        }
-        // Radix layout: the event stays (its handler sees it is stale).
-        let mut fel = Fel::new();
-        for i in 0..100u64 {
-            fel.push(i as f64, i);
-        }
-        assert!(!fel.is_small());
-        fel.cancel(50.0, 50);
-        assert_eq!(fel.len(), 100);
-    }
-}
+mod tests;

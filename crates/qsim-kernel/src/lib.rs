@@ -77,15 +77,17 @@
 //!   by n + x). Poll waits, `context_switch_s` and critical sections are
 //!   CPU time, measured on a per-latch thread clock that runs at that
 //!   share; they and S's jobs are re-timed whenever n or x changes (on half
-//!   a core a poll wait takes twice as long). S's utilization includes the
-//!   threads (min(n + x, c)/c); its mean number of jobs, throughput and
-//!   response do not.
-//! * A latch's utilization is the fraction of time anyone holds, waits for
-//!   or is being handed it.
+//!   a core a poll wait takes twice as long). S's `utilization` includes the
+//!   threads (min(n + x, c)/c); its `mean_jobs`, `throughput_per_s` and
+//!   `response_time_s` do not.
+//! * A latch's `utilization` is the fraction of time it is held; its
+//!   `occupancy` (latches with `numa` or
+//!   `spin`) is the fraction of time anyone holds, waits for or is being
+//!   handed it.
 //! * Batch and link carry groups of jobs; a region's waiting jobs are
 //!   counted in the region, not at the station.
-//! * Fork and join: a fork's parent waits at the join (counted in its mean
-//!   number present) for its sub-jobs. A sub-job leaving a station follows
+//! * Fork and join: a fork's parent waits at the join (counted in its
+//!   `mean_jobs`) for its sub-jobs. A sub-job leaving a station follows
 //!   its class's routing row for that station, if the class has a routing
 //!   table with such a row, so it may visit several stations (CPU work, a
 //!   latch, CPU work again); it ends when routed to its fork's join. Without
@@ -113,7 +115,7 @@
 //!     }],
 //!     ..NetworkSpec::default()
 //! };
-//! let network = Network::new(spec).map_err(|e| format!("{e:?}"))?;
+//! let network = Network::new(spec)?;
 //! let config = RunConfig { stop: Stop::Jobs(50_000), ..RunConfig::default() };
 //! let results = run(&network, &config)?;
 //! // Mean response of an M/M/1 is 1/(mu - lambda) = 2 s.
@@ -152,7 +154,10 @@ pub use error::RunError;
 pub use network::*;
 pub use results::*;
 pub use rounds::ReplicationRounds;
-pub use run::{run, run_replication, run_replication_with, run_with, summarize};
+pub use run::{
+    MIN_TAIL_RESPONSES, PERCENTILES, responses_needed, run, run_replication, run_replication_with,
+    run_with, summarize,
+};
 pub use sim::Simulation;
 pub use steady::BATCHES;
 pub use time::SimTime;

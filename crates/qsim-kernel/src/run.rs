@@ -131,6 +131,24 @@ fn replication_inner(
     Ok(replay.result())
 }
 
+/// The least expected number of responses beyond a percentile in every
+/// replication for it to be reported: with fewer, the estimate is the
+/// largest few responses of the run (with 100 responses a p99.9 is the
+/// maximum, and every replication's CDF is 1 there, so a t interval of
+/// them is 0 wide), which no interval method here can qualify.
+pub const MIN_TAIL_RESPONSES: f64 = 10.0;
+
+/// The responses a replication needs for percentile `q` to be supported
+/// ([`MIN_TAIL_RESPONSES`] expected beyond it).
+pub fn responses_needed(q: f64) -> u64 {
+    // Less a rounding allowance: 1 - 0.9 is not exactly 0.1, and p90 needs
+    // 100, not 101.
+    (MIN_TAIL_RESPONSES / (1.0 - q) - 1e-6).ceil() as u64
+}
+
+/// The percentiles a run reports, as fractions (p50, p90, p95, p99, p99.9).
+pub const PERCENTILES: [f64; 5] = [0.5, 0.9, 0.95, 0.99, 0.999];
+
 /// The response-time percentiles (p50, p90, p95, p99, p99.9) of
 /// replications, from their histograms pooled: the fraction of a
 /// replication's responses at most x is an unbiased estimate of P(R <= x)
@@ -142,18 +160,22 @@ fn replication_inner(
 /// the pooled quantiles (the wider side, so it is symmetric and
 /// conservative). One replication, or one without a histogram: its own
 /// quantiles, averaged, with a t interval over replications (none for one).
-fn percentiles<'a>(per_rep: impl Iterator<Item = &'a ReplicationClass>) -> [Estimate; 5] {
-    const QS: [f64; 5] = [0.5, 0.9, 0.95, 0.99, 0.999];
+/// A percentile some replication has too few responses for (see
+/// [`MIN_TAIL_RESPONSES`]) is unknown (NaN); the second value is the
+/// fewest responses of a replication, for the warning.
+fn percentiles<'a>(per_rep: impl Iterator<Item = &'a ReplicationClass>) -> ([Estimate; 5], u64) {
     let per_rep: Vec<&ReplicationClass> = per_rep.collect();
+    let fewest = per_rep.iter().map(|r| r.completions).min().unwrap_or(0);
+    let supported = |k: usize| fewest >= responses_needed(PERCENTILES[k]);
     let hists: Option<Vec<&crate::hist::Histogram>> =
         per_rep.iter().map(|r| r.histogram.as_deref()).collect();
-    match hists {
+    let all = match hists {
         Some(hists) if hists.len() >= 2 => {
             let mut pooled = crate::hist::Histogram::new();
             for h in &hists {
                 pooled.merge(h);
             }
-            QS.map(|q| {
+            PERCENTILES.map(|q| {
                 let [x] = pooled.quantiles([q]);
                 let f = estimate(hists.iter().map(|h| h.cdf(x)));
                 let h = if f.ci95.is_finite() { f.ci95 } else { 0.0 };
@@ -166,8 +188,25 @@ fn percentiles<'a>(per_rep: impl Iterator<Item = &'a ReplicationClass>) -> [Esti
             })
         }
         _ => std::array::from_fn(|k| estimate(per_rep.iter().map(|r| r.percentiles_s[k]))),
-    }
+    };
+    let kept = std::array::from_fn(|k| {
+        if supported(k) {
+            all[k]
+        } else {
+            Estimate::UNKNOWN
+        }
+    });
+    (kept, fewest)
 }
+
+/// [`PERCENTILES`] with their labels.
+const LABELLED: [(f64, &str); 5] = [
+    (0.5, "p50"),
+    (0.9, "p90"),
+    (0.95, "p95"),
+    (0.99, "p99"),
+    (0.999, "p99.9"),
+];
 
 /// Summarizes replications (in index order) into means and 95% CIs.
 ///
@@ -206,7 +245,24 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
         &|r| r.system.response_time_s,
         &|r| r.system.completions as f64,
     );
-    let [p50, p90, p95, p99, p999] = percentiles(reps.iter().map(|r| &r.system));
+    // Percentiles withheld for too few responses, one warning per scope.
+    let tails_short = RefCell::new(Vec::<RunWarning>::new());
+    let short = |scope: String, fewest: u64, qs: &[(f64, &str)]| {
+        let out: Vec<&(f64, &str)> = qs
+            .iter()
+            .filter(|(q, _)| fewest < responses_needed(*q))
+            .collect();
+        if let Some((q, _)) = out.first() {
+            tails_short.borrow_mut().push(RunWarning::TailTooShort {
+                scope,
+                labels: out.iter().map(|(_, l)| l.to_string()).collect(),
+                fewest,
+                needed: responses_needed(*q),
+            });
+        }
+    };
+    let ([p50, p90, p95, p99, p999], fewest) = percentiles(reps.iter().map(|r| &r.system));
+    short("system response time".into(), fewest, &LABELLED);
     let system = SystemResults {
         throughput_per_s: system_x,
         response_time_s: ResponseEstimate {
@@ -275,7 +331,13 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 name: st.name.clone(),
                 kind: KindTag::from(&st.kind),
                 throughput_per_s: e("throughput_per_s", &|s| s.throughput_per_s, &time),
-                utilization: e("utilization", &|s| s.utilization, &time),
+                // A delay has no servers to be busy and a fork or join
+                // only routes: no utilization, not a measured 0.
+                utilization: if KindTag::from(&st.kind).can_saturate() {
+                    e("utilization", &|s| s.utilization, &time)
+                } else {
+                    Estimate::UNKNOWN
+                },
                 mean_jobs: e("mean_jobs", &|s| s.mean_jobs, &time),
                 response_time_s: e("response_time_s", &|s| s.response_time_s, &departures),
                 wait_time_s: e("wait_time_s", &|s| s.wait_time_s, &departures),
@@ -316,13 +378,33 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                     let per_rep = |f: &dyn Fn(&ReplicationTails) -> f64| {
                         estimate(reps.iter().map(|r| f(&t(r))))
                     };
+                    // Each replication's own p50, p90, p99 of the visits
+                    // there: unknown where a replication has too few
+                    // visits for ~10 beyond it.
+                    let fewest = reps
+                        .iter()
+                        .map(|r| departures(r).round() as u64)
+                        .min()
+                        .unwrap_or(0);
+                    let per_rep_q = |q: f64, f: &dyn Fn(&ReplicationTails) -> f64| {
+                        if fewest >= responses_needed(q) {
+                            per_rep(f)
+                        } else {
+                            Estimate::UNKNOWN
+                        }
+                    };
+                    short(
+                        format!("station {} time and wait", st.name),
+                        fewest,
+                        &[(0.5, "p50"), (0.9, "p90"), (0.99, "p99")],
+                    );
                     TailResults {
-                        response_time_p50_s: per_rep(&|t| t.response_time_s[0]),
-                        response_time_p90_s: per_rep(&|t| t.response_time_s[1]),
-                        response_time_p99_s: per_rep(&|t| t.response_time_s[2]),
-                        wait_time_p50_s: per_rep(&|t| t.wait_time_s[0]),
-                        wait_time_p90_s: per_rep(&|t| t.wait_time_s[1]),
-                        wait_time_p99_s: per_rep(&|t| t.wait_time_s[2]),
+                        response_time_p50_s: per_rep_q(0.5, &|t| t.response_time_s[0]),
+                        response_time_p90_s: per_rep_q(0.9, &|t| t.response_time_s[1]),
+                        response_time_p99_s: per_rep_q(0.99, &|t| t.response_time_s[2]),
+                        wait_time_p50_s: per_rep_q(0.5, &|t| t.wait_time_s[0]),
+                        wait_time_p90_s: per_rep_q(0.9, &|t| t.wait_time_s[1]),
+                        wait_time_p99_s: per_rep_q(0.99, &|t| t.wait_time_s[2]),
                         wait_probability: e(
                             "wait_probability",
                             &|s| s.tails.as_ref().map_or(0.0, |t| t.wait_probability),
@@ -352,7 +434,11 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                 &count,
             );
             let picked: Vec<ReplicationClass> = reps.iter().map(pick).collect();
-            let [p50, p90, p95, p99, p999] = percentiles(picked.iter());
+            let ([p50, p90, p95, p99, p999], fewest) = percentiles(picked.iter());
+            // A class jobs only switch into has no figures of its own (below).
+            if spec.chain_starts().get(i) == Some(&i) && spec.classes.len() > 1 {
+                short(format!("class {} response time", c.name), fewest, &LABELLED);
+            }
             ClassResults {
                 name: c.name.clone(),
                 throughput_per_s: fig(
@@ -421,6 +507,7 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
         })
         .collect();
     let mut warnings = steady_warnings(reps);
+    warnings.extend(tails_short.into_inner());
     let correlated = correlated.into_inner();
     if !correlated.is_empty() {
         warnings.push(RunWarning::BatchesCorrelated {

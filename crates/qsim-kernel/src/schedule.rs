@@ -65,6 +65,21 @@ pub struct ScheduleError {
     pub message: String,
 }
 
+impl std::fmt::Display for ScheduleError {
+    /// `schedule[I].steps[K].KEY: MESSAGE` (without the step for a problem
+    /// of the whole list), `I` being the index in the list given to
+    /// [`check`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "schedule[{}]", self.schedule)?;
+        if let Some(step) = self.step {
+            write!(f, ".steps[{step}]")?;
+        }
+        write!(f, ".{}: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for ScheduleError {}
+
 /// Checks `schedule` against `network`: every rule at once.
 pub fn check(network: &Network, schedule: &[ClassSchedule]) -> Vec<ScheduleError> {
     let spec = network.spec();

@@ -656,3 +656,115 @@ fn simultaneous_events_keep_their_order_with_many_pending() {
     assert_eq!(r.classes[0].response_time_s.mean, 0.25);
     assert_eq!(r.classes[1].response_time_s.mean, 0.5);
 }
+
+/// The same network with every sequence route written as a routing table
+/// of single branches (which take no random draw): the general routing
+/// path, against which the one-station-route path must agree exactly.
+fn as_table(spec: &NetworkSpec) -> NetworkSpec {
+    let mut spec = spec.clone();
+    let n = spec.stations.len();
+    for c in &mut spec.classes {
+        let Routing::Sequence(seq) = &c.routing else {
+            continue;
+        };
+        let mut from = vec![Vec::new(); n];
+        for w in seq.windows(2) {
+            from[w[0]] = vec![(Target::Station(w[1]), 1.0)];
+        }
+        from[*seq.last().unwrap()] = vec![(Target::Exit, 1.0)];
+        // A station off the route (a job placed there initially) goes on
+        // to the route's start.
+        for f in from.iter_mut().filter(|f| f.is_empty()) {
+            *f = vec![(Target::Station(seq[0]), 1.0)];
+        }
+        c.routing = Routing::Probabilistic {
+            entry: vec![(Target::Station(seq[0]), 1.0)],
+            from,
+        };
+    }
+    spec
+}
+
+#[test]
+fn one_station_routes_agree_exactly_with_the_routing_table() {
+    // A single class whose route is one plain queue or delay takes a
+    // shorter path (its arrivals and completions skip the routing lookup);
+    // every figure must be the one the general path gives, bit for bit:
+    // open and closed, queue and delay, with and without think time, and
+    // with jobs placed at a station off the route.
+    let delay = StationSpec {
+        name: "d".into(),
+        kind: StationKind::Delay,
+        service: vec![Some(exp(0.3))],
+        speed: None,
+    };
+    let q = queue("q", 1, Discipline::Fcfs, exp(0.8));
+    let cases = vec![
+        (
+            vec![q.clone()],
+            open_class(exp(1.0), vec![0]),
+            InitialState::Thinking,
+        ),
+        (
+            vec![delay.clone()],
+            open_class(exp(0.1), vec![0]),
+            InitialState::Thinking,
+        ),
+        (
+            vec![q.clone()],
+            closed_class(5, Some(exp(2.0)), vec![0]),
+            InitialState::Thinking,
+        ),
+        (
+            vec![q.clone()],
+            closed_class(3, None, vec![0]),
+            InitialState::Thinking,
+        ),
+        (
+            vec![q.clone(), delay.clone()],
+            closed_class(4, Some(exp(1.0)), vec![0]),
+            InitialState::AtStation(1),
+        ),
+    ];
+    for (k, (stations, class, initial)) in cases.into_iter().enumerate() {
+        let spec = NetworkSpec {
+            stations,
+            classes: vec![class],
+            initial,
+            ..NetworkSpec::default()
+        };
+        let c = cfg(3, 20_000);
+        let fast = run(&Network::new(spec.clone()).unwrap(), &c).unwrap();
+        let table = run(&Network::new(as_table(&spec)).unwrap(), &c).unwrap();
+        assert!(fast.system.throughput_per_s.mean > 0.0, "case {k}");
+        assert_eq!(fast, table, "case {k}");
+    }
+}
+
+#[test]
+fn one_station_delay_matches_the_infinite_server_queue() {
+    // M/M/inf through the one-station path: the response time is the
+    // service time (mean 0.3 s) and the mean number present is λ·0.3 = 3.
+    let n = net(
+        vec![StationSpec {
+            name: "d".into(),
+            kind: StationKind::Delay,
+            service: vec![Some(exp(0.3))],
+            speed: None,
+        }],
+        vec![open_class(exp(0.1), vec![0])],
+    );
+    let r = run(&n, &cfg(10, 100_000)).unwrap();
+    let rt = r.system.response_time_s;
+    close(
+        "mean response",
+        Estimate {
+            mean: rt.mean,
+            ci95: rt.ci95,
+        },
+        0.3,
+        0.0,
+    );
+    close("mean jobs", r.stations[0].mean_jobs, 3.0, 0.0);
+    close("throughput", r.system.throughput_per_s, 10.0, 0.0);
+}

@@ -124,7 +124,7 @@ fn closed(population: u32, think: Option<Dist>) -> ClassSpec {
     }
 }
 
-fn network(st: StationSpec) -> Result<Network, Vec<NetworkError>> {
+fn network(st: StationSpec) -> Result<Network, NetworkErrors> {
     Network::new(NetworkSpec {
         stations: vec![st],
         classes: vec![closed(1, None)],

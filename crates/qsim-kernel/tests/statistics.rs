@@ -132,12 +132,16 @@ fn plain_station_averages_agree_with_integration_on_every_path() {
                     let r = run(&n, &c).unwrap();
                     for s in &r.stations {
                         let u = s.utilization.mean;
-                        assert!((0.0..=1.0 + 1e-9).contains(&u), "{s:?}");
+                        assert!(
+                            (0.0..=1.0 + 1e-9).contains(&u) || !s.kind.can_saturate(),
+                            "{s:?}"
+                        );
                         assert!(s.mean_jobs.mean >= 0.0, "{s:?}");
                     }
                     assert!(r.stations[0].utilization.mean > 0.0);
-                    // The delay station never reports a utilization.
-                    assert_eq!(r.stations[2].utilization.mean, 0.0);
+                    // The delay station never reports a utilization (it
+                    // has none: not defined, not 0).
+                    assert!(r.stations[2].utilization.mean.is_nan());
                     // `result` mid-run, during the warm-up too.
                     let mut sim = Simulation::new(&n, &c, 0).unwrap();
                     let mut t = 0.0;

@@ -141,7 +141,9 @@ fn mm1_trace_intervals_add_up_to_the_run() {
             },
         )
         .unwrap();
-        assert_eq!(plain.system, r.system);
+        // As printed: a percentile the run is too short for is NaN in
+        // both, and NaN != NaN.
+        assert_eq!(format!("{:?}", plain.system), format!("{:?}", r.system));
     }
 }
 

@@ -40,7 +40,7 @@ impl<'a> Ctx<'a> {
 
     pub fn override_label(&self, i: usize) -> String {
         match self.overrides.get(i) {
-            Some(o) => format!("--set {}={}", o.path, o.value),
+            Some(o) => o.label(),
             None => "--set".into(),
         }
     }

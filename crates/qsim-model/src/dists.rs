@@ -18,6 +18,45 @@ pub(crate) const FAMILIES: &[&str] = &[
     "empirical",
 ];
 
+/// Reports a table of tables where a distribution belongs (`service = {
+/// web = { ... }, batch = { ... } }`), which is the per-class form under
+/// the wrong key: one error that names the form to use, rather than each
+/// class name as an unknown distribution parameter with a guess at a
+/// parameter it resembles. Whether it reported one.
+fn nested_tables(ctx: &mut Ctx<'_>, node: &Node, path: &str) -> bool {
+    let Some(entries) = node.table() else {
+        return false;
+    };
+    if node.get("dist").is_some() {
+        return false;
+    }
+    let nested: Vec<&str> = entries
+        .iter()
+        .filter(|e| matches!(e.node.v, V::Table(_)))
+        .map(|e| e.key.as_str())
+        .collect();
+    let Some(first) = nested.first() else {
+        return false;
+    };
+    let hint = match path.strip_suffix(".service") {
+        Some(station) => format!(
+            "service times per class are written {} = {{ {first} = {{ dist = ... }}, ... }}; service is one distribution for every class",
+            child(station, "service_by_class")
+        ),
+        None => "a distribution is one table of dist and its parameters; a class with its own writes it in its [classes.NAME] table".to_string(),
+    };
+    ctx.error_hint(
+        &node.origin,
+        path,
+        format!(
+            "expected a distribution such as {{ dist = \"exponential\", mean = 1.0 }}, found a table of tables ({})",
+            nested.join(", ")
+        ),
+        Some(hint),
+    );
+    true
+}
+
 /// Reads a distribution table; `base` is the directory of the model file
 /// (for `empirical` sample files).
 pub(crate) fn dist(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> Option<Dist> {
@@ -26,6 +65,9 @@ pub(crate) fn dist(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> O
         path,
         "a distribution such as { dist = \"exponential\", mean = 1.0 }",
     )?;
+    if nested_tables(ctx, node, path) {
+        return None;
+    }
     let family_node = ctx.required(
         node,
         path,

@@ -48,6 +48,7 @@
 mod arrays;
 mod build;
 mod ctx;
+mod derived;
 mod dists;
 mod error;
 pub mod expr;
@@ -55,6 +56,7 @@ pub mod relative;
 mod stability;
 mod tree;
 
+pub use derived::{DerivedError, DerivedValue};
 pub use error::{ModelError, ModelErrors, Severity};
 pub use expr::{EvalError, Expr, ExprError};
 pub use relative::Relative;
@@ -82,6 +84,102 @@ pub struct Model {
     pub warnings: Vec<ModelError>,
 }
 
+impl Model {
+    /// A model of a network built in code, to run and report like a loaded
+    /// one: `name` stands for the file name in its errors and
+    /// [`path`](Model::path); it has no description, derived metrics
+    /// (push [`DerivedMetric`]s to [`derived`](Model::derived)) or
+    /// warnings.
+    ///
+    /// The network passes the checks of a model file: the kernel's rules
+    /// ([`Network::new`]) and then the stability of its open workloads (no
+    /// station offered a utilization of 1 or more, every open job able to
+    /// leave). Each problem is a [`ModelError`] at the key path of the
+    /// value (`stations.cpu.servers`, `classes.web` for the arrivals of an
+    /// unstable class), with no line or column.
+    ///
+    /// ```
+    /// use qsim_kernel::*;
+    /// use qsim_model::Model;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// // M/M/1 with arrival rate `lambda` and service rate 1/s.
+    /// let mm1 = |lambda: f64| -> Result<NetworkSpec, DistError> {
+    ///     Ok(NetworkSpec {
+    ///         stations: vec![StationSpec {
+    ///             name: "server".into(),
+    ///             kind: StationKind::Queue { servers: 1, discipline: Discipline::Fcfs },
+    ///             service: vec![Some(Dist::exponential(1.0)?)],
+    ///             speed: None,
+    ///         }],
+    ///         classes: vec![ClassSpec {
+    ///             name: "web".into(),
+    ///             workload: Workload::Open { interarrival: Dist::exponential(1.0 / lambda)? },
+    ///             routing: Routing::Sequence(vec![0]),
+    ///             priority: 0,
+    ///         }],
+    ///         ..NetworkSpec::default()
+    ///     })
+    /// };
+    /// let model = Model::from_spec("mm1", mm1(0.5)?, RunConfig::default())?;
+    /// assert_eq!(model.path, "mm1");
+    ///
+    /// // Twice the work the server can do: refused, with the highest stable rate.
+    /// let err = Model::from_spec("mm1", mm1(2.0)?, RunConfig::default()).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "mm1: classes.web: utilization 2 at station server: the open workload is \
+    ///      unstable; lower the arrival rate below 1/s\n  hint: the arrival rate is 2/s; \
+    ///      add servers or capacity at server to keep it"
+    /// );
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn from_spec(
+        name: &str,
+        spec: qsim_kernel::NetworkSpec,
+        run: RunConfig,
+    ) -> Result<Model, ModelErrors> {
+        let error = |key_path: String, message: String, hint: Option<String>| ModelError {
+            file: name.to_string(),
+            line: 0,
+            column: 0,
+            key_path,
+            message,
+            hint,
+            severity: Severity::Error,
+        };
+        let network = Network::new(spec).map_err(|errs| ModelErrors {
+            errors: errs
+                .iter()
+                .map(|e| error(e.path.clone(), e.message.clone(), None))
+                .collect(),
+        })?;
+        let spec = network.spec();
+        let class_path = |c: usize| format!("classes.{}", quote_key(&spec.classes[c].name));
+        let (unstable, trapped) = stability::check(spec);
+        let mut errors: Vec<ModelError> = trapped
+            .into_iter()
+            .map(|c| error(class_path(c), trapped_message(spec, c), None))
+            .collect();
+        for u in &unstable {
+            let (message, hint) = unstable_message(spec, u);
+            errors.push(error(class_path(u.class), message, Some(hint)));
+        }
+        if !errors.is_empty() {
+            return Err(ModelErrors { errors });
+        }
+        Ok(Model {
+            network,
+            run,
+            derived: Vec::new(),
+            description: String::new(),
+            path: name.to_string(),
+            warnings: Vec::new(),
+        })
+    }
+}
+
 /// A metric computed from simulation results, declared in `[metrics]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DerivedMetric {
@@ -91,7 +189,8 @@ pub struct DerivedMetric {
     pub expr: Expr,
 }
 
-/// One `--set PATH=VALUE` override.
+/// One `--set PATH=VALUE` override (or the same given by another flag:
+/// `--change`, `--at`, `--vary`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Override {
     /// Dotted key path, e.g. `workload.population` or `stations.l.speed.table[1].rate`.
@@ -103,30 +202,52 @@ pub struct Override {
     /// gives (`*0.8`, `/2`, `+10%`, `-10%`; see [`Relative`]), or else a
     /// bare word taken as a string (`none`).
     pub value: String,
+    /// The command-line flag that gave it, which messages name: `--set`
+    /// unless made by [`Override::parse_as`] or [`Override::new`].
+    pub flag: &'static str,
 }
 
 impl Override {
-    /// Parses `PATH=VALUE`.
+    /// An override of `path` with `value`, given by `flag` (`--set`,
+    /// `--change`, `--at`, `--vary`).
+    pub fn new(path: impl Into<String>, value: impl Into<String>, flag: &'static str) -> Override {
+        Override {
+            path: path.into(),
+            value: value.into(),
+            flag,
+        }
+    }
+
+    /// Parses `PATH=VALUE` given by `--set`.
     pub fn parse(s: &str) -> Result<Override, ModelErrors> {
+        Override::parse_as(s, "--set")
+    }
+
+    /// Parses `PATH=VALUE` given by `flag`, which messages about it name.
+    pub fn parse_as(s: &str, flag: &'static str) -> Result<Override, ModelErrors> {
         match s.split_once('=') {
             Some((p, v)) if !p.trim().is_empty() && !v.trim().is_empty() => {
-                let o = Override {
-                    path: p.trim().to_string(),
-                    value: v.trim().to_string(),
-                };
+                let o = Override::new(p.trim(), v.trim(), flag);
                 if let Err(m) = tree::split_path(&o.path) {
                     return Err(ModelErrors::one(ModelError::at_override(
-                        &format!("--set {s}"),
+                        &format!("{flag} {s}"),
                         format!("malformed key path {}: {m}", o.path),
                     )));
                 }
                 Ok(o)
             }
             _ => Err(ModelErrors::one(ModelError::at_override(
-                &format!("--set {s}"),
+                &format!("{flag} {s}"),
                 "expected PATH=VALUE, e.g. workload.population=500".into(),
             ))),
         }
+    }
+}
+
+impl Override {
+    /// The flag and the override as typed: `--set PATH=VALUE`.
+    pub fn label(&self) -> String {
+        format!("{} {self}", self.flag)
     }
 }
 
@@ -222,7 +343,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
                 network = Some(n);
                 Vec::new()
             }
-            Err(errs) => errs,
+            Err(errs) => errs.errors,
         },
         None => qsim_kernel::check_parts(&built.stations, &built.classes, &built.regions),
     };
@@ -407,16 +528,10 @@ fn stability_errors(
             .flatten()
             .unwrap_or((Origin::File(0..0), class_paths[ci].clone()))
     };
+    metastable_warnings(ctx, spec, at);
     for ci in trapped {
         let (o, p) = at(ci);
-        ctx.error(
-            &o,
-            &p,
-            format!(
-                "jobs of class {} never leave the network; expected a route that ends at sink",
-                spec.classes[ci].name
-            ),
-        );
+        ctx.error(&o, &p, trapped_message(spec, ci));
     }
     for u in unstable {
         let (mut o, p) = at(u.class);
@@ -431,30 +546,85 @@ fn stability_errors(
         ) {
             o = Origin::Set(i, Some(span.clone()));
         }
-        let cname = &spec.classes[u.class].name;
-        let advice = if u.limit <= 0.0 {
-            "the other open classes alone saturate it; lower their arrival rates".to_string()
-        } else if u.shared || spec.classes.len() > 1 {
+        let (message, hint) = unstable_message(spec, &u);
+        ctx.error_hint(&o, &p, message, Some(hint));
+    }
+}
+
+/// The message and hint of a saturated station, the same for a model file
+/// and a network built in code.
+fn unstable_message(spec: &qsim_kernel::NetworkSpec, u: &stability::Unstable) -> (String, String) {
+    let cname = &spec.classes[u.class].name;
+    let advice = if u.limit <= 0.0 {
+        "the other open classes alone saturate it; lower their arrival rates".to_string()
+    } else if u.shared || spec.classes.len() > 1 {
+        format!(
+            "lower the arrival rate of class {cname} below {}/s",
+            sig(u.limit)
+        )
+    } else {
+        format!("lower the arrival rate below {}/s", sig(u.limit))
+    };
+    (
+        format!(
+            "utilization {} at station {}: the open workload is unstable; {advice}",
+            sig(u.utilization),
+            u.station
+        ),
+        format!(
+            "the arrival rate is {}/s; add servers or capacity at {} to keep it",
+            sig(u.rate),
+            u.station
+        ),
+    )
+}
+
+fn trapped_message(spec: &qsim_kernel::NetworkSpec, class: usize) -> String {
+    format!(
+        "jobs of class {} never leave the network; expected a route that ends at sink",
+        spec.classes[class].name
+    )
+}
+
+/// The arrivals before an expected collapse past which a metastable
+/// station is not worth a warning: no run gets that far.
+const COLLAPSE_UNSEEN_ARRIVALS: f64 = 1e12;
+
+/// Warnings for stations with no steady state in the long run although
+/// their speed curve's peak keeps up with the arrivals (see
+/// [`stability::metastable`]), located where the arrivals are set.
+fn metastable_warnings(
+    ctx: &mut Ctx<'_>,
+    spec: &qsim_kernel::NetworkSpec,
+    at: impl Fn(usize) -> (Origin, String),
+) {
+    for m in stability::metastable(spec) {
+        let c = m.collapse;
+        if c.expected_s * m.offered >= COLLAPSE_UNSEEN_ARRIVALS {
+            continue;
+        }
+        let (o, p) = at(m.class);
+        let advice = if m.limit > 0.0 {
             format!(
-                "lower the arrival rate of class {cname} below {}/s",
-                sig(u.limit)
+                "for a steady state, lower the arrival rate below {}/s or raise the curve's last rate to at least {}/s",
+                sig(m.limit),
+                sig(m.offered)
             )
         } else {
-            format!("lower the arrival rate below {}/s", sig(u.limit))
+            "a curve whose rate falls towards 0 as jobs pile up has a steady state only with a bound on the jobs present: give the station a capacity or put it in a throttled region".to_string()
         };
-        ctx.error_hint(
+        ctx.warn(
             &o,
             &p,
             format!(
-                "utilization {} at station {}: the open workload is unstable; {advice}",
-                sig(u.utilization),
-                u.station
+                "station {} has no steady state: its arrivals ({}/s) are below its speed curve's peak ({}/s) but not below the curve's rate with many jobs present ({}/s); from empty it is expected to reach {} jobs, past which the curve never keeps up, after {} s (exact for Poisson arrivals and exponential work), and the queue then grows without bound, so figures of a longer run describe that collapse; {advice}",
+                m.station,
+                sig(m.offered),
+                sig(m.peak),
+                sig(m.limit),
+                c.at_jobs,
+                sig(c.expected_s),
             ),
-            Some(format!(
-                "the arrival rate is {}/s; add servers or capacity at {} to keep it",
-                sig(u.rate),
-                u.station
-            )),
         );
     }
 }
@@ -475,14 +645,14 @@ fn paths_related(override_path: &str, key_path: &str) -> bool {
 /// table, which the file wrote, though the override made it wrong.
 fn name_causing_overrides(problems: &mut [ModelError], file: &str, overrides: &[Override]) {
     for p in problems.iter_mut() {
-        if p.severity != Severity::Error || p.file != file || p.message.contains("(set by --set") {
+        if p.severity != Severity::Error || p.file != file || p.message.contains("(set by -") {
             continue;
         }
         if let Some(ov) = overrides
             .iter()
             .find(|ov| paths_related(&ov.path, &p.key_path))
         {
-            p.message.push_str(&format!(" (set by --set {ov})"));
+            p.message.push_str(&format!(" (set by {})", ov.label()));
         }
     }
 }

@@ -98,3 +98,83 @@ pub(crate) fn check(spec: &NetworkSpec) -> (Vec<Unstable>, Vec<usize>) {
     }
     (out, trapped)
 }
+
+/// A station whose speed curve keeps up with its open arrivals at its
+/// peak but not with many jobs present: no steady state in the long run
+/// (see [`qsim_theory::kind::collapse`]).
+pub(crate) struct Metastable {
+    pub station: String,
+    /// The class whose arrivals contribute most there.
+    pub class: usize,
+    /// Visits per second offered by the open classes.
+    pub offered: f64,
+    /// The curve's peak and its rate with many jobs present.
+    pub peak: f64,
+    pub limit: f64,
+    pub collapse: qsim_theory::kind::Collapse,
+}
+
+/// Every station with a speed curve, no capacity and open arrivals below
+/// the curve's peak but not below its limit (stations at or above the
+/// peak are [`check`]'s).
+pub(crate) fn metastable(spec: &NetworkSpec) -> Vec<Metastable> {
+    use qsim_kernel::StationKind;
+    let ns = spec.stations.len();
+    let mut offered = vec![0.0; ns];
+    let mut top: Vec<(usize, f64)> = vec![(0, 0.0); ns];
+    for (ci, c) in spec.classes.iter().enumerate() {
+        let Workload::Open { interarrival } = &c.workload else {
+            continue;
+        };
+        let rate = 1.0 / interarrival.mean();
+        let Some(v) = visits(spec, ci) else { continue };
+        for s in 0..ns {
+            let x = rate * v[s];
+            offered[s] += x;
+            if x > top[s].1 {
+                top[s] = (ci, x);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (s, st) in spec.stations.iter().enumerate() {
+        // Group kinds time a whole group (no curve); a capacity loses
+        // what it cannot take.
+        let Some(speed) = &st.speed else { continue };
+        if matches!(
+            st.kind,
+            StationKind::Batch(_)
+                | StationKind::Link(_)
+                | StationKind::Fork(_)
+                | StationKind::Join(_)
+        ) || spec.capacity.get(s).is_some_and(Option::is_some)
+        {
+            continue;
+        }
+        let peak = qsim_theory::kind::peak_rate(speed, None);
+        let limit = qsim_theory::kind::limit_rate(speed);
+        let o = offered[s];
+        if !(o.is_finite() && o > 0.0 && o < peak && o >= limit) {
+            continue;
+        }
+        if let Some(collapse) = qsim_theory::kind::collapse(speed, o) {
+            // A throttled region that never lets that many in keeps the
+            // station below the point of collapse.
+            let held = spec.regions.iter().any(|r| {
+                r.stations.contains(&s) && r.limit.is_some_and(|l| u64::from(l) < collapse.at_jobs)
+            });
+            if held {
+                continue;
+            }
+            out.push(Metastable {
+                station: st.name.clone(),
+                class: top[s].0,
+                offered: o,
+                peak,
+                limit,
+                collapse,
+            });
+        }
+    }
+    out
+}

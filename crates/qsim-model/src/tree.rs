@@ -507,7 +507,7 @@ fn apply_relative(
                         "unknown key path {full}; {full} is not written in the model, and a relative value changes a number the model gives"
                     ),
                     hint: Some(format!(
-                        "for a key left at its default, give an absolute value: --set {full}=N"
+                        "for a key left at its default, give an absolute value: {} {full}=N", ov.flag
                     )),
                 });
                 continue;

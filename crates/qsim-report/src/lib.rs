@@ -39,6 +39,11 @@ pub struct Report<'a> {
     /// Every class is open: throughput is the arrival rate, which no
     /// station limits (a busy station limits the rate the model can take).
     pub open: bool,
+    /// The rate at which the open arrivals would complete in a steady
+    /// state, per second, when that is known (every class open, no station
+    /// that loses jobs, no load schedule): a throughput well below it
+    /// means a saturated station.
+    pub offered_per_s: Option<f64>,
     /// Warnings to show with the results.
     pub warnings: Vec<String>,
 }
@@ -86,8 +91,8 @@ pub fn bottleneck(results: &RunResults) -> Option<Bottleneck> {
 /// blocking, also the stations whose servers are occupied (serving or
 /// blocked) at least 90% of the time, since `utilization` leaves their
 /// blocked time out.
-pub fn bottleneck_line(results: &RunResults, open: bool) -> String {
-    let mut line = utilization_line(results, open);
+pub fn bottleneck_line(results: &RunResults, open: bool, offered_per_s: Option<f64>) -> String {
+    let mut line = utilization_line(results, open, offered_per_s);
     for s in &results.stations {
         let Some(blocked) = s.blocked_fraction.map(|b| b.mean) else {
             continue;
@@ -107,7 +112,19 @@ pub fn bottleneck_line(results: &RunResults, open: bool) -> String {
 }
 
 /// [`bottleneck_line`] from utilization alone.
-fn utilization_line(results: &RunResults, open: bool) -> String {
+fn utilization_line(results: &RunResults, open: bool, offered_per_s: Option<f64>) -> String {
+    // An open model is saturated when it completes clearly fewer jobs than
+    // arrive (the whole 95% interval below, by more than 5%); a run that
+    // drifted between the halves of its window cannot say either way.
+    let x = results.system.throughput_per_s;
+    let falls_behind = offered_per_s
+        .filter(|o| x.mean < 0.95 * o && x.mean + x.ci95.max(0.0) < *o)
+        .filter(|_| open);
+    let drifting = open
+        && results
+            .warnings
+            .iter()
+            .any(|w| matches!(w, qsim_kernel::RunWarning::NotSteady { .. }));
     let grouped = |name: &str| {
         results
             .stations
@@ -119,6 +136,18 @@ fn utilization_line(results: &RunResults, open: bool) -> String {
         // so being busy does not cap throughput as it does elsewhere.
         Some(b) if b.utilization >= 0.9 && grouped(&b.station) => format!(
             "bottleneck: busiest station {} (utilization {:.1}%), a batch or link station: its groups grow with load, so it may not limit throughput",
+            b.station,
+            100.0 * b.utilization
+        ),
+        Some(b) if falls_behind.is_some() => format!(
+            "bottleneck: {} is saturated (utilization {:.1}%): the network completes {}/s of the {}/s that arrive, so jobs pile up without bound and the figures describe a transient, not a steady state",
+            b.station,
+            100.0 * b.utilization,
+            short(x.mean),
+            short(falls_behind.unwrap_or(f64::NAN)),
+        ),
+        Some(b) if drifting => format!(
+            "bottleneck: busiest station {} (utilization {:.1}%); the run did not reach a steady state (see the warning), so it may be saturated: these figures cannot tell",
             b.station,
             100.0 * b.utilization
         ),
@@ -143,6 +172,15 @@ fn utilization_line(results: &RunResults, open: bool) -> String {
     }
 }
 
+/// Four significant digits.
+fn short(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let d = (3 - x.abs().log10().floor() as i32).max(0) as usize;
+    format!("{x:.d$}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,7 +203,7 @@ mod tests {
             stations: vec![station("app", 0.55, Some(0.40)), station("db", 0.80, None)],
             ..RunResults::default()
         };
-        let line = bottleneck_line(&results, false);
+        let line = bottleneck_line(&results, false, None);
         assert!(
             line.starts_with("bottleneck: none saturated; busiest station db (utilization 80.0%)")
                 && line.ends_with(
@@ -178,6 +216,6 @@ mod tests {
             stations: vec![station("app", 0.55, Some(0.30)), station("db", 0.80, None)],
             ..RunResults::default()
         };
-        assert!(!bottleneck_line(&results, false).contains("occupied"));
+        assert!(!bottleneck_line(&results, false, None).contains("occupied"));
     }
 }

@@ -326,7 +326,11 @@ pub fn to_table(report: &Report) -> String {
             .collect();
         columns(&mut out, &rows);
     }
-    let _ = writeln!(out, "\n{}", bottleneck_line(r, report.open));
+    let _ = writeln!(
+        out,
+        "\n{}",
+        bottleneck_line(r, report.open, report.offered_per_s)
+    );
     out
 }
 

@@ -32,6 +32,17 @@ pub enum SweepError {
         /// The model's errors.
         message: String,
     },
+    /// A point beyond the budget (memory or events), found while every
+    /// point is estimated, before any runs.
+    #[error("at point {index} ({point}): {error}")]
+    Budget {
+        /// The point's position in the grid.
+        index: usize,
+        /// Its swept values, e.g. `workload.population=1000000`.
+        point: String,
+        /// Why, with the model key at fault.
+        error: qsim_kernel::budget::BudgetError,
+    },
     /// An option that makes no sense (e.g. 0 replications).
     #[error("invalid sweep option: {0}")]
     Option(String),
@@ -95,6 +106,7 @@ impl SweepError {
                 | SweepError::Shard(_)
                 | SweepError::Model(_)
                 | SweepError::VaryRejected { .. }
+                | SweepError::Budget { .. }
                 | SweepError::Option(_)
                 | SweepError::ResumeMismatch { .. }
                 | SweepError::OutputInUse { .. }

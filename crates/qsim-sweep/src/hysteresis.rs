@@ -40,6 +40,9 @@ pub struct HysteresisOptions {
     pub stop: Option<Stop>,
     /// Worker threads; 0 means one per core. Never changes results.
     pub threads: usize,
+    /// Limits each point must stay within, checked for every value before
+    /// the first runs.
+    pub budget: Option<qsim_kernel::Budget>,
 }
 
 /// One point of a branch.
@@ -51,6 +54,10 @@ pub struct BranchPoint {
     pub throughput_per_s: Estimate,
     /// System mean response time.
     pub response_time_s: Estimate,
+    /// Why the point's figures cannot be taken at face value (not in
+    /// steady state, no interval...), each with its remedy.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The outcome: both branches and where they differ.
@@ -172,6 +179,51 @@ pub fn run_hysteresis(
         .num_threads(options.threads)
         .build()
         .map_err(|e| SweepError::Option(format!("cannot start threads: {e}")))?;
+    let overrides_at = |value: &str| -> Result<Vec<Override>, SweepError> {
+        let mut overrides = base.to_vec();
+        overrides.push(Override::new(spec.path(), value, "--vary"));
+        Ok(overrides)
+    };
+    // The model's error at a value names the whole --vary that set it.
+    let load_at = |value: &str| {
+        source.load(&overrides_at(value)?).map_err(|e| {
+            let text = crate::run::as_vary(spec, value, e.to_string());
+            SweepError::Model(format!("{} = {value}: {text}", spec.path()))
+        })
+    };
+    let config_of = |model: &qsim_model::Model| {
+        let mut config: RunConfig = model.run.clone();
+        if let Some(r) = options.replications {
+            config.replications = r;
+        }
+        if let Some(s) = options.stop {
+            config.stop = s;
+        }
+        config.precision = None;
+        config.trace = None;
+        config
+    };
+    // Every value is loaded and estimated before the first runs: a value
+    // the model rejects or a run beyond the budget is refused at once.
+    for (k, value) in spec.values().iter().enumerate() {
+        let model = load_at(value.text())?;
+        if let Some(b) = &options.budget {
+            let at_once = RunConfig {
+                threads: options.threads,
+                ..config_of(&model)
+            };
+            b.check(
+                &model.network,
+                &at_once,
+                &crate::run::class_visits(&model.network),
+            )
+            .map_err(|error| SweepError::Budget {
+                index: k,
+                point: format!("{}={}", spec.path(), value.text()),
+                error,
+            })?;
+        }
+    }
     let order: Vec<(usize, bool)> = (0..values.len())
         .map(|k| (k, true))
         .chain((0..values.len()).rev().map(|k| (k, false)))
@@ -182,23 +234,9 @@ pub fn run_hysteresis(
     let mut differ_at = Vec::new();
     for (step, &(k, rising)) in order.iter().enumerate() {
         let value = &spec.values()[k];
-        let mut overrides = base.to_vec();
-        let ov = Override::parse(&format!("{}={}", spec.path(), value.text()))
-            .map_err(|e| SweepError::Model(e.to_string()))?;
-        overrides.push(ov);
-        let model = source
-            .load(&overrides)
-            .map_err(|e| SweepError::Model(format!("{} = {}: {e}", spec.path(), value.text())))?;
-        let mut config: RunConfig = model.run.clone();
+        let model = load_at(value.text())?;
+        let mut config = config_of(&model);
         config.seed = point_seed(options.seed.unwrap_or(config.seed), step);
-        if let Some(r) = options.replications {
-            config.replications = r;
-        }
-        if let Some(s) = options.stop {
-            config.stop = s;
-        }
-        config.precision = None;
-        config.trace = None;
         let reps = config.replications as usize;
         states.resize(reps, Vec::new());
         let networks: Vec<Network> = (0..reps)
@@ -232,6 +270,7 @@ pub fn run_hysteresis(
                 mean: summary.system.response_time_s.mean,
                 ci95: summary.system.response_time_s.ci95,
             },
+            warnings: summary.warnings.iter().map(|w| w.to_string()).collect(),
         };
         if rising {
             up_x[k] = Some(point.throughput_per_s);

@@ -209,7 +209,7 @@ mod tests {
             .map(|p| CurvePoint {
                 load: f64::from(p.population),
                 throughput_per_s: p.throughput_per_s,
-                response_time_s: p.response_s,
+                response_time_s: p.response_time_s,
             })
             .collect();
         let rep = analyze(&c).unwrap();
@@ -221,7 +221,8 @@ mod tests {
         );
         let mut best = 0;
         for (i, p) in sol.points.iter().enumerate() {
-            let pw = |q: &qsim_analytic::mva::PopulationPoint| q.throughput_per_s / q.response_s;
+            let pw =
+                |q: &qsim_analytic::mva::PopulationPoint| q.throughput_per_s / q.response_time_s;
             if pw(p) > pw(&sol.points[best]) {
                 best = i;
             }

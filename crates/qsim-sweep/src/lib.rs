@@ -90,7 +90,7 @@ pub use output::{Manifest, SavedSweep, merge};
 pub use record::{Figures, ItemMetrics, Point, PointBistability, PointMetrics, PointRecord};
 pub use run::{ModelFile, ModelSource, Observer, Progress, Sweep, SweepOptions, SweepOutcome};
 pub use spec::{SpecError, VarySpec, VaryValue};
-pub use summary::{Axes, SweepSummary};
+pub use summary::{Axes, SweepSummary, Workload};
 pub use whatif::{
     Baseline, Change, ChangeResult, Difference, PointDifference, RunSettings, WhatIfError,
     WhatIfOptions, WhatIfReport, what_if,

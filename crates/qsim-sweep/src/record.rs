@@ -188,6 +188,10 @@ pub struct PointMetrics {
     /// The two-ended check, where it applies (see [`crate::bistable`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bistability: Option<PointBistability>,
+    /// Why the point's figures cannot be taken at face value (not in
+    /// steady state, precision not reached...), each with its remedy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The value of one derived metric at one point.
@@ -300,6 +304,7 @@ impl PointMetrics {
                 .collect(),
             derived: Vec::new(),
             bistability: None,
+            warnings: r.warnings.iter().map(|w| w.to_string()).collect(),
         }
     }
 }
@@ -623,6 +628,8 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
                         error: None,
                     }),
                 },
+                // Warnings are in points.jsonl only.
+                warnings: Vec::new(),
             })
         };
         out.push(PointRecord {
@@ -692,6 +699,7 @@ mod tests {
                     },
                 }],
                 bistability: None,
+                warnings: Vec::new(),
             }),
         }
     }

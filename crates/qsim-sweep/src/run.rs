@@ -6,11 +6,13 @@ use crate::output::{Manifest, OutputDir, point_of};
 use crate::record::{Columns, PointMetrics, PointRecord};
 use crate::spec::VarySpec;
 use crate::summary::{Axes, SweepSummary};
+use qsim_kernel::budget::BudgetError;
 use qsim_kernel::{
     Budget, Control, Network, ReplicationResult, ReplicationRounds, RunConfig, RunError, Stop,
     run_replication, run_replication_with, summarize,
 };
 use qsim_model::{DerivedMetric, Model, ModelErrors, Override};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -95,9 +97,9 @@ pub struct SweepOptions {
     /// Cancelled (e.g. by Ctrl-C): no new replication starts, running ones
     /// stop at their next check, and every point already finished is kept.
     pub control: Option<Arc<Control>>,
-    /// Limits each point must stay within; a point beyond them fails with
-    /// the budget's message (the key, the estimate and the limit) instead
-    /// of running.
+    /// Limits each point must stay within: every point is estimated before
+    /// any runs, and one beyond them refuses the sweep
+    /// ([`SweepError::Budget`], with the key, the estimate and the limit).
     pub budget: Option<Budget>,
     /// Skip the second run from the other end at points where a falling
     /// speed curve could make the model bistable ([`crate::bistable`]).
@@ -218,10 +220,7 @@ impl Sweep {
             let mut first_err = None;
             for v in spec.values() {
                 let mut ov = base.to_vec();
-                ov.push(Override {
-                    path: spec.path().to_string(),
-                    value: v.text().to_string(),
-                });
+                ov.push(Override::new(spec.path(), v.text(), "--vary"));
                 match source.load(&ov) {
                     Ok(m) => {
                         first_model.get_or_insert(m);
@@ -229,7 +228,8 @@ impl Sweep {
                         break;
                     }
                     Err(e) => {
-                        first_err.get_or_insert((v.text().to_string(), e.to_string()));
+                        let text = as_vary(spec, v.text(), e.to_string());
+                        first_err.get_or_insert((v.text().to_string(), text));
                     }
                 }
             }
@@ -253,15 +253,21 @@ impl Sweep {
         if let Some(stop) = options.stop {
             base_run.stop = stop;
         }
-        let axes = Axes::infer(
+        let mut axes = Axes::infer(
             grid.specs(),
             options.load_path.as_deref(),
             options.limit_path.as_deref(),
         );
-        for p in [&axes.load, &axes.limit].into_iter().flatten() {
-            if !grid.specs().iter().any(|s| s.path() == p) {
+        axes.workload = crate::summary::Workload::of(&first_model.network);
+        // An inferred axis is always swept: only a named one can miss.
+        for (flag, p) in [("--load-axis", &axes.load), ("--limit-axis", &axes.limit)] {
+            if let Some(p) = p
+                && !grid.specs().iter().any(|s| s.path() == p)
+            {
+                let swept: Vec<&str> = grid.specs().iter().map(|s| s.path()).collect();
                 return Err(SweepError::Option(format!(
-                    "{p} is named as an axis of the analysis but is not swept"
+                    "{flag} {p}: not a swept path; the swept paths are {}",
+                    swept.join(", ")
                 )));
             }
         }
@@ -324,6 +330,34 @@ impl Sweep {
     /// problems stop the sweep.
     pub fn run(&self, observer: &mut dyn Observer) -> Result<SweepOutcome, SweepError> {
         let shard = self.options.shard.unwrap_or_else(Shard::all);
+        let threads = match self.options.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("qsim-sweep-{i}"))
+            .build()
+            .map_err(|e| SweepError::Option(format!("cannot start {threads} threads: {e}")))?;
+        // Every point is loaded and estimated before the output directory
+        // is touched or anything runs: a point beyond the budget refuses
+        // the whole sweep at once, not after hours of the others.
+        let mine: Vec<usize> = shard.points(self.grid.len()).collect();
+        let estimated: Vec<Result<Loaded, BudgetError>> =
+            pool.install(|| mine.par_iter().map(|&k| self.load_point(k)).collect());
+        let mut loaded: Vec<Option<Loaded>> = (0..self.grid.len()).map(|_| None).collect();
+        for (&k, l) in mine.iter().zip(estimated) {
+            match l {
+                Ok(l) => loaded[k] = Some(l),
+                Err(error) => {
+                    return Err(SweepError::Budget {
+                        index: k,
+                        point: point_of(&self.grid, k).to_string(),
+                        error,
+                    });
+                }
+            }
+        }
         let mut out = None;
         let mut done: Vec<PointRecord> = Vec::new();
         if let Some(dir) = &self.options.output {
@@ -347,17 +381,7 @@ impl Sweep {
         };
         observer.started(progress);
 
-        let threads = match self.options.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n => n,
-        };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("qsim-sweep-{i}"))
-            .build()
-            .map_err(|e| SweepError::Option(format!("cannot start {threads} threads: {e}")))?;
-
-        let engine = Engine::new(self, &todo);
+        let engine = Engine::new(self, &todo, &mut loaded);
         let (tx, rx) = mpsc::channel::<(usize, PointRecord)>();
         let mut records = done;
         let mut write_error = None;
@@ -435,6 +459,45 @@ impl Sweep {
         })
     }
 
+    /// Loads point `k` and estimates its run: `Err` when the run is
+    /// beyond the budget; `Ok(Err(..))` when the point fails on its own
+    /// (a value the model rejects, an unstable arrival rate).
+    fn load_point(&self, k: usize) -> Result<Loaded, BudgetError> {
+        let overrides = self.grid.overrides(k);
+        let mut ov = self.base.clone();
+        ov.extend(
+            overrides
+                .iter()
+                .map(|(path, value)| Override::new(path.clone(), value.clone(), "--vary")),
+        );
+        match catch_unwind(AssertUnwindSafe(|| self.source.load(&ov))) {
+            Ok(Ok(m)) => {
+                let c = self.config(&m, k);
+                if let Some(b) = &self.options.budget {
+                    // Replications of all points share the pool: the
+                    // threads bound how many run at once.
+                    let at_once = RunConfig {
+                        threads: self.options.threads,
+                        ..c.clone()
+                    };
+                    b.check(&m.network, &at_once, &class_visits(&m.network))?;
+                }
+                Ok(Ok((m.network, c, m.derived)))
+            }
+            Ok(Err(e)) => {
+                let mut text = e.to_string();
+                for (spec, (_, value)) in self.grid.specs().iter().zip(&overrides) {
+                    text = as_vary(spec, value, text);
+                }
+                Ok(Err(text))
+            }
+            Err(p) => Ok(Err(format!(
+                "internal error loading the model: {}",
+                panic_message(&*p)
+            ))),
+        }
+    }
+
     /// The run configuration of point `k`.
     fn config(&self, model: &Model, k: usize) -> RunConfig {
         let mut c = model.run.clone();
@@ -483,7 +546,7 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 }
 
 impl<'a> Engine<'a> {
-    fn new(sweep: &'a Sweep, todo: &'a [usize]) -> Engine<'a> {
+    fn new(sweep: &'a Sweep, todo: &'a [usize], loaded: &mut [Option<Loaded>]) -> Engine<'a> {
         let reps = sweep.base_run.replications;
         let tasks = (0..todo.len())
             .flat_map(|slot| (0..reps).map(move |r| (slot, r)))
@@ -491,7 +554,13 @@ impl<'a> Engine<'a> {
         Engine {
             sweep,
             todo,
-            loaded: (0..todo.len()).map(|_| OnceLock::new()).collect(),
+            loaded: todo
+                .iter()
+                .map(|&k| match loaded[k].take() {
+                    Some(l) => OnceLock::from(l),
+                    None => OnceLock::new(),
+                })
+                .collect(),
             points: (0..todo.len())
                 .map(|_| {
                     Mutex::new(PointState {
@@ -527,37 +596,12 @@ impl<'a> Engine<'a> {
     }
 
     fn load(&self, slot: usize) -> &Loaded {
+        // Filled by the estimate of every point before the engine starts;
+        // loaded here only for a point that estimate did not cover.
         self.loaded[slot].get_or_init(|| {
-            let s = self.sweep;
-            let k = self.todo[slot];
-            let mut ov = s.base.clone();
-            ov.extend(
-                s.grid
-                    .overrides(k)
-                    .into_iter()
-                    .map(|(path, value)| Override { path, value }),
-            );
-            match catch_unwind(AssertUnwindSafe(|| s.source.load(&ov))) {
-                Ok(Ok(m)) => {
-                    let c = s.config(&m, k);
-                    if let Some(b) = &s.options.budget {
-                        // Replications of all points share the pool: the
-                        // threads bound how many run at once.
-                        let at_once = RunConfig {
-                            threads: s.options.threads,
-                            ..c.clone()
-                        };
-                        b.check(&m.network, &at_once, &[])
-                            .map_err(|e| e.to_string())?;
-                    }
-                    Ok((m.network, c, m.derived))
-                }
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(p) => Err(format!(
-                    "internal error loading the model: {}",
-                    panic_message(&*p)
-                )),
-            }
+            self.sweep
+                .load_point(self.todo[slot])
+                .unwrap_or_else(|e| Err(e.to_string()))
         })
     }
 
@@ -718,4 +762,28 @@ impl<'a> Engine<'a> {
         q.outstanding -= 1;
         self.wake.notify_all();
     }
+}
+
+/// The model's error at a swept value, its override named as the whole
+/// `--vary` that set it (`--vary a=1,2,3`, not the one value `a=2`).
+pub(crate) fn as_vary(spec: &VarySpec, value: &str, text: String) -> String {
+    let path = spec.path();
+    let source = spec.source();
+    text.replace(
+        &format!("(set by --vary {path}={value})"),
+        &format!("(set by --vary {source})"),
+    )
+    .replace(
+        &format!("--vary {path}={value}: "),
+        &format!("--vary {source}: "),
+    )
+}
+
+/// Each class's visits per interaction, for the budget's event count (the
+/// same count `qsim run` checks).
+pub(crate) fn class_visits(network: &Network) -> Vec<Option<Vec<f64>>> {
+    let spec = network.spec();
+    (0..spec.classes.len())
+        .map(|c| qsim_theory::visits::visit_ratios(spec, c).map(|v| v.parent))
+        .collect()
 }

@@ -59,14 +59,14 @@ pub struct VarySpec {
 pub enum SpecError {
     /// No `=` or an empty side.
     #[error(
-        "invalid --vary `{spec}`: expected PATH=SPEC, e.g. workload.population=10..600:10 or throttle.limit=none,50,100"
+        "invalid `{spec}`: expected PATH=SPEC, e.g. workload.population=10..600:10 or throttle.limit=none,50,100"
     )]
     Syntax {
         /// The spec as typed.
         spec: String,
     },
     /// A bound, step or factor that is not a number.
-    #[error("invalid --vary `{spec}`: {what} `{found}` is not a number")]
+    #[error("invalid `{spec}`: {what} `{found}` is not a number")]
     NotNumeric {
         /// The spec as typed.
         spec: String,
@@ -77,7 +77,7 @@ pub enum SpecError {
     },
     /// A range with no values.
     #[error(
-        "invalid --vary `{spec}`: the range is empty ({start} > {end}); write the smaller bound first"
+        "invalid `{spec}`: the range is empty ({start} > {end}); write the smaller bound first"
     )]
     EmptyRange {
         /// The spec as typed.
@@ -88,7 +88,7 @@ pub enum SpecError {
         end: String,
     },
     /// A zero or negative step.
-    #[error("invalid --vary `{spec}`: the step must be positive, found {step}")]
+    #[error("invalid `{spec}`: the step must be positive, found {step}")]
     BadStep {
         /// The spec as typed.
         spec: String,
@@ -96,7 +96,7 @@ pub enum SpecError {
         step: String,
     },
     /// A geometric factor that does not grow, or a start that is not positive.
-    #[error("invalid --vary `{spec}`: {message}")]
+    #[error("invalid `{spec}`: {message}")]
     BadGeometric {
         /// The spec as typed.
         spec: String,
@@ -104,7 +104,7 @@ pub enum SpecError {
         message: String,
     },
     /// An empty item in a list, e.g. `50,,100`.
-    #[error("invalid --vary `{spec}`: item {item} of the list is empty")]
+    #[error("invalid `{spec}`: item {item} of the list is empty")]
     EmptyItem {
         /// The spec as typed.
         spec: String,
@@ -112,7 +112,7 @@ pub enum SpecError {
         item: usize,
     },
     /// A value listed twice.
-    #[error("invalid --vary `{spec}`: the value {value} appears twice")]
+    #[error("invalid `{spec}`: the value {value} appears twice")]
     Duplicate {
         /// The spec as typed.
         spec: String,
@@ -120,9 +120,7 @@ pub enum SpecError {
         value: String,
     },
     /// Too many values.
-    #[error(
-        "invalid --vary `{spec}`: {count} values, more than the limit of {max}; use a larger step"
-    )]
+    #[error("invalid `{spec}`: {count} values, more than the limit of {max}; use a larger step")]
     TooMany {
         /// The spec as typed.
         spec: String,
@@ -132,7 +130,7 @@ pub enum SpecError {
         max: usize,
     },
     /// Two specs vary the same path.
-    #[error("invalid --vary `{spec}`: {path} is already varied by an earlier --vary")]
+    #[error("invalid `{spec}`: {path} is already varied by an earlier --vary")]
     RepeatedPath {
         /// The spec as typed.
         spec: String,

@@ -15,6 +15,41 @@ pub struct Axes {
     pub load: Option<String>,
     /// The throttle-limit axis: one recommendation among its values.
     pub limit: Option<String>,
+    /// The model's workload: whether its throughput can level off at a
+    /// peak as the load grows (closed) or follows the arrival rate (open).
+    #[serde(default)]
+    pub workload: Workload,
+}
+
+/// How the jobs of a swept model arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    /// Every class is a closed population: throughput levels off at a
+    /// peak as the population grows.
+    #[default]
+    Closed,
+    /// Every class arrives from outside: throughput is the arrival rate
+    /// wherever the model has a steady state, and beyond that none.
+    Open,
+    /// Open and closed classes together.
+    Mixed,
+}
+
+impl Workload {
+    /// The workload of `network`'s classes.
+    pub fn of(network: &qsim_kernel::Network) -> Workload {
+        let classes = &network.spec().classes;
+        let open = classes
+            .iter()
+            .filter(|c| matches!(c.workload, qsim_kernel::Workload::Open { .. }))
+            .count();
+        match open {
+            0 => Workload::Closed,
+            n if n == classes.len() => Workload::Open,
+            _ => Workload::Mixed,
+        }
+    }
 }
 
 impl Axes {
@@ -43,7 +78,27 @@ impl Axes {
                 .or_else(|| numeric().next())
                 .map(|s| s.path().to_string())
         });
-        Axes { load, limit }
+        Axes {
+            load,
+            limit,
+            workload: Workload::Closed,
+        }
+    }
+
+    /// Whether throughput along the load axis levels off at a peak, so
+    /// that the peak and the saturation point mean something: a closed
+    /// population does; an arrival rate does not (throughput is the rate
+    /// until the model has no steady state), nor does the arrival rate of
+    /// a mixed model's open classes.
+    pub fn saturates(&self) -> bool {
+        match self.workload {
+            Workload::Closed => true,
+            Workload::Open => false,
+            Workload::Mixed => self
+                .load
+                .as_deref()
+                .is_some_and(|l| l.rsplit('.').next() == Some("population")),
+        }
     }
 }
 
@@ -96,6 +151,21 @@ pub struct Saturation {
     pub bistable: bool,
 }
 
+/// The highest load at which an open model has a steady-state answer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stable {
+    /// Swept values.
+    pub point: Point,
+    /// Its throughput, per second.
+    pub throughput_per_s: f64,
+    /// The half-width of the 95% interval of its throughput, when there is
+    /// one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<f64>,
+    /// Its mean response time, seconds.
+    pub response_time_s: f64,
+}
+
 /// The recommended setting of the limit axis.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Recommended {
@@ -125,6 +195,10 @@ pub struct Curve {
     pub knee: Option<Knee>,
     /// Saturation point on the curve.
     pub saturation: Option<Saturation>,
+    /// Where the peak and saturation do not apply (an open workload): the
+    /// highest load on the curve with a steady-state answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub highest_stable: Option<Stable>,
 }
 
 /// The busiest station at one point.
@@ -156,7 +230,8 @@ pub struct SweepSummary {
     pub failed: usize,
     /// Roles of the swept paths.
     pub axes: Axes,
-    /// Highest throughput over all points.
+    /// Highest throughput over all points; `null` where throughput does
+    /// not level off (an open workload: see `highest_stable`).
     pub peak: Option<Peak>,
     /// Highest power X/R over all points.
     pub knee: Option<Knee>,
@@ -177,6 +252,21 @@ pub struct SweepSummary {
     /// along each curve of the load axis.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bistable: Vec<BistableRange>,
+    /// Where the peak and saturation do not apply (an open workload): the
+    /// highest load with a steady-state answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub highest_stable: Option<Stable>,
+    /// Points refused because the model has no steady state there (an
+    /// arrival rate at or above the capacity).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unstable: Vec<Point>,
+    /// Points that ran but did not reach a steady state: their figures
+    /// describe a transient (see the warnings in `points.jsonl`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_steady: Vec<Point>,
+    /// Figures of the analysis that do not apply to this sweep, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_applicable: Vec<String>,
     /// Figures above that are not a single answer, and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -243,11 +333,21 @@ impl SweepSummary {
                         .cloned()
                         .collect(),
                 );
+                let saturates = axes.saturates();
                 Curve {
                     fixed,
-                    peak: rep.map(|k| peak(at(k.peak), members.iter().map(|&i| ok[i].0))),
+                    peak: rep
+                        .filter(|_| saturates)
+                        .map(|k| peak(at(k.peak), members.iter().map(|&i| ok[i].0))),
                     knee: rep.map(|k| knee_of(at(k.knee))),
-                    saturation: rep.map(|k| saturation(at(k.saturation))),
+                    saturation: rep
+                        .filter(|_| saturates)
+                        .map(|k| saturation(at(k.saturation))),
+                    highest_stable: if saturates {
+                        None
+                    } else {
+                        highest_stable(members.iter().map(|&i| &ok[i]))
+                    },
                 }
             })
             .collect();
@@ -273,6 +373,26 @@ impl SweepSummary {
             }
             None => (None, None, None),
         };
+        let (g_peak, g_sat) = if axes.saturates() {
+            (g_peak, g_sat)
+        } else {
+            (None, None)
+        };
+        let g_stable = if axes.saturates() {
+            None
+        } else {
+            highest_stable(ok.iter())
+        };
+        let mut not_applicable = Vec::new();
+        if !axes.saturates() {
+            let what = match axes.workload {
+                Workload::Mixed => "the load axis is an arrival rate",
+                _ => "the workload is open",
+            };
+            not_applicable.push(format!(
+                "peak and saturation: {what}, so throughput follows the arrival rate wherever the model has a steady state and has no peak to level off at; highest_stable is the highest load with a steady-state answer"
+            ));
+        }
 
         let recommended = axes.limit.as_ref().and_then(|_| {
             let top = ok
@@ -344,17 +464,29 @@ impl SweepSummary {
             bistable.extend(open);
         }
         let mut warnings = Vec::new();
+        let find = |p: &Point| ok.iter().find(|(r, _)| r.point == *p).map(|(r, _)| *r);
+        let mut figures: Vec<(&str, &PointRecord)> = Vec::new();
+        if let Some(p) = &g_peak
+            && let Some(r) = find(&p.point)
+        {
+            figures.push(("peak", r));
+        }
         if let Some(k) = overall {
-            warnings.extend(figure_warning("peak", ok[k.peak].0));
-            warnings.extend(figure_warning("knee", ok[k.knee].0));
+            figures.push(("knee", ok[k.knee].0));
         }
         if let Some(sat) = &g_sat
-            && let Some((r, _)) = ok.iter().find(|(r, _)| r.point == sat.point)
+            && let Some(r) = find(&sat.point)
         {
-            warnings.extend(figure_warning("saturation point", r));
+            figures.push(("saturation point", r));
         }
         if let Some((_, r)) = &recommended {
-            warnings.extend(figure_warning("recommended limit", r));
+            figures.push(("recommended limit", r));
+        }
+        for (figure, r) in &figures {
+            warnings.extend(figure_warning(figure, r));
+        }
+        for (figure, r) in &figures {
+            warnings.extend(caveat(figure, r));
         }
         for r in &recs {
             if let Some(e) = r
@@ -400,6 +532,18 @@ impl SweepSummary {
                 })
                 .collect(),
             bistable,
+            highest_stable: g_stable,
+            unstable: recs
+                .iter()
+                .filter(|r| r.error.as_deref().is_some_and(|e| e.contains("unstable")))
+                .map(|r| r.point.clone())
+                .collect(),
+            not_steady: ok
+                .iter()
+                .filter(|(r, _)| !steady(r))
+                .map(|(r, _)| r.point.clone())
+                .collect(),
+            not_applicable,
             warnings,
         }
     }
@@ -453,4 +597,42 @@ fn saturation(r: &PointRecord) -> Saturation {
         throughput_per_s: metrics(r).system(names::THROUGHPUT_PER_S).mean,
         bistable: is_bistable(r),
     }
+}
+
+/// Whether the point's run reached a steady state (the kernel's check of
+/// the first against the second half of the measured window).
+fn steady(r: &PointRecord) -> bool {
+    !metrics(r)
+        .warnings
+        .iter()
+        .any(|w| w.starts_with("not in steady state"))
+}
+
+/// Why a figure of the analysis at `r` cannot be taken at face value: the
+/// point's own warnings (a transient, no interval, precision missed).
+fn caveat(figure: &str, r: &PointRecord) -> Option<String> {
+    let w = &metrics(r).warnings;
+    (!w.is_empty()).then(|| {
+        format!(
+            "the {figure} is at {}, whose run warns: {}",
+            r.point,
+            w.join("; ")
+        )
+    })
+}
+
+/// The point of highest load with a steady-state answer among `points`.
+fn highest_stable<'a>(
+    points: impl Iterator<Item = &'a (&'a PointRecord, CurvePoint)>,
+) -> Option<Stable> {
+    let (r, c) = points
+        .filter(|(r, c)| steady(r) && c.throughput_per_s.is_finite() && c.load.is_finite())
+        .max_by(|a, b| a.1.load.total_cmp(&b.1.load))?;
+    let x = metrics(r).system(names::THROUGHPUT_PER_S);
+    Some(Stable {
+        point: r.point.clone(),
+        throughput_per_s: c.throughput_per_s,
+        ci95: x.ci95.is_finite().then_some(x.ci95),
+        response_time_s: c.response_time_s,
+    })
 }

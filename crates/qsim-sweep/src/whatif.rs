@@ -18,7 +18,7 @@
 //! Replications run on a local rayon pool; each depends only on its index,
 //! so results are identical at any thread count.
 
-use crate::run::ModelSource;
+use crate::run::{ModelSource, class_visits};
 use qsim_kernel::{
     Budget, Control, Estimate, Network, ReplicationResult, ReplicationRounds, RunConfig, RunError,
     estimate, run_replication_with, summarize, t975,
@@ -113,9 +113,17 @@ pub enum WhatIfError {
     /// A model, change or operating point that does not load or make sense.
     #[error("{0}")]
     Usage(String),
-    /// A run beyond the budget.
-    #[error("{0}")]
-    Budget(String),
+    /// A run beyond the budget, found while every model at every point is
+    /// estimated, before any runs.
+    #[error("{}", budget_text(point, change.as_deref(), error))]
+    Budget {
+        /// The operating point (empty: the model as given).
+        point: String,
+        /// The change's label, or `None` for the baseline.
+        change: Option<String>,
+        /// Why, with the model key at fault.
+        error: qsim_kernel::budget::BudgetError,
+    },
     /// A replication failed or was cancelled.
     #[error(transparent)]
     Run(#[from] RunError),
@@ -254,8 +262,10 @@ pub fn what_if(
         .map_err(|e| {
             WhatIfError::Usage(format!("cannot start {} threads: {e}", options.threads))
         })?;
-    let mut baselines = Vec::new();
-    let mut diffs: Vec<Vec<PointDifference>> = vec![Vec::new(); changes.len()];
+    // Every model at every point is loaded and estimated before anything
+    // runs: a bad or too costly point or change is refused at once, not
+    // after the points before it have run.
+    let mut prepared = Vec::with_capacity(points.len());
     for point in points {
         let label = point
             .iter()
@@ -276,18 +286,29 @@ pub fn what_if(
                 threads: options.threads,
                 ..config.clone()
             };
-            for n in std::iter::once(&model.network).chain(&models) {
-                b.check(n, &at_once, &[])
-                    .map_err(|e| WhatIfError::Budget(format!("{label}: {e}")))?;
+            let labels = std::iter::once(None).chain(changes.iter().map(|c| Some(c.label())));
+            for (n, change) in std::iter::once(&model.network).chain(&models).zip(labels) {
+                b.check(n, &at_once, &class_visits(n))
+                    .map_err(|error| WhatIfError::Budget {
+                        point: label.clone(),
+                        change,
+                        error,
+                    })?;
             }
         }
+        prepared.push((label, model.network, config, models));
+    }
+    let mut baselines = Vec::new();
+    let mut diffs: Vec<Vec<PointDifference>> = vec![Vec::new(); changes.len()];
+    for (label, base_net, config, models) in prepared {
+        let config = &config;
         let run = |net: &Network, i: u32| {
             let control = options.control.clone().unwrap_or_default();
-            run_replication_with(net, &config, i, &control)
+            run_replication_with(net, config, i, &control)
         };
         // Every replication `net` needs (the precision target's rounds).
         let all_reps = |net: &Network| {
-            ReplicationRounds::new(&config).run(|round| {
+            ReplicationRounds::new(config).run(|round| {
                 pool.install(|| {
                     round
                         .into_par_iter()
@@ -296,7 +317,7 @@ pub fn what_if(
                 })
             })
         };
-        let base_reps = all_reps(&model.network)?;
+        let base_reps = all_reps(&base_net)?;
         let n = base_reps.len() as u32;
         let tasks: Vec<(usize, u32)> = (0..models.len())
             .flat_map(|c| (0..n).map(move |i| (c, i)))
@@ -319,7 +340,7 @@ pub fn what_if(
         let verdict = |net: &Network,
                        reps: &[ReplicationResult]|
          -> Result<(Vec<String>, Option<bool>), RunError> {
-            let first = summarize(net, &config, reps);
+            let first = summarize(net, config, reps);
             let mut warnings: Vec<String> = first.warnings.iter().map(|w| w.to_string()).collect();
             if options.no_bistability_check {
                 return Ok((warnings, None));
@@ -342,14 +363,28 @@ pub fn what_if(
                 return Ok((warnings, None));
             };
             let second = all_reps(&other)?;
-            let second = summarize(&other, &config, &second);
+            let second = summarize(&other, config, &second);
             let b = qsim_kernel::bistable::compare(net, station, &first, &second);
             if b.bistable {
                 warnings.push(b.describe());
             }
             Ok((warnings, Some(b.bistable)))
         };
-        let (base_warnings, base_bistable) = verdict(&model.network, &base_reps)?;
+        // The baseline's and every change's verdicts at once, on the pool
+        // (each second run's replications depend on their index only, so
+        // the verdicts are the same at any thread count).
+        let runs: Vec<(&Network, &[ReplicationResult])> =
+            std::iter::once((&base_net, base_reps.as_slice()))
+                .chain(models.iter().zip(changed_reps.chunks(n as usize)))
+                .collect();
+        let mut verdicts = pool
+            .install(|| {
+                runs.into_par_iter()
+                    .map(|(net, reps)| verdict(net, reps))
+                    .collect::<Result<Vec<_>, RunError>>()
+            })?
+            .into_iter();
+        let (base_warnings, base_bistable) = verdicts.next().expect("the baseline's verdict");
         baselines.push(Baseline {
             warnings: base_warnings,
             bistable: base_bistable,
@@ -359,8 +394,9 @@ pub fn what_if(
             response_time_s: estimate(fig(&base_reps, rt)),
             response_time_p99_s: estimate(fig(&base_reps, p99)),
         });
-        for (c, reps) in changed_reps.chunks(n as usize).enumerate() {
-            let (warnings, bistable) = verdict(&models[c], reps)?;
+        for ((c, reps), (warnings, bistable)) in
+            changed_reps.chunks(n as usize).enumerate().zip(verdicts)
+        {
             diffs[c].push(PointDifference {
                 point: label.clone(),
                 throughput_per_s: Difference::of(&fig(&base_reps, x), &fig(reps, x)),
@@ -469,5 +505,26 @@ fn changed(
             }
             Ok(m.network)
         }
+    }
+}
+
+/// A budget refusal led by where it happens (see [`budget_context`]).
+fn budget_text(
+    point: &str,
+    change: Option<&str>,
+    error: &qsim_kernel::budget::BudgetError,
+) -> String {
+    format!("{}{error}", budget_context(point, change))
+}
+
+/// Where a what-if's budget refusal happens, to lead its message: the
+/// operating point (empty: the model as given) and the change (`None`:
+/// the baseline), e.g. `at workload.population=150, the change X: `.
+pub fn budget_context(point: &str, change: Option<&str>) -> String {
+    match (point.is_empty(), change) {
+        (true, None) => String::new(),
+        (true, Some(c)) => format!("the change {c}: "),
+        (false, None) => format!("at {point}: "),
+        (false, Some(c)) => format!("at {point}, the change {c}: "),
     }
 }

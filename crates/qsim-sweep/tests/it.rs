@@ -230,9 +230,21 @@ fn a_failing_point_is_recorded_and_the_sweep_goes_on() {
         row.starts_with("1,1.5,") && (row.contains("unstable") || row.contains("utilization")),
         "{row}"
     );
-    // M/M/1 throughput equals the arrival rate: the peak is at 0.6/s.
-    let peak = summary.peak.unwrap();
-    assert_eq!(peak.point.get("workload.rate_per_s").unwrap().text(), "0.6");
+    // M/M/1 throughput equals the arrival rate wherever the queue is
+    // stable: no peak, and the highest stable rate is 0.6/s (1.5/s is not).
+    assert!(summary.peak.is_none() && summary.saturation.is_none());
+    let stable = summary.highest_stable.unwrap();
+    assert_eq!(
+        stable.point.get("workload.rate_per_s").unwrap().text(),
+        "0.6"
+    );
+    assert_eq!(
+        summary.unstable[0]
+            .get("workload.rate_per_s")
+            .unwrap()
+            .text(),
+        "1.5"
+    );
     let _ = fs::remove_dir_all(dir);
 }
 
@@ -472,10 +484,7 @@ service = { dist = "exponential", mean = 1.0 }
     assert_eq!(out.records.len(), 2);
     for (rec, rate) in out.records.iter().zip(["0.3", "0.6"]) {
         let swept = rec.results.as_ref().expect("the point ran");
-        let ov = [Override {
-            path: "workload.rate_per_s".into(),
-            value: rate.into(),
-        }];
+        let ov = [Override::new("workload.rate_per_s", rate, "--vary")];
         let model = qsim_model::load_str("small.toml", PRECISE, &ov).unwrap();
         let mut config = model.run.clone();
         config.seed = rec.seed;

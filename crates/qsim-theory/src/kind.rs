@@ -213,3 +213,98 @@ pub fn fcfs_single_server(st: &StationSpec) -> bool {
             _ => false,
         }
 }
+
+/// The rate a speed curve tends to as the jobs present grow without bound:
+/// a table's last rate (constant after its last point), `lambda/sigma` for
+/// a USL curve without coherency cost (infinite without contention either),
+/// 0 with coherency cost (the rate falls as 1/n).
+///
+/// An open station with such a curve, fed at `offered` jobs per second,
+/// has a steady state only if `offered` is below this limit: above it the
+/// queue, once long enough, only grows. Between the limit and the peak it
+/// can stay near a low operating point for a while but not forever (see
+/// [`collapse`]).
+pub fn limit_rate(speed: &Speed) -> f64 {
+    match speed {
+        Speed::Table(points) => points.last().map_or(0.0, |p| p.1),
+        Speed::Usl { kappa, .. } if *kappa > 0.0 => 0.0,
+        Speed::Usl { sigma, lambda, .. } if *sigma > 0.0 => lambda / sigma,
+        Speed::Usl { .. } => f64::INFINITY,
+    }
+}
+
+/// The most jobs [`collapse`] follows the queue through: past them the
+/// expected time to collapse is at least n²/2 arrivals (the curve is at
+/// least the arrival rate all the way), more than any run could reach.
+const COLLAPSE_SEARCH: u64 = 2_000_000;
+
+/// Where an open station with speed curve `speed` and Poisson arrivals at
+/// `offered` per second (below the peak, at or above [`limit_rate`])
+/// collapses, and when, for exponential work.
+///
+/// The jobs present form a birth-death chain (births `offered`, deaths
+/// `rate(n)`). `at_jobs` is one more than the most jobs at which the curve
+/// still keeps up with the arrivals: from there on it never does, and the
+/// queue grows without bound. `expected_s` is the exact mean first-passage
+/// time from empty to `at_jobs`: with t_k the mean time from k jobs to k+1,
+/// t_0 = 1/offered and t_k = 1/offered + (rate(k)/offered)·t_(k−1), summed
+/// over k < at_jobs (infinite once it passes f64's range). `None` when the
+/// curve keeps up beyond 2,000,000 jobs or never falls behind.
+pub fn collapse(speed: &Speed, offered: f64) -> Option<Collapse> {
+    if offered.is_nan() || offered <= 0.0 || offered < limit_rate(speed) {
+        return None;
+    }
+    // Past this many jobs the curve stays below `offered`.
+    let bound = match speed {
+        Speed::Table(points) => points.last()?.0.ceil(),
+        Speed::Usl {
+            sigma,
+            kappa,
+            lambda,
+        } => {
+            // rate(n) >= offered <=> kappa·o·n² + (o·(sigma−kappa) − lambda)·n
+            // + o·(1−sigma) <= 0: at most the larger root.
+            let (a, b, c) = (
+                kappa * offered,
+                offered * (sigma - kappa) - lambda,
+                offered * (1.0 - sigma),
+            );
+            if a <= 0.0 {
+                return None;
+            }
+            let d = (b * b - 4.0 * a * c).max(0.0);
+            ((-b + d.sqrt()) / (2.0 * a)).ceil() + 1.0
+        }
+    };
+    if !(bound.is_finite() && bound <= COLLAPSE_SEARCH as f64) {
+        return None;
+    }
+    let last = (1..=bound.max(1.0) as u64)
+        .rev()
+        .find(|&n| speed.rate(n as f64) >= offered)
+        .unwrap_or(0);
+    let at_jobs = last + 1;
+    let (mut t, mut total) = (0.0_f64, 0.0_f64);
+    for k in 0..at_jobs {
+        let death = if k == 0 { 0.0 } else { speed.rate(k as f64) };
+        t = 1.0 / offered + death / offered * t;
+        total += t;
+        if !total.is_finite() {
+            break;
+        }
+    }
+    Some(Collapse {
+        at_jobs,
+        expected_s: total,
+    })
+}
+
+/// Where and when an open station collapses (see [`collapse`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Collapse {
+    /// The jobs present past which the curve never keeps up.
+    pub at_jobs: u64,
+    /// Mean time from empty to `at_jobs` jobs, seconds (infinite: beyond
+    /// f64's range).
+    pub expected_s: f64,
+}

@@ -75,6 +75,15 @@ pub enum Error {
         /// What the formula said.
         source: qsim_analytic::Error,
     },
+    /// An open station with a speed curve has no steady state: its
+    /// arrivals reach the curve's peak, or its rate with many jobs present.
+    #[error("station {station}: no steady state: {why}")]
+    NoSteadyState {
+        /// The station.
+        station: String,
+        /// In words: the arrival rate against the curve's peak or limit.
+        why: String,
+    },
     /// The class's jobs never leave.
     #[error("class {class}: its routing never ends an interaction")]
     Trapped {

@@ -40,6 +40,17 @@ pub struct StationFigures {
     pub loss_probability: Option<f64>,
 }
 
+/// Figures of one class of a multi-class network.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassFigures {
+    /// Class name.
+    pub name: String,
+    /// Completed interactions of the class per second.
+    pub throughput_per_s: f64,
+    /// Mean response time of the class (think time excluded), seconds.
+    pub response_time_s: f64,
+}
+
 /// Figures of a network at one population.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Figures {
@@ -55,6 +66,9 @@ pub struct Figures {
     pub response_time_s: f64,
     /// Per station, in model order.
     pub stations: Vec<StationFigures>,
+    /// Per class, in model order, where the method gives them (several
+    /// classes, solved by multi-class MVA); empty otherwise.
+    pub classes: Vec<ClassFigures>,
     /// p50, p90, p95, p99 and p99.9 of the response time, where they are
     /// known exactly: one open Poisson class through one FCFS single-server
     /// station with exponential service and nothing else (M/M/1: the
@@ -136,7 +150,7 @@ pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Figures
         exactness: Exactness::Exact,
         population: Some(n),
         throughput_per_s: p.throughput_per_s,
-        response_time_s: p.response_s,
+        response_time_s: p.response_time_s,
         stations: p
             .stations
             .iter()
@@ -149,10 +163,11 @@ pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Figures
                 } else {
                     x.utilization
                 },
-                mean_jobs: x.queue_length,
+                mean_jobs: x.mean_jobs,
                 loss_probability: None,
             })
             .collect(),
+        classes: Vec::new(),
         response_percentiles_s: None,
         bistability: None,
     }
@@ -214,12 +229,12 @@ fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
         station: spec.stations[q].name.clone(),
         source: e,
     })?;
-    let mut response = m.mean_response_s;
+    let mut response = m.response_time_s;
     let stations = (0..spec.stations.len())
         .map(|s| {
             let x = lambda * v.total[s];
             let (u, jobs) = if s == q {
-                (m.utilization, m.mean_number)
+                (m.utilization, m.mean_jobs)
             } else {
                 let d = v.total[s] * mean_service(spec, s, 0);
                 response += d;
@@ -244,6 +259,7 @@ fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
         throughput_per_s: lambda,
         response_time_s: response,
         stations,
+        classes: Vec::new(),
         response_percentiles_s: None,
         bistability: None,
     }))
@@ -299,14 +315,15 @@ fn mmck(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
         exactness: Exactness::Exact,
         population: None,
         throughput_per_s: m.throughput_per_s,
-        response_time_s: m.mean_response_s,
+        response_time_s: m.response_time_s,
         stations: vec![StationFigures {
             name: name.clone(),
             throughput_per_s: m.throughput_per_s,
             utilization: m.utilization,
-            mean_jobs: m.mean_number,
-            loss_probability: Some(m.prob_blocking),
+            mean_jobs: m.mean_jobs,
+            loss_probability: Some(m.loss_probability),
         }],
+        classes: Vec::new(),
         response_percentiles_s: None,
         bistability: None,
     }))
@@ -344,18 +361,23 @@ fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
             (0.0, 0.0)
         } else {
             match (&st.speed, &st.kind) {
-                (Some(speed), _) => birth_death(speed, lam).map_err(at)?,
+                (Some(speed), _) => {
+                    birth_death(speed, lam).map_err(|why| Error::NoSteadyState {
+                        station: st.name.clone(),
+                        why,
+                    })?
+                }
                 (None, _) if mean == 0.0 => (0.0, 0.0),
                 (None, StationKind::Delay) => {
-                    (0.0, single::mminf(lam, 1.0 / mean).map_err(at)?.mean_number)
+                    (0.0, single::mminf(lam, 1.0 / mean).map_err(at)?.mean_jobs)
                 }
                 (None, StationKind::Queue { servers, .. }) => {
                     let m = single::mmc(lam, 1.0 / mean, *servers).map_err(at)?;
-                    (m.utilization, m.mean_number)
+                    (m.utilization, m.mean_jobs)
                 }
                 (None, _) => {
                     let m = single::mmc(lam, 1.0 / mean, 1).map_err(at)?;
-                    (m.utilization, m.mean_number)
+                    (m.utilization, m.mean_jobs)
                 }
             }
         };
@@ -376,29 +398,52 @@ fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
         // Little's law over the whole network.
         response_time_s: jobs_total / total,
         stations,
+        classes: Vec::new(),
         response_percentiles_s: None,
         bistability: None,
     })
 }
 
 /// A station completing rate(n) jobs per second with n present, fed Poisson
-/// arrivals at `lam`: p(n) ∝ Π λ/rate(k). Returns (P(busy), mean number).
-fn birth_death(speed: &Speed, lam: f64) -> Result<(f64, f64), qsim_analytic::Error> {
-    let unstable = |u: f64| qsim_analytic::Error::Unstable {
-        station: "speed curve".into(),
-        utilization: u,
+/// arrivals at `lam`: p(n) ∝ Π λ/rate(k). Returns (P(busy), mean number),
+/// or why the chain has no steady state, in words: the arrivals reach the
+/// curve's peak, or its limit as jobs pile up (the sum of p(n) diverges).
+fn birth_death(speed: &Speed, lam: f64) -> Result<(f64, f64), String> {
+    let num = |x: f64| {
+        let s = format!("{x:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     };
     let peak = crate::kind::peak_rate(speed, None);
     if lam >= peak {
-        return Err(unstable(lam / peak));
+        return Err(format!(
+            "its arrivals ({}/s) reach the speed curve's peak ({}/s), so the queue grows without bound",
+            num(lam),
+            num(peak)
+        ));
     }
-    // Far out the rate settles (a table's last point, the USL's limit); the
-    // tail beyond is geometric.
+    let limit = crate::kind::limit_rate(speed);
+    if lam >= limit {
+        let when = crate::kind::collapse(speed, lam).map_or(String::new(), |c| {
+            format!(
+                "; from empty it is expected to pass {} jobs, past which the curve never keeps up, after {} s",
+                c.at_jobs,
+                sig4(c.expected_s)
+            )
+        });
+        return Err(format!(
+            "its arrivals ({}/s) are below the speed curve's peak ({}/s) but not below its rate with many jobs present ({}/s): a long enough queue only grows, so there is no long-run steady state{when}",
+            num(lam),
+            num(peak),
+            num(limit)
+        ));
+    }
+    // Below the limit the terms fall geometrically far out: the sum
+    // converges.
     let (mut term, mut sum, mut mean) = (1.0_f64, 1.0_f64, 0.0_f64);
     for n in 1..=10_000_000u32 {
         term *= lam / speed.rate(f64::from(n));
         if !term.is_finite() {
-            return Err(unstable(f64::INFINITY));
+            break;
         }
         sum += term;
         mean += f64::from(n) * term;
@@ -406,7 +451,23 @@ fn birth_death(speed: &Speed, lam: f64) -> Result<(f64, f64), qsim_analytic::Err
             return Ok((1.0 - 1.0 / sum, mean / sum));
         }
     }
-    Err(unstable(lam / speed.rate(1e7)))
+    Err(format!(
+        "its distribution of jobs present does not settle within 10^7 jobs at {}/s of arrivals",
+        num(lam)
+    ))
+}
+
+/// Four significant digits.
+fn sig4(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let e = x.abs().log10().floor() as i32;
+    if !(-3..9).contains(&e) {
+        return format!("{x:.3e}");
+    }
+    let d = (3 - e).max(0) as usize;
+    format!("{x:.d$}")
 }
 
 /// Several closed classes, or a mixed network: multi-class MVA over delays
@@ -471,7 +532,7 @@ fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
     let response = sol
         .classes
         .iter()
-        .map(|c| c.throughput_per_s * c.response_s)
+        .map(|c| c.throughput_per_s * c.response_time_s)
         .sum::<f64>()
         / throughput;
     Ok(Figures {
@@ -499,8 +560,17 @@ fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
                 } else {
                     st.utilization
                 },
-                mean_jobs: st.queue_length,
+                mean_jobs: st.mean_jobs,
                 loss_probability: None,
+            })
+            .collect(),
+        classes: sol
+            .classes
+            .iter()
+            .map(|c| ClassFigures {
+                name: c.name.clone(),
+                throughput_per_s: c.throughput_per_s,
+                response_time_s: c.response_time_s,
             })
             .collect(),
         response_percentiles_s: None,

@@ -225,6 +225,56 @@ pub struct NetworkError {
     pub message: String,
 }
 
+/// Every problem [`Network::new`] found in a [`NetworkSpec`], in the
+/// order of the spec (one [`NetworkError`] each).
+///
+/// It reads as a slice of [`NetworkError`] (`errors.iter()`, `errors[0]`,
+/// `errors.len()`). Its [`Display`](std::fmt::Display) writes every problem on a line of
+/// its own, located by its key path (`stations.cpu.servers: ...`), so a
+/// program can hand it to `?` and print it as it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkErrors {
+    /// The problems, never empty.
+    pub errors: Vec<NetworkError>,
+}
+
+impl std::fmt::Display for NetworkErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, e) in self.errors.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for NetworkErrors {}
+
+impl std::ops::Deref for NetworkErrors {
+    type Target = [NetworkError];
+    fn deref(&self) -> &[NetworkError] {
+        &self.errors
+    }
+}
+
+impl IntoIterator for NetworkErrors {
+    type Item = NetworkError;
+    type IntoIter = std::vec::IntoIter<NetworkError>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.errors.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a NetworkErrors {
+    type Item = &'a NetworkError;
+    type IntoIter = std::slice::Iter<'a, NetworkError>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.errors.iter()
+    }
+}
+
 /// A validated network, ready to simulate.
 #[derive(Clone, Debug)]
 pub struct Network {
@@ -233,10 +283,20 @@ pub struct Network {
 
 impl Network {
     /// Checks `spec` and wraps it; returns every problem found.
-    pub fn new(spec: NetworkSpec) -> Result<Network, Vec<NetworkError>> {
+    ///
+    /// The rules are those of each part and of the whole (routes that
+    /// end, capacities that fit). Whether an open workload can be served
+    /// at all is not one of them: a network offered more work than a
+    /// station can do is valid, and a run of it measures a queue that
+    /// grows without end (its figures depend on the run's length, and
+    /// [`run`](crate::run) warns that they are not steady). Check that
+    /// first with `qsim_model::instability`, or build a model with
+    /// `qsim_model::Model::from_spec`, which refuses such a network as a
+    /// model file would be refused.
+    pub fn new(spec: NetworkSpec) -> Result<Network, NetworkErrors> {
         let errors = validate(&spec);
         if !errors.is_empty() {
-            return Err(errors);
+            return Err(NetworkErrors { errors });
         }
         // Rules on the whole network (its visit ratios) come last, on a
         // network whose parts are valid.
@@ -274,7 +334,7 @@ impl Network {
         if errors.is_empty() {
             Ok(network)
         } else {
-            Err(errors)
+            Err(NetworkErrors { errors })
         }
     }
 

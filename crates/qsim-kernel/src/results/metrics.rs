@@ -398,10 +398,10 @@ const STATION: [Metric; 12] = [
         UTILIZATION,
         Unit::Fraction,
         "utilization",
-        "busy fraction: mean busy servers / servers (0 for a delay station); for a latch, the fraction of time it is held",
+        "busy fraction: mean busy servers / servers (absent for a delay, fork or join, which have no servers); for a latch, the fraction of time it is held",
         true,
         &[],
-        |s| Some(s.utilization),
+        |s| s.kind.can_saturate().then_some(s.utilization),
         |s| s.utilization,
     ),
     station(

@@ -160,7 +160,9 @@ pub struct StationResults {
     pub kind: KindTag,
     /// Departures per second.
     pub throughput_per_s: Estimate,
-    /// Busy fraction: mean busy servers / servers (0 for a delay station).
+    /// Busy fraction: mean busy servers / servers (NaN, not defined, for a
+    /// delay, fork or join: they have no servers); for a latch, the
+    /// fraction of time it is held.
     pub utilization: Estimate,
     /// Mean number present (queued and in service).
     pub mean_jobs: Estimate,
@@ -700,6 +702,18 @@ pub enum RunWarning {
         /// The figures, e.g. `system.throughput_per_s`.
         metrics: Vec<String>,
     },
+    /// Percentiles some replication has too few responses for (see
+    /// [`crate::MIN_TAIL_RESPONSES`]): reported as unknown.
+    TailTooShort {
+        /// What they are percentiles of, e.g. `system response time`.
+        scope: String,
+        /// The percentiles withheld, e.g. `p99`, `p99.9`.
+        labels: Vec<String>,
+        /// The fewest responses of a replication.
+        fewest: u64,
+        /// The responses per replication the lowest of them needs.
+        needed: u64,
+    },
     /// The precision target was not reached before `max_replications`.
     PrecisionNotReached {
         /// The target relative half-width.
@@ -731,6 +745,23 @@ impl fmt::Display for RunWarning {
                 f,
                 "one replication: the batch means of {} are correlated, so no confidence interval is given for them (n/a); run longer or use --replications 2 or more",
                 metrics.join(", ")
+            ),
+            RunWarning::TailTooShort {
+                scope,
+                labels,
+                fewest,
+                needed,
+            } => write!(
+                f,
+                "{scope} {}: n/a, a replication has only {fewest} responses, too few to put ~{} beyond {} (it needs {needed}); run longer (--jobs or --time) to get {}",
+                labels.join(", "),
+                crate::MIN_TAIL_RESPONSES,
+                if labels.len() == 1 {
+                    "it"
+                } else {
+                    "the lowest of them"
+                },
+                if labels.len() == 1 { "it" } else { "them" },
             ),
             RunWarning::PrecisionNotReached {
                 target,

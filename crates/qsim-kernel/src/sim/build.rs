@@ -4,7 +4,7 @@
 use super::CHECK_EVERY;
 use super::batch::GroupRt;
 use super::blocking::BlockRt;
-use super::event::{EV_ARRIVAL, EV_WARMUP, EXIT, ev};
+use super::event::{EV_ARRIVAL, EV_ARRIVAL_AT, EV_DONE, EV_EXIT_DONE, EV_WARMUP, EXIT, ev};
 use super::fork::ForkRt;
 use super::job::Sampler;
 use super::latch::LatchRt;
@@ -204,8 +204,49 @@ impl Simulation {
                 .collect();
             sim.start_schedules(&config.schedule, &populations);
         }
+        sim.mark_exit_station();
         sim.init(spec);
         sim
+    }
+
+    /// The station of a single-class model whose route is the sequence of
+    /// that one station, a plain queue or delay ([`Kind::Queue`],
+    /// [`Kind::Delay`]), without forks (whose sub-jobs go to their join)
+    /// and without regions or class switching (whose moves take
+    /// `goto_slow`): every interaction is one visit there. Its jobs take
+    /// the routing lookup's result from the events (`EV_ARRIVAL_AT`,
+    /// `EV_EXIT_DONE`) instead, and those events never mark a station
+    /// dirty (see `Simulation::run_events`).
+    pub(super) fn one_stop(&self) -> Option<u32> {
+        let [class] = self.classes.as_slice() else {
+            return None;
+        };
+        let Route::Seq(seq) = &class.route else {
+            return None;
+        };
+        let &[s] = seq.as_slice() else {
+            return None;
+        };
+        let forks = self
+            .stations
+            .iter()
+            .any(|st| matches!(st.kind, Kind::Fork(_)));
+        let plain = matches!(
+            self.stations[s as usize].kind,
+            Kind::Queue { .. } | Kind::Delay
+        );
+        (plain && !self.slow_goto && !forks).then_some(s)
+    }
+
+    /// Gives `EV_EXIT_DONE` completions to the [`Simulation::one_stop`]
+    /// station: a job there has passed the route's only step (`pos` 1,
+    /// however it came: arriving, placed initially, or from a station it
+    /// was placed at), so its next target is the exit, and the completion
+    /// goes to `exit` without the lookup.
+    fn mark_exit_station(&mut self) {
+        if let Some(s) = self.one_stop() {
+            self.stations[s as usize].done = EV_EXIT_DONE;
+        }
     }
 
     fn init(&mut self, spec: &NetworkSpec) {
@@ -225,10 +266,16 @@ impl Simulation {
                 // Jobs only switch into this class: no arrivals of its own.
                 continue;
             }
+            // An open class with a one-station route: its arrivals carry
+            // the station (see `Simulation::on_arrival_at`).
+            let first = match self.one_stop() {
+                Some(s) => ev(EV_ARRIVAL_AT, c as u32, s),
+                None => ev(EV_ARRIVAL, c as u32, 0),
+            };
             let cl = &mut self.classes[c];
             if let Some(d) = &cl.open {
                 let t = d.sample(&mut cl.rng);
-                self.fel.push(t, ev(EV_ARRIVAL, c as u32, 0));
+                self.fel.push(t, first);
             }
         }
         // Closed classes: every job thinking, or all queued at one station.
@@ -354,6 +401,7 @@ fn station(st: &StationSpec, s: usize, classes: usize, seed: u64, index: u32) ->
         servers,
         regions: Vec::new(),
         per_class: None,
+        done: EV_DONE,
     }
 }
 

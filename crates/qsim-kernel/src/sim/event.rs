@@ -18,16 +18,30 @@ pub(super) const EV_BATCH_TIMER: u64 = 6; // a = station, b = version
 pub(super) const EV_GROUP_DONE: u64 = 7; // a = station, b = slot (batch / link)
 pub(super) const EV_LATCH_GRANT: u64 = 8; // a = station, b = job: hand-off finished, job holds the latch
 pub(super) const EV_LATCH_POLL: u64 = 9; // a = station, b = version: a waiter polls or is switched back in
+pub(super) const EV_EXIT_DONE: u64 = 10; // a = station, b = job: as EV_DONE, and the job then leaves the network
 pub(super) const EV_LATCH_DONE: u64 = 11; // a = station, b = version: critical section over
 pub(super) const EV_MARK: u64 = 12; // control: a batch boundary of a timed run (the last ends it)
 pub(super) const EV_PLAIN_DONE: u64 = 40; // a = station, b = job (completion at a `Kind::Plain` station)
 pub(super) const EV_SCHEDULE: u64 = 13; // a = schedule, b = step: a population step
 pub(super) const EV_SCHED_ARRIVAL: u64 = 14; // a = schedule: an arrival of a rate-scheduled class
 pub(super) const EV_TRACE: u64 = 15; // b = version: a trace interval boundary
+pub(super) const EV_ARRIVAL_AT: u64 = 16; // a = class, b = station: an arrival of a class whose route is that one station
 
 #[inline(always)]
 pub(super) fn ev(kind: u64, a: u32, b: u32) -> u64 {
     kind | (u64::from(a) << 8) | (u64::from(b) << 32)
+}
+
+/// Operand `a` of a packed event (a station or class index).
+#[inline(always)]
+pub(super) fn operand_a(e: u64) -> usize {
+    ((e >> 8) & 0xFF_FFFF) as usize
+}
+
+/// Operand `b` of a packed event.
+#[inline(always)]
+pub(super) fn operand_b(e: u64) -> u32 {
+    (e >> 32) as u32
 }
 
 /// Adds a non-negative duration to a time without ever reaching infinity.

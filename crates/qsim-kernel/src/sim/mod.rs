@@ -127,9 +127,16 @@ struct StationRt {
     /// Service per class (zero for classes that never visit).
     service: Vec<Sampler>,
     /// 1 / mean service per class (0 when the mean is 0): normalizes work
-    /// for stations with a speed curve.
-    inv_mean: Vec<f64>,
+    /// for stations with a speed curve. A boxed slice, not a `Vec`: the
+    /// 8 bytes saved keep `StationRt` at a size whose index scaling is one
+    /// multiply.
+    inv_mean: Box<[f64]>,
     kind: Kind,
+    /// Event kind of the station's fixed-speed completions ([`Kind::Queue`]
+    /// and [`Kind::Delay`]): `EV_EXIT_DONE` where every job leaving goes
+    /// out of the network (see `Simulation::mark_exit_station`), else
+    /// `EV_DONE`.
+    done: u64,
     waiting: Waiting,
     /// Denominator of utilization (0: always report 0).
     servers: f64,
@@ -289,7 +296,9 @@ impl Simulation {
     /// sets `event_cap` to 0 (see `finish`), so one compare per event
     /// covers the end, errors, the event limit and the control checks;
     /// `take_min` returns a shrunk radix heap to the array layout, so the
-    /// loop needs no `settle`.
+    /// loop needs no `settle`. The events of a one-stop route (see
+    /// `Simulation::one_stop`) only touch a plain queue or delay and the
+    /// job's end: no station is left dirty, and they skip that check.
     #[inline(always)]
     fn run_events(&mut self) -> Result<(), RunError> {
         loop {
@@ -298,10 +307,18 @@ impl Simulation {
                 return Ok(());
             };
             self.now = e.time();
-            self.dispatch(e.ev);
-            if !self.dirty.is_empty() {
-                self.flush();
+            let ev = e.ev;
+            match ev & 0xFF {
+                EV_EXIT_DONE => self.on_done::<true>(operand_a(ev), operand_b(ev)),
+                EV_ARRIVAL_AT => self.on_arrival_at(operand_a(ev), operand_b(ev), ev),
+                _ => {
+                    self.dispatch(ev);
+                    if !self.dirty.is_empty() {
+                        self.flush();
+                    }
+                }
             }
+            debug_assert!(self.dirty.is_empty());
             if self.events >= self.event_cap {
                 self.checkpoint()?;
                 if self.finished {
@@ -428,24 +445,28 @@ impl Simulation {
 
     #[inline(always)]
     fn dispatch(&mut self, e: u64) {
-        let a = ((e >> 8) & 0xFF_FFFF) as u32;
-        let b = (e >> 32) as u32;
+        let a = operand_a(e) as u32;
+        let b = operand_b(e);
         // Fixed-speed completions, arrivals and think times dominate: test
         // for them one by one, before the jump table (which the rest, marked
         // rare, keeps). A compare is cheaper than the table's lookup and
         // indirect jump, and the branch is known as soon as the event is.
         match e & 0xFF {
-            EV_DONE => return self.on_done(a as usize, b),
+            EV_DONE => return self.on_done::<false>(a as usize, b),
+            EV_EXIT_DONE => return self.on_done::<true>(a as usize, b),
             EV_ARRIVAL => return self.on_arrival(a as usize),
+            EV_ARRIVAL_AT => return self.on_arrival_at(a as usize, b, e),
             EV_THINK => return self.on_think(b),
             _ => {}
         }
         cold_path();
         match e & 0xFF {
-            EV_DONE => self.on_done(a as usize, b),
+            EV_DONE => self.on_done::<false>(a as usize, b),
+            EV_EXIT_DONE => self.on_done::<true>(a as usize, b),
             EV_VDONE => self.on_vdone(a as usize, b),
             EV_THINK => self.on_think(b),
             EV_ARRIVAL => self.on_arrival(a as usize),
+            EV_ARRIVAL_AT => self.on_arrival_at(a as usize, b, e),
             EV_WARMUP => self.start_measuring(),
             EV_STOP => self.finish(),
             EV_MARK => self.on_time_mark(),
@@ -469,6 +490,7 @@ impl Simulation {
         }
     }
 
+    #[inline(always)]
     fn check_unstable(&mut self) {
         if self.in_network > self.max_jobs {
             self.unstable();

@@ -2,7 +2,7 @@
 //! scheduled directly, and time averages come from per-job sums (see
 //! [`StStats`](super::stats::StStats)). This is the hot path.
 
-use super::event::{EV_DONE, EV_PLAIN_DONE, EXIT, NONE, ev, later};
+use super::event::{EV_ARRIVAL_AT, EV_DONE, EV_EXIT_DONE, EV_PLAIN_DONE, EXIT, NONE, ev, later};
 use super::job::Job;
 use super::{ClassRt, Kind, Simulation, StationRt};
 use crate::fel::Fel;
@@ -35,13 +35,39 @@ impl Simulation {
             // SAFETY: `service` has one entry per class and a job's
             // class is a class index.
             let d = unsafe { st.service.get_unchecked(class) }.sample(&mut st.rng);
-            fel.push_unsigned(later(now, d), ev(EV_DONE, s as u32, j));
+            fel.push_unsigned(later(now, d), ev(st.done, s as u32, j));
         } else {
             // SAFETY: a job's class is a class index; `classes` is
             // never resized.
             let prio = unsafe { classes.get_unchecked(class) }.priority;
             st.waiting.push(j, prio);
         }
+    }
+
+    /// An arrival of open class `c`, whose route is the one station `s`
+    /// ([`Simulation::one_stop`]): `on_arrival` with the route's only step
+    /// taken here (the same draws, the same job, at the same station).
+    /// `e` is the event itself: the next arrival is the same event.
+    #[inline(always)]
+    pub(super) fn on_arrival_at(&mut self, c: usize, s: u32, e: u64) {
+        self.events += 1;
+        debug_assert!(self.one_stop() == Some(s) && c < self.classes.len());
+        // SAFETY: EV_ARRIVAL_AT events carry a class index (set up by
+        // `init` and here), and `classes` is never resized.
+        let cl = unsafe { self.classes.get_unchecked_mut(c) };
+        if let Some(d) = &cl.open {
+            let t = later(self.now, d.sample(&mut cl.rng));
+            debug_assert_eq!(e, ev(EV_ARRIVAL_AT, c as u32, s));
+            self.fel.push_unsigned(t, e);
+        }
+        let j = self.alloc(c as u32);
+        self.in_network += 1;
+        self.check_unstable();
+        // SAFETY: `alloc` hands out ids of the slab.
+        let job = unsafe { self.jobs.get_unchecked_mut(j as usize) };
+        job.t0 = self.now;
+        job.pos = 1;
+        self.arrive(j, s as usize);
     }
 
     /// Job `j` (already marked as arrived) enters plain delay station `s`.
@@ -63,16 +89,20 @@ impl Simulation {
         // SAFETY: one service entry per class, and a job's class is a
         // class index.
         let d = unsafe { st.service.get_unchecked(class) }.sample(&mut st.rng);
-        fel.push_unsigned(later(now, d), ev(EV_DONE, s as u32, j));
+        fel.push_unsigned(later(now, d), ev(st.done, s as u32, j));
     }
 
-    /// A fixed-speed completion.
-    pub(super) fn on_done(&mut self, s: usize, j: u32) {
+    /// A fixed-speed completion: an `EV_DONE` event (`EXITS` false) or an
+    /// `EV_EXIT_DONE` one (`EXITS` true; the job leaves the network, see
+    /// `Simulation::mark_exit_station`).
+    #[inline(always)]
+    pub(super) fn on_done<const EXITS: bool>(&mut self, s: usize, j: u32) {
         self.events += 1;
         let now = self.now;
-        // SAFETY: EV_DONE is only scheduled by `arrive`/`on_done` with a
-        // station index already in bounds (`stations` is never resized) and
-        // a job id from the slab's allocator (the slab never shrinks).
+        // SAFETY: EV_DONE and EV_EXIT_DONE are only scheduled by
+        // `queue_arrive`, `delay_arrive` and `on_done` with a station index
+        // already in bounds (`stations` is never resized) and a job id from
+        // the slab's allocator (the slab never shrinks).
         let st = unsafe { self.stations.get_unchecked_mut(s) };
         #[cfg(debug_assertions)]
         st.stats.acc(now);
@@ -91,13 +121,21 @@ impl Simulation {
                 job.t_start = now;
                 let sv = unsafe { st.service.get_unchecked(job.class as usize) };
                 let d = sv.sample(&mut st.rng);
+                let kind = if EXITS { EV_EXIT_DONE } else { EV_DONE };
                 self.fel
-                    .push_unsigned(later(now, d), ev(EV_DONE, s as u32, nx));
+                    .push_unsigned(later(now, d), ev(kind, s as u32, nx));
             } else {
                 st.stats.busy -= 1;
             }
         }
-        self.leave_hot(j, s as u32);
+        if EXITS {
+            debug_assert!(
+                self.jobs[j as usize].fork == NONE && self.next_target(j, s as u32) == EXIT
+            );
+            self.exit(j);
+        } else {
+            self.leave_hot(j, s as u32);
+        }
     }
 
     /// Job `j` (already marked as arrived) comes to plain station `s` on

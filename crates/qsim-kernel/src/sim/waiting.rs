@@ -97,8 +97,15 @@ impl Waiting {
     pub(super) fn pop(&mut self) -> Option<u32> {
         match self {
             Waiting::Fifo(q) => q.pop_front(),
-            Waiting::Lifo(q) => q.pop(),
-            Waiting::Prio(q, _) => q.pop().map(|x| x.2),
+            Waiting::Lifo(q) => {
+                // Rare, as in `push`: FIFO is tested first.
+                super::cold_path();
+                q.pop()
+            }
+            Waiting::Prio(q, _) => {
+                super::cold_path();
+                q.pop().map(|x| x.2)
+            }
         }
     }
     pub(super) fn len(&self) -> usize {

@@ -76,5 +76,6 @@ stations = ["disk1", "disk2"]
 
 mod arrays;
 mod errors;
+mod library;
 mod loading;
 mod overrides;
