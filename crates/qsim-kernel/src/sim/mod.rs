@@ -32,7 +32,6 @@
 mod batch;
 mod blocking;
 mod build;
-mod direct;
 mod event;
 mod fork;
 mod job;
