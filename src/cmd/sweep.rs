@@ -442,12 +442,29 @@ fn draw_or_warn(saved: &SavedSweep, dir: &Path) -> Vec<PathBuf> {
     })
 }
 
+/// A response time to four significant digits, in ms below a second
+/// (a mean from a run claims no more).
 fn ms(s: f64) -> String {
     if s < 1.0 {
-        format!("{:.3} ms", s * 1e3)
+        let m = s * 1e3;
+        let d = super::whatif::decimals(m);
+        format!("{m:.d$} ms")
     } else {
-        format!("{s:.3} s")
+        let d = super::whatif::decimals(s);
+        format!("{s:.d$} s")
     }
+}
+
+/// A response time with its interval, to the interval's second
+/// significant digit, in ms below a second; as [`ms`] without one.
+fn ms_ci(s: f64, ci: Option<f64>) -> String {
+    let Some(c) = ci.filter(|c| c.is_finite() && *c > 0.0) else {
+        return ms(s);
+    };
+    let (k, unit) = if s < 1.0 { (1e3, "ms") } else { (1.0, "s") };
+    let (x, c) = (s * k, c * k);
+    let d = (1 - c.log10().floor() as i32).clamp(0, 9) as usize;
+    format!("{x:.d$} ± {c:.d$} {unit}")
 }
 
 /// A throughput with its interval, to the interval's second significant
@@ -494,8 +511,8 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
         writeln!(
             out,
             "  knee         {}, R = {} at {}  (max power X/R)",
-            rate(k.throughput_per_s, None),
-            ms(k.response_time_s),
+            rate(k.throughput_per_s, k.throughput_ci95),
+            ms_ci(k.response_time_s, k.response_time_ci95),
             k.point
         )?;
     }
@@ -503,7 +520,7 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
         writeln!(
             out,
             "  saturation   {} at {}  (first to reach 95% of the peak)",
-            rate(sat.throughput_per_s, None),
+            rate(sat.throughput_per_s, sat.ci95),
             sat.point
         )?;
     }

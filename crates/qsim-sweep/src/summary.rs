@@ -130,8 +130,14 @@ pub struct Knee {
     pub point: Point,
     /// Its throughput, per second.
     pub throughput_per_s: f64,
+    /// Half-width of its throughput's 95% interval, where there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_ci95: Option<f64>,
     /// Its mean response time, seconds.
     pub response_time_s: f64,
+    /// Half-width of its response time's 95% interval, where there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_time_ci95: Option<f64>,
     /// X/R, per second squared.
     pub power_per_s2: f64,
     /// The point is bistable: its figures are one of two answers.
@@ -146,6 +152,9 @@ pub struct Saturation {
     pub point: Point,
     /// Its throughput, per second.
     pub throughput_per_s: f64,
+    /// Half-width of its throughput's 95% interval, where there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<f64>,
     /// The point is bistable: its figure is one of two answers.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub bistable: bool,
@@ -582,19 +591,27 @@ fn peak<'a>(r: &PointRecord, among: impl Iterator<Item = &'a PointRecord>) -> Pe
 
 fn knee_of(r: &PointRecord) -> Knee {
     let m = metrics(r);
+    let (x, rt) = (
+        m.system(names::THROUGHPUT_PER_S),
+        m.system(names::RESPONSE_TIME_S),
+    );
     Knee {
         point: r.point.clone(),
-        throughput_per_s: m.system(names::THROUGHPUT_PER_S).mean,
-        response_time_s: m.system(names::RESPONSE_TIME_S).mean,
+        throughput_per_s: x.mean,
+        throughput_ci95: x.ci95.is_finite().then_some(x.ci95),
+        response_time_s: rt.mean,
+        response_time_ci95: rt.ci95.is_finite().then_some(rt.ci95),
         power_per_s2: m.power(),
         bistable: is_bistable(r),
     }
 }
 
 fn saturation(r: &PointRecord) -> Saturation {
+    let x = metrics(r).system(names::THROUGHPUT_PER_S);
     Saturation {
         point: r.point.clone(),
-        throughput_per_s: metrics(r).system(names::THROUGHPUT_PER_S).mean,
+        throughput_per_s: x.mean,
+        ci95: x.ci95.is_finite().then_some(x.ci95),
         bistable: is_bistable(r),
     }
 }
