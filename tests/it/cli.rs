@@ -1,8 +1,7 @@
 //! The `qsim` binary: exit codes, located errors, determinism across threads.
 
-use crate::support::qsim;
+use crate::support::{qsim, refused, stderr};
 use std::path::PathBuf;
-use std::process::Output;
 
 /// Writes `text` to a fresh file under the target directory's temp area.
 fn model_file(name: &str, text: &str) -> PathBuf {
@@ -11,10 +10,6 @@ fn model_file(name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Runs `qsim` with `args`, asserts success and parses its JSON output.
@@ -490,23 +485,6 @@ fn model_warnings_are_printed_located_and_kept_in_json() {
         text.contains("warning: ") && text.contains("warned.toml:13:11: stations.idle"),
         "{text}"
     );
-}
-
-/// Runs `qsim` and asserts exit code 2 (a usage error, no panic) with every
-/// one of `wanted` in its stderr; returns the output.
-fn refused(args: &[&str], wanted: &[&str]) -> Output {
-    let out = qsim(args);
-    let err = stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?}: exit code; stderr:\n{err}"
-    );
-    assert!(!err.contains("panicked"), "{args:?}: panicked:\n{err}");
-    for w in wanted {
-        assert!(err.contains(w), "{args:?}: no `{w}` in:\n{err}");
-    }
-    out
 }
 
 const MM1: &str = "models/mm1.toml";

@@ -1,9 +1,9 @@
 //! Guards of the `qsim` binary: runs refused before anything is allocated,
 //! and the two-ended bistability check.
 
-use crate::support::qsim;
+use crate::support::{qsim, stderr};
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn model_file(name: &str, text: &str) -> PathBuf {
@@ -12,10 +12,6 @@ fn model_file(name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// A population of 10^9 passes validation but needs ~100 GiB of job slab:

@@ -1,19 +1,14 @@
 //! `qsim report` and `qsim sweep --report`: one self-contained HTML page per
 //! sweep, holding the charts, the knee summary, the settings and the model.
 
-use crate::support::qsim;
+use crate::support::{qsim, stderr};
 use std::path::PathBuf;
-use std::process::Output;
 
 fn fresh_dir(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Closed CPU and disk network: the sweep over its population has a knee,

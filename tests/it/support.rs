@@ -80,3 +80,25 @@ pub fn qsim(args: &[&str]) -> std::process::Output {
         .output()
         .expect("qsim runs")
 }
+
+/// The standard error of a run of `qsim`, as text.
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Runs `qsim` and asserts exit code 2 (a usage error, no panic) with every
+/// one of `wanted` in its stderr; returns the output.
+pub fn refused(args: &[&str], wanted: &[&str]) -> std::process::Output {
+    let out = qsim(args);
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?}: exit code; stderr:\n{err}"
+    );
+    assert!(!err.contains("panicked"), "{args:?}: panicked:\n{err}");
+    for w in wanted {
+        assert!(err.contains(w), "{args:?}: no `{w}` in:\n{err}");
+    }
+    out
+}

@@ -2,7 +2,7 @@
 //! command line: refusals located before anything runs, what the summary
 //! says of an open model, and figures that carry their caveats.
 
-use crate::support::qsim;
+use crate::support::{qsim, refused, stderr};
 use std::path::PathBuf;
 use std::process::Output;
 
@@ -20,28 +20,8 @@ fn out_dir(name: &str) -> PathBuf {
     dir
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// Runs qsim, expects exit 2 and every one of `wanted` in its stderr.
-fn refused(args: &[&str], wanted: &[&str]) -> Output {
-    let out = qsim(args);
-    let err = stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{args:?}: exit code; stderr:\n{err}"
-    );
-    assert!(!err.contains("panicked"), "{args:?}: panicked:\n{err}");
-    for w in wanted {
-        assert!(err.contains(w), "{args:?}: no `{w}` in:\n{err}");
-    }
-    out
 }
 
 fn json(o: &Output) -> serde_json::Value {
