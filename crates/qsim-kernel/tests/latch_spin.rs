@@ -353,3 +353,93 @@ fn units_need_a_whole_spin_wait_delay() {
     }
     assert!(Network::new(ok).is_ok());
 }
+
+#[test]
+fn one_thread_cycles_through_cpu_and_latch_in_their_sum() {
+    // One thread: work on a PS cpu with 2 cores, then a spin latch that
+    // runs on that cpu. Nobody contends, so the cycle is cpu + section:
+    // X = 1/(S + C) exactly. The one thread always runs on the cpu (a job
+    // or the latch's holder), so the cpu's busy servers are 1 at every
+    // instant: utilization exactly 1/2, with no sampling error at all.
+    let (s, c) = (0.000_03, 0.000_01);
+    for poll_by_poll in [false, true] {
+        let latch = LatchSpec {
+            numa: None,
+            spin: Some(spin(6.0, 30, Some(0))),
+            wake: Wake::One,
+        };
+        let r = run_net(with_path(net(latch, 1, 2, s, c), poll_by_poll), 6, 20_000);
+        let x = r.system.throughput_per_s;
+        let exact = 1.0 / (s + c);
+        assert!(
+            (x.mean - exact).abs() <= 4.0 * x.ci95 && x.ci95 < 0.02 * exact,
+            "throughput {x:?} vs exact {exact}"
+        );
+        let cpu_n = r.stations[0].mean_jobs;
+        let n_exact = s / (s + c);
+        assert!(
+            (cpu_n.mean - n_exact).abs() <= 4.0 * cpu_n.ci95,
+            "cpu mean jobs {cpu_n:?} vs exact {n_exact}"
+        );
+        let u = r.stations[0].utilization.mean;
+        assert!((u - 0.5).abs() < 1e-9, "cpu utilization {u} vs exactly 1/2");
+        let held = r.stations[1].utilization;
+        let held_exact = c / (s + c);
+        assert!(
+            (held.mean - held_exact).abs() <= 4.0 * held.ci95,
+            "held {held:?} vs exact {held_exact}"
+        );
+    }
+}
+
+#[test]
+fn a_spin_cpu_past_its_cores_is_the_finite_source_ps_queue() {
+    // N threads think Exp(Z), then run Exp(S) on a PS cpu with c cores and
+    // pass a spin latch whose critical section takes no time. The latch
+    // only makes the cpu a spin cpu (so it runs each job at full speed
+    // while threads <= cores, and on the shared clock above): the cpu is
+    // the finite-source queue with c servers, a birth-death chain with
+    // birth rate (N − n)/Z and death rate min(n, c)/S. The threads cross
+    // the cores all the time (N = 6, c = 2, Z = S).
+    let (n_thr, cores, z, s) = (6u32, 2u32, 0.000_05, 0.000_05);
+    let mut p = vec![1.0f64];
+    for n in 1..=n_thr {
+        let prev = p[n as usize - 1];
+        p.push(prev * f64::from(n_thr - n + 1) / z * s / f64::from(n.min(cores)));
+    }
+    let total: f64 = p.iter().sum();
+    let p: Vec<f64> = p.iter().map(|x| x / total).collect();
+    let x_exact: f64 = (0..=n_thr)
+        .map(|n| p[n as usize] * f64::from(n.min(cores)) / s)
+        .sum();
+    let n_exact: f64 = (0..=n_thr).map(|n| p[n as usize] * f64::from(n)).sum();
+    let above: f64 = (cores + 1..=n_thr).map(|n| p[n as usize]).sum();
+    assert!(above > 0.3, "the cores are crossed: P(n > c) = {above}");
+    let latch = LatchSpec {
+        numa: None,
+        spin: Some(spin(6.0, 30, Some(0))),
+        wake: Wake::One,
+    };
+    let mut spec = net(latch, n_thr, cores, s, s);
+    spec.stations[1].service = vec![Some(Dist::deterministic(0.0).unwrap())];
+    if let Workload::Closed { think, .. } = &mut spec.classes[0].workload {
+        *think = Some(exp(z));
+    }
+    let r = run_net(spec, 6, 40_000);
+    let x = r.system.throughput_per_s;
+    assert!(
+        (x.mean - x_exact).abs() <= 4.0 * x.ci95 && x.ci95 < 0.02 * x_exact,
+        "throughput {x:?} vs exact {x_exact}"
+    );
+    let n = r.stations[0].mean_jobs;
+    assert!(
+        (n.mean - n_exact).abs() <= 4.0 * n.ci95 && n.ci95 < 0.03 * n_exact,
+        "cpu mean jobs {n:?} vs exact {n_exact}"
+    );
+    let rt = r.stations[0].response_time_s;
+    let rt_exact = n_exact / x_exact;
+    assert!(
+        (rt.mean - rt_exact).abs() <= 4.0 * rt.ci95,
+        "cpu response {rt:?} vs exact {rt_exact}"
+    );
+}

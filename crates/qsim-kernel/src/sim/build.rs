@@ -413,6 +413,7 @@ fn link_spin_cpus(stations: &mut [StationRt]) {
             && let Kind::V(vc) = &mut stations[cpu].kind
         {
             vc.latches.push(s as u32);
+            vc.allow_direct();
         }
     }
 }

@@ -70,6 +70,9 @@ pub(super) struct LatchRt {
     /// Holder whose critical section is running (NONE during a hand-off
     /// or when free).
     pub(super) cs_job: u32,
+    /// The next poll's scheduling was left to `flush` (the cpu's
+    /// population had changed in the event).
+    pub(super) wait_deferred: bool,
     /// Version of the live critical-section end event (re-timing makes
     /// the older ones stale).
     pub(super) cs_version: u32,
@@ -145,6 +148,7 @@ impl LatchRt {
             wait_pending: false,
             wait_tag: 0.0,
             wait_share: 0.0,
+            wait_deferred: false,
             cs_job: NONE,
             cs_version: 0,
             cs_work: 0.0,
@@ -314,7 +318,7 @@ impl Simulation {
         st.stats.acc(now);
         vc.spinners = vc.spinners.wrapping_add_signed(delta);
         st.stats.busy = vc.busy();
-        if !vc.dirty {
+        if !vc.dirty && !vc.steady(st.stats.n) {
             vc.dirty = true;
             self.dirty.push(cpu as u32);
         }
@@ -364,7 +368,22 @@ impl Simulation {
             let Some(&s) = vc.latches.get(i) else {
                 return;
             };
-            self.latch_retime(s as usize, share);
+            let s = s as usize;
+            // Mostly the population only moved between the cpu's jobs and
+            // this latch's threads (a job taking or releasing it): the
+            // share is the same, and only a poll left to `flush` needs
+            // scheduling.
+            if let Kind::Latch(l) = &self.stations[s].kind
+                && l.speed.is_none()
+                && l.t_share == share
+                && (l.cs_job == NONE || l.cs_rate == share)
+            {
+                if l.wait_deferred {
+                    self.latch_schedule_wait(s);
+                }
+            } else {
+                self.latch_retime(s, share);
+            }
             i += 1;
         }
     }
@@ -404,6 +423,7 @@ impl Simulation {
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };
+        l.wait_deferred = false;
         let Some(tag) = l.waits.min_tag() else {
             if l.wait_pending {
                 l.wait_version = l.wait_version.wrapping_add(1);
@@ -427,13 +447,22 @@ impl Simulation {
     /// After a latch event: schedule the next poll, unless the cpu's
     /// population changed, in which case `flush` re-times the latch anyway.
     fn latch_schedule_wait_soon(&mut self, s: usize) {
-        let Kind::Latch(l) = &self.stations[s].kind else {
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };
+        if !l.wait_pending && l.waits.len() == 0 {
+            // Nobody spins or switches in, and no event is live: nothing
+            // to schedule (the common, uncontended case).
+            l.wait_deferred = false;
+            return;
+        }
         if let Some(cpu) = l.cpu
             && let Kind::V(vc) = &self.stations[cpu].kind
             && vc.dirty
         {
+            if let Kind::Latch(l) = &mut self.stations[s].kind {
+                l.wait_deferred = true;
+            }
             return;
         }
         self.latch_schedule_wait(s);
@@ -526,6 +555,18 @@ impl Simulation {
         let Kind::Latch(l) = &st.kind else {
             return 1.0;
         };
+        if l.speed.is_none()
+            && let Some(cpu) = l.cpu
+            && let StationRt {
+                kind: Kind::V(vc),
+                stats,
+                ..
+            } = &self.stations[cpu]
+            && vc.steady(stats.n)
+        {
+            // Every thread on the cpu runs at full speed.
+            return 1.0;
+        }
         let speed = l.speed.as_ref().map_or(1.0, |sp| sp.rate(st.stats.n));
         speed * self.latch_thread_share(s)
     }

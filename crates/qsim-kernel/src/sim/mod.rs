@@ -32,6 +32,7 @@
 mod batch;
 mod blocking;
 mod build;
+mod direct;
 mod event;
 mod fork;
 mod job;

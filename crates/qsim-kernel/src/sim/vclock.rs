@@ -1,10 +1,22 @@
 //! Stations with a speed curve, and PS stations: a virtual-work clock that
 //! re-times every job in service whenever the number present changes.
+//!
+//! A PS spin cpu (the `spin.cpu` of a latch) also has a direct mode: while
+//! its threads (jobs plus latch threads) are no more than its servers,
+//! each runs at full speed, so every job gets its own completion event at
+//! arrival + work, as at a delay station, and nothing needs re-timing. Past
+//! the servers it switches to the virtual clock, and back below them.
 
 use super::event::{EV_VDONE, ev, later};
 use super::waiting::TagHeap;
 use super::{Kind, Simulation};
 use crate::network::Speed;
+
+/// Marks a direct-mode completion in an `EV_VDONE` event: its operand is
+/// then the job's slot (see `VClock::slots`), else the station's version,
+/// which stays below this bit. One event kind keeps the event loop's
+/// dispatch as it is.
+pub(super) const DIRECT: u32 = 1 << 31;
 
 /// Contention-dependent speed with a cache of integer points.
 #[derive(Clone, Debug)]
@@ -64,6 +76,17 @@ pub(super) struct VClock {
     /// Latches whose threads run here (`spin.cpu`): re-timed when the
     /// share of a thread here changes.
     pub(super) latches: Vec<u32>,
+    /// Direct mode allowed (a PS spin cpu without a speed curve).
+    pub(super) direct_ok: bool,
+    /// In direct mode: `insvc` is empty and the jobs in service are in
+    /// `slots`, each with its own completion event.
+    pub(super) direct: bool,
+    /// (completion time, job) of each job in direct mode; `NONE` marks a
+    /// free slot, listed in `free`.
+    pub(super) slots: Vec<(f64, u32)>,
+    pub(super) free: Vec<u32>,
+    /// Jobs in `slots`.
+    pub(super) dn: u32,
 }
 
 impl VClock {
@@ -85,6 +108,11 @@ impl VClock {
             dirty: false,
             spinners: 0,
             latches: Vec::new(),
+            direct_ok: false,
+            direct: false,
+            slots: Vec::new(),
+            free: Vec::new(),
+            dn: 0,
         }
     }
 
@@ -109,7 +137,7 @@ impl VClock {
     /// Busy servers: jobs in service plus spinners, at most `c`.
     #[inline(always)]
     pub(super) fn busy(&self) -> u32 {
-        (self.insvc.len() as u32 + self.spinners).min(self.c)
+        (self.insvc.len() as u32 + self.dn + self.spinners).min(self.c)
     }
 }
 
@@ -136,24 +164,30 @@ impl Simulation {
         if served {
             job.t_start = now;
             let w = st.service[class].sample(&mut st.rng);
-            let w = if vc.speed.is_some() {
-                w * st.inv_mean[class]
+            if vc.direct {
+                // Full speed (see `flush`): done after its work.
+                vc.start_direct(&mut self.fel, s as u32, j, later(now, w));
             } else {
-                w
-            };
-            vc.insvc.push(vc.v + w, j);
+                let w = if vc.speed.is_some() {
+                    w * st.inv_mean[class]
+                } else {
+                    w
+                };
+                vc.insvc.push(vc.v + w, j);
+            }
             st.stats.busy = vc.busy();
         } else {
             let prio = self.classes[class].priority;
             st.waiting.push(j, prio);
         }
-        if !vc.dirty {
+        if !vc.dirty && !vc.steady(st.stats.n) {
             vc.dirty = true;
             self.dirty.push(s as u32);
         }
     }
 
-    /// A virtual-clock completion (stale when the version moved on).
+    /// A virtual-clock completion (stale when the version moved on), or
+    /// a direct-mode one (see `direct`).
     pub(super) fn on_vdone(&mut self, s: usize, version: u32) {
         let now = self.now;
         let st = &mut self.stations[s];
@@ -161,6 +195,11 @@ impl Simulation {
             return;
         };
         if version != vc.version || !vc.pending {
+            // A direct-mode completion never matches the version, which
+            // stays below the mark: tested here, off the clock's path.
+            if version & DIRECT != 0 {
+                self.on_psdone(s, version & !DIRECT);
+            }
             return;
         }
         self.events += 1;
@@ -216,13 +255,17 @@ impl Simulation {
             vc.dirty = false;
             if !vc.latches.is_empty() {
                 self.spin_dirty.push(s);
+                // Only a spin cpu has a direct mode.
+                if vc.direct_ok && vc.switch_mode(&mut self.fel, s, now, st.stats.n) {
+                    continue;
+                }
             }
             // The clock was advanced to `now` when the population changed.
             vc.advance(now);
             let Some(tag) = vc.insvc.min_tag() else {
                 if vc.pending {
                     self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
-                    vc.version = vc.version.wrapping_add(1);
+                    vc.version = vc.version.wrapping_add(1) & !DIRECT;
                     vc.pending = false;
                 }
                 // Empty: rebase the clock so it never grows large.
@@ -241,7 +284,7 @@ impl Simulation {
             if vc.pending {
                 self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
             }
-            vc.version = vc.version.wrapping_add(1);
+            vc.version = vc.version.wrapping_add(1) & !DIRECT;
             vc.pending = true;
             vc.pend_tag = tag;
             vc.pend_g = g;
