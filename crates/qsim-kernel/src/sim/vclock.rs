@@ -189,17 +189,21 @@ impl Simulation {
     /// A virtual-clock completion (stale when the version moved on), or
     /// a direct-mode one (see `direct`).
     pub(super) fn on_vdone(&mut self, s: usize, version: u32) {
+        // A direct-mode completion (it never matches the version, which
+        // stays below the mark). Tested first, apart from the stale test
+        // below: that one is data-dependent (a re-timed clock leaves its
+        // old completion behind), and a test nested in it cost the speed-
+        // curve stations 5% in branch mispredictions.
+        if version & DIRECT != 0 {
+            self.on_psdone(s, version & !DIRECT);
+            return;
+        }
         let now = self.now;
         let st = &mut self.stations[s];
         let Kind::V(vc) = &mut st.kind else {
             return;
         };
         if version != vc.version || !vc.pending {
-            // A direct-mode completion never matches the version, which
-            // stays below the mark: tested here, off the clock's path.
-            if version & DIRECT != 0 {
-                self.on_psdone(s, version & !DIRECT);
-            }
             return;
         }
         self.events += 1;
