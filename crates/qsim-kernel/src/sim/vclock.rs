@@ -18,6 +18,9 @@ use crate::network::Speed;
 /// dispatch as it is.
 pub(super) const DIRECT: u32 = 1 << 31;
 
+/// Direct mode's (completion time, job) slots and the free ones.
+pub(super) type DirectSlots = (Vec<(f64, u32)>, Vec<u32>);
+
 /// Contention-dependent speed with a cache of integer points.
 #[derive(Clone, Debug)]
 pub(super) struct SpeedRt {
@@ -81,10 +84,10 @@ pub(super) struct VClock {
     /// In direct mode: `insvc` is empty and the jobs in service are in
     /// `slots`, each with its own completion event.
     pub(super) direct: bool,
-    /// (completion time, job) of each job in direct mode; `NONE` marks a
-    /// free slot, listed in `free`.
-    pub(super) slots: Vec<(f64, u32)>,
-    pub(super) free: Vec<u32>,
+    /// (completion time, job) of each job in direct mode (`NONE` marks a
+    /// free slot), and the free slots: boxed, so that the clock's hot
+    /// fields keep their places for the stations that never use it.
+    pub(super) ds: Box<DirectSlots>,
     /// Jobs in `slots`.
     pub(super) dn: u32,
 }
@@ -110,8 +113,7 @@ impl VClock {
             latches: Vec::new(),
             direct_ok: false,
             direct: false,
-            slots: Vec::new(),
-            free: Vec::new(),
+            ds: Box::default(),
             dn: 0,
         }
     }
