@@ -55,14 +55,14 @@ impl VClock {
             self.direct = false;
             self.v = 0.0;
             self.last = now;
-            for k in 0..self.slots.len() {
-                let (t, j) = self.slots[k];
+            for k in 0..self.ds.0.len() {
+                let (t, j) = self.ds.0[k];
                 if j != NONE {
                     self.insvc.push((t - now).max(0.0), j);
                 }
             }
-            self.slots.clear();
-            self.free.clear();
+            self.ds.0.clear();
+            self.ds.1.clear();
             self.dn = 0;
             false
         } else if threads <= self.c {
@@ -90,14 +90,14 @@ impl VClock {
     #[inline]
     fn take_slot(&mut self, j: u32, t: f64) -> u32 {
         self.dn += 1;
-        match self.free.pop() {
+        match self.ds.1.pop() {
             Some(i) => {
-                self.slots[i as usize] = (t, j);
+                self.ds.0[i as usize] = (t, j);
                 i
             }
             None => {
-                self.slots.push((t, j));
-                (self.slots.len() - 1) as u32
+                self.ds.0.push((t, j));
+                (self.ds.0.len() - 1) as u32
             }
         }
     }
@@ -119,15 +119,15 @@ impl Simulation {
         if !vc.direct {
             return;
         }
-        let Some(&(t, j)) = vc.slots.get(i as usize) else {
+        let Some(&(t, j)) = vc.ds.0.get(i as usize) else {
             return;
         };
         if j == NONE || t != now {
             return;
         }
         self.events += 1;
-        vc.slots[i as usize] = (0.0, NONE);
-        vc.free.push(i);
+        vc.ds.0[i as usize] = (0.0, NONE);
+        vc.ds.1.push(i);
         vc.dn -= 1;
         st.stats.acc(now);
         st.stats.n -= 1;

@@ -18,6 +18,9 @@ use crate::network::Speed;
 /// dispatch as it is.
 pub(super) const DIRECT: u32 = 1 << 31;
 
+/// Direct mode's (completion time, job) slots and the free ones.
+pub(super) type DirectSlots = (Vec<(f64, u32)>, Vec<u32>);
+
 /// Contention-dependent speed with a cache of integer points.
 #[derive(Clone, Debug)]
 pub(super) struct SpeedRt {
@@ -81,10 +84,10 @@ pub(super) struct VClock {
     /// In direct mode: `insvc` is empty and the jobs in service are in
     /// `slots`, each with its own completion event.
     pub(super) direct: bool,
-    /// (completion time, job) of each job in direct mode; `NONE` marks a
-    /// free slot, listed in `free`.
-    pub(super) slots: Vec<(f64, u32)>,
-    pub(super) free: Vec<u32>,
+    /// (completion time, job) of each job in direct mode (`NONE` marks a
+    /// free slot), and the free slots: boxed, so that the clock's hot
+    /// fields keep their places for the stations that never use it.
+    pub(super) ds: Box<DirectSlots>,
     /// Jobs in `slots`.
     pub(super) dn: u32,
 }
@@ -110,8 +113,7 @@ impl VClock {
             latches: Vec::new(),
             direct_ok: false,
             direct: false,
-            slots: Vec::new(),
-            free: Vec::new(),
+            ds: Box::default(),
             dn: 0,
         }
     }
@@ -189,17 +191,21 @@ impl Simulation {
     /// A virtual-clock completion (stale when the version moved on), or
     /// a direct-mode one (see `direct`).
     pub(super) fn on_vdone(&mut self, s: usize, version: u32) {
+        // A direct-mode completion (it never matches the version, which
+        // stays below the mark). Tested first, apart from the stale test
+        // below: that one is data-dependent (a re-timed clock leaves its
+        // old completion behind), and a test nested in it cost the speed-
+        // curve stations 5% in branch mispredictions.
+        if version & DIRECT != 0 {
+            self.on_psdone(s, version & !DIRECT);
+            return;
+        }
         let now = self.now;
         let st = &mut self.stations[s];
         let Kind::V(vc) = &mut st.kind else {
             return;
         };
         if version != vc.version || !vc.pending {
-            // A direct-mode completion never matches the version, which
-            // stays below the mark: tested here, off the clock's path.
-            if version & DIRECT != 0 {
-                self.on_psdone(s, version & !DIRECT);
-            }
             return;
         }
         self.events += 1;
