@@ -741,11 +741,24 @@ impl fmt::Display for RunWarning {
                     sig(*second_half)
                 )
             }
-            RunWarning::BatchesCorrelated { metrics } => write!(
-                f,
-                "one replication: the batch means of {} are correlated, so no confidence interval is given for them (n/a); run longer or use --replications 2 or more",
-                metrics.join(", ")
-            ),
+            RunWarning::BatchesCorrelated { metrics } => {
+                // A large model can have hundreds: name a few, count the
+                // rest (each shows n/a where it is printed).
+                const NAMED: usize = 6;
+                let list = if metrics.len() > NAMED + 2 {
+                    format!(
+                        "{} and {} more",
+                        metrics[..NAMED].join(", "),
+                        metrics.len() - NAMED
+                    )
+                } else {
+                    metrics.join(", ")
+                };
+                write!(
+                    f,
+                    "one replication: the batch means of {list} are correlated, so no confidence interval is given for them (n/a); run longer or use --replications 2 or more"
+                )
+            }
             RunWarning::TailTooShort {
                 scope,
                 labels,
@@ -782,4 +795,24 @@ fn sig(x: f64) -> String {
     }
     let d = (3 - x.abs().log10().floor() as i32).max(0) as usize;
     format!("{x:.d$}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunWarning;
+
+    #[test]
+    fn a_long_list_of_correlated_metrics_is_counted_not_printed() {
+        let names = |n: usize| (0..n).map(|k| format!("station.s{k}.mean_jobs")).collect();
+        let few = RunWarning::BatchesCorrelated { metrics: names(8) }.to_string();
+        assert!(few.contains("station.s7.mean_jobs"), "{few}");
+        assert!(!few.contains("more are correlated"), "{few}");
+        let many = RunWarning::BatchesCorrelated {
+            metrics: names(200),
+        }
+        .to_string();
+        assert!(many.contains("station.s5.mean_jobs and 194 more"), "{many}");
+        assert!(!many.contains("station.s6.mean_jobs"), "{many}");
+        assert!(many.len() < 400, "{} characters", many.len());
+    }
 }
