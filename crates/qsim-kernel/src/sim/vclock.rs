@@ -90,6 +90,10 @@ pub(super) struct VClock {
     pub(super) ds: Box<DirectSlots>,
     /// Jobs in `slots`.
     pub(super) dn: u32,
+    /// Latches of this cpu whose running critical section ends without an
+    /// event (see `Simulation::lazy_settle`): anything that touches the
+    /// cpu settles them first.
+    pub(super) lazy: u32,
 }
 
 impl VClock {
@@ -115,6 +119,7 @@ impl VClock {
             direct: false,
             ds: Box::default(),
             dn: 0,
+            lazy: 0,
         }
     }
 
@@ -153,6 +158,9 @@ impl Simulation {
         let Kind::V(vc) = &mut st.kind else {
             return;
         };
+        if vc.lazy > 0 {
+            return self.lazy_then_arrive(j, s);
+        }
         let job = &mut self.jobs[j as usize];
         let class = job.class as usize;
         vc.advance(now);
