@@ -40,12 +40,11 @@ impl VClock {
         i
     }
 
-    /// Direct mode: frees slot `i` before its job completes (its event
-    /// goes stale: see `on_psdone`).
-    pub(super) fn drop_slot(&mut self, i: u32) {
+    /// Direct mode: frees slot `i`, booked for a job not there yet (not
+    /// counted in `dn`); its event goes stale (see `on_psdone`).
+    pub(super) fn drop_booked(&mut self, i: u32) {
         self.ds.0[i as usize] = (0.0, NONE);
         self.ds.1.push(i);
-        self.dn -= 1;
     }
 
     /// Enters or leaves direct mode as `n` jobs and the latch threads fit
@@ -136,8 +135,11 @@ impl Simulation {
         }
         if vc.lazy > 0 {
             self.lazy_settle_cpu(s);
-            return self.on_psdone(s, i);
         }
+        let st = &mut self.stations[s];
+        let Kind::V(vc) = &mut st.kind else {
+            return;
+        };
         self.events += 1;
         vc.ds.0[i as usize] = (0.0, NONE);
         vc.ds.1.push(i);

@@ -527,6 +527,8 @@ impl Simulation {
             self.latch_schedule_wait_soon(s);
         } else {
             l.sleepers.push_back(j);
+            // The release must wake it: the section needs its end event.
+            self.lazy_materialize(s);
         }
     }
 
@@ -794,6 +796,8 @@ impl Simulation {
             l.spinners -= 1;
             l.sleepers.push_back(sl.job);
             l.free_slots.push(i);
+            // The release must wake it: the section needs its end event.
+            self.lazy_materialize(s);
             self.latch_cpu_burn(s, -1);
         } else {
             let until = l.held_until(now);
@@ -822,7 +826,10 @@ impl Simulation {
             Wake::One => self.latch_wait(j, s),
             // Thundering herd: the losers go back to sleep (the next
             // release wakes them again, and each pays another switch).
-            Wake::All => l.sleepers.push_back(j),
+            Wake::All => {
+                l.sleepers.push_back(j);
+                self.lazy_materialize(s);
+            }
         }
     }
 }

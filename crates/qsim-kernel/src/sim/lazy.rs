@@ -43,6 +43,8 @@ impl Simulation {
         }
         let w = st.service[class].sample(&mut st.rng);
         let slot = vc.start_direct(&mut self.fel, cpu as u32, j, later(end, w));
+        // Booked, not there yet: `dn` counts it from the release on.
+        vc.dn -= 1;
         vc.lazy += 1;
         self.lazy_open += 1;
         if let Kind::Latch(l) = &mut self.stations[s].kind {
@@ -93,8 +95,10 @@ impl Simulation {
         }
     }
 
-    /// Settles the event-less sections of every latch whose threads run on
-    /// `cpu`.
+    /// Settles the ended event-less sections of every latch whose threads
+    /// run on `cpu` (out of line: the paths of other stations stay as they
+    /// are).
+    #[cold]
     #[inline(never)]
     pub(super) fn lazy_settle_cpu(&mut self, cpu: usize) {
         let mut i = 0;
@@ -131,42 +135,26 @@ impl Simulation {
         }
     }
 
-    /// [`Simulation::vclock_arrive`] at a cpu with event-less sections:
-    /// they are settled first (out of line: the arrival path of every
-    /// other virtual-clock station stays as it is).
-    #[cold]
-    #[inline(never)]
-    pub(super) fn lazy_then_arrive(&mut self, j: u32, s: usize) {
-        self.lazy_settle_cpu(s);
-        self.vclock_arrive(j, s);
-    }
-
-    /// Latch `s`'s event-less section, if any: ended (at or before now), it
-    /// is released at its own time, as `on_latch_done` and the holder's
-    /// arrival at the cpu would have done then; still running, it gets its
-    /// end event and the holder's booked burst is dropped.
+    /// Latch `s`'s event-less section, if any, when it has ended (at or
+    /// before now): released at its own time, as `on_latch_done` and the
+    /// holder's arrival at the cpu would have done then. A section still
+    /// running stays as it is: a spinner times its polls from its end, and
+    /// the holder runs at full speed while the cpu stays within its cores
+    /// (else `flush` gives it its event: [`Simulation::lazy_materialize`]).
     fn lazy_settle(&mut self, s: usize) {
         let now = self.now;
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };
-        if !l.lazy {
+        if !l.lazy || l.lazy_t > now {
             return;
         }
         l.lazy = false;
-        let (t, slot, version) = (l.lazy_t, l.lazy_slot, l.cs_version);
+        let t = l.lazy_t;
         let Some(cpu) = l.cpu else {
             return;
         };
         self.lazy_open -= 1;
-        if t > now {
-            self.fel.push(t, ev(EV_LATCH_DONE, s as u32, version));
-            if let Kind::V(vc) = &mut self.stations[cpu].kind {
-                vc.lazy -= 1;
-                vc.drop_slot(slot);
-            }
-            return;
-        }
         let st = &mut self.stations[s];
         let Kind::Latch(l) = &mut st.kind else {
             return;
@@ -189,6 +177,7 @@ impl Simulation {
         vc.advance(t);
         st.stats.acc(t);
         vc.spinners -= 1;
+        vc.dn += 1;
         st.stats.n += 1;
         let job = &mut self.jobs[j as usize];
         job.t_arr = t;
@@ -199,5 +188,49 @@ impl Simulation {
             pc.arrive(job.class as usize, t, true);
         }
         st.stats.busy = vc.busy();
+    }
+
+    /// Gives latch `s`'s running event-less section its end event after
+    /// all, and drops its holder's booked cpu burst (whose draw influenced
+    /// nothing): the section's speed is about to change (its cpu passes
+    /// its cores) or its release must wake a sleeper.
+    pub(super) fn lazy_materialize(&mut self, s: usize) {
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
+        if !l.lazy {
+            return;
+        }
+        l.lazy = false;
+        let (t, slot, version) = (l.lazy_t, l.lazy_slot, l.cs_version);
+        let Some(cpu) = l.cpu else {
+            return;
+        };
+        self.lazy_open -= 1;
+        self.fel.push(t, ev(EV_LATCH_DONE, s as u32, version));
+        if let Kind::V(vc) = &mut self.stations[cpu].kind {
+            vc.lazy -= 1;
+            vc.drop_booked(slot);
+        }
+    }
+
+    /// [`Simulation::lazy_materialize`] for every latch on `cpu`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn lazy_materialize_cpu(&mut self, cpu: usize) {
+        let mut i = 0;
+        loop {
+            let Kind::V(vc) = &self.stations[cpu].kind else {
+                return;
+            };
+            if vc.lazy == 0 {
+                return;
+            }
+            let Some(&s) = vc.latches.get(i) else {
+                return;
+            };
+            self.lazy_materialize(s as usize);
+            i += 1;
+        }
     }
 }

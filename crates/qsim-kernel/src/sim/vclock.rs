@@ -92,7 +92,8 @@ pub(super) struct VClock {
     pub(super) dn: u32,
     /// Latches of this cpu whose running critical section ends without an
     /// event (see `Simulation::lazy_settle`): anything that touches the
-    /// cpu settles them first.
+    /// cpu settles the ended ones first, and `flush` gives the running
+    /// ones their events when the cpu passes its cores.
     pub(super) lazy: u32,
 }
 
@@ -153,14 +154,16 @@ impl Simulation {
     /// `s`: it enters service at once (PS, or a free server) with its work
     /// as a finish tag, or waits; the station is re-timed by `flush`.
     pub(super) fn vclock_arrive(&mut self, j: u32, s: usize) {
+        if let Kind::V(vc) = &self.stations[s].kind
+            && vc.lazy > 0
+        {
+            self.lazy_settle_cpu(s);
+        }
         let now = self.now;
         let st = &mut self.stations[s];
         let Kind::V(vc) = &mut st.kind else {
             return;
         };
-        if vc.lazy > 0 {
-            return self.lazy_then_arrive(j, s);
-        }
         let job = &mut self.jobs[j as usize];
         let class = job.class as usize;
         vc.advance(now);
@@ -268,6 +271,17 @@ impl Simulation {
             };
             vc.dirty = false;
             if !vc.latches.is_empty() {
+                if vc.lazy > 0 && !vc.steady(st.stats.n) {
+                    // Past its cores: the holders' sections slow down, so
+                    // they get their events before anything is re-timed.
+                    self.lazy_materialize_cpu(s as usize);
+                    self.dirty.push(s);
+                    let Kind::V(vc) = &mut self.stations[s as usize].kind else {
+                        continue;
+                    };
+                    vc.dirty = true;
+                    continue;
+                }
                 self.spin_dirty.push(s);
                 // Only a spin cpu has a direct mode.
                 if vc.direct_ok && vc.switch_mode(&mut self.fel, s, now, st.stats.n) {
