@@ -120,6 +120,13 @@ const DEBT_PER_EVENT: usize = 4;
 /// events share a value of that byte for the insertion sort to stay short.
 fn sort_run(src: &[Entry], out: &mut Vec<Entry>, shift: u32) -> bool {
     const CROWD: u32 = 16;
+    if src.len() <= SHORT_RUN {
+        // Too few for the counting pass, whose 256 counters cost more
+        // than sorting them outright.
+        out.extend_from_slice(src);
+        insertion_sort(out);
+        return true;
+    }
     let digit = |e: &Entry| ((e.t >> shift) & 0xFF) as usize;
     let mut count = [0u32; 256];
     for e in src {
@@ -142,16 +149,25 @@ fn sort_run(src: &[Entry], out: &mut Vec<Entry>, shift: u32) -> bool {
         out[*k as usize] = *e;
         *k += 1;
     }
-    for k in 1..out.len() {
-        let x = out[k];
+    insertion_sort(out);
+    true
+}
+
+/// A run this short is sorted by insertion alone (see [`sort_run`]).
+const SHORT_RUN: usize = 16;
+
+/// Sorts `v` by time, stably (FIFO among equal times): fast when few
+/// entries are out of place, or when there are few.
+fn insertion_sort(v: &mut [Entry]) {
+    for k in 1..v.len() {
+        let x = v[k];
         let mut j = k;
-        while j > 0 && out[j - 1].t > x.t {
-            out[j] = out[j - 1];
+        while j > 0 && v[j - 1].t > x.t {
+            v[j] = v[j - 1];
             j -= 1;
         }
-        out[j] = x;
+        v[j] = x;
     }
-    true
 }
 
 /// The radix-heap layout (see the module docs).
@@ -827,3 +843,4 @@ impl Fel {
 
 #[cfg(test)]
 mod tests;
+
