@@ -34,11 +34,17 @@
 //!
 //! - a lone event is handed out at once (its time becomes `last`);
 //! - a bucket of at most [`RUN_MAX`] events becomes `cur` as a sorted
-//!   *run* (a counting sort on the next byte, then an insertion sort),
-//!   with `hi` the end of the bucket's range. Events scheduled before
-//!   `hi` (a short service while a million users think) join the run in
-//!   order, next to its front, instead of going through the buckets; a
-//!   run that such pushes grow to [`RUN_GROW`] goes back to the buckets;
+//!   *run* (a counting sort on the next byte, then an insertion sort; an
+//!   insertion sort alone for a few), with `hi` the end of the bucket's
+//!   range. Events scheduled before `hi` (a short service while a
+//!   million users think) join the run in order, shifting the nearer end
+//!   of it, instead of going through the buckets. A run is the wrong
+//!   place for them when they keep landing deep inside it (hundreds of
+//!   short events pending, each scheduling the next a little ahead of
+//!   now): once their shifts add up to [`DEBT_PER_EVENT`] per event in
+//!   the run, or the run has grown to [`RUN_GROW`], it goes back to the
+//!   buckets, filed relative to the last event handed out, so the events
+//!   due soon spread over the lowest levels and the next runs are short;
 //! - a larger bucket moves its earliest events to `cur` and the rest one
 //!   level down or more, relative to their earliest time.
 //!
@@ -120,13 +126,6 @@ const DEBT_PER_EVENT: usize = 4;
 /// events share a value of that byte for the insertion sort to stay short.
 fn sort_run(src: &[Entry], out: &mut Vec<Entry>, shift: u32) -> bool {
     const CROWD: u32 = 16;
-    if src.len() <= SHORT_RUN {
-        // Too few for the counting pass, whose 256 counters cost more
-        // than sorting them outright.
-        out.extend_from_slice(src);
-        insertion_sort(out);
-        return true;
-    }
     let digit = |e: &Entry| ((e.t >> shift) & 0xFF) as usize;
     let mut count = [0u32; 256];
     for e in src {
@@ -153,7 +152,8 @@ fn sort_run(src: &[Entry], out: &mut Vec<Entry>, shift: u32) -> bool {
     true
 }
 
-/// A run this short is sorted by insertion alone (see [`sort_run`]).
+/// A bucket of at most this many events becomes a run sorted by
+/// insertion alone.
 const SHORT_RUN: usize = 16;
 
 /// Sorts `v` by time, stably (FIFO among equal times): fast when few
@@ -192,7 +192,8 @@ struct Radix {
     /// Every event in `cur` is due before `hi`, every one in the buckets
     /// at or after it; `last < hi`.
     hi: u64,
-    /// Time bits of the last event handed out.
+    /// Time bits of the last event handed out (0 before the first and
+    /// after a rebuild: a lower bound all the same).
     now: u64,
     /// Entries shifted by pushes into the run in `cur` since it was formed.
     debt: usize,
@@ -426,7 +427,12 @@ impl Radix {
             let lo = ((self.last >> shift >> 8 << 8) | (i & 0xFF) as u64) << shift;
             self.last = lo - 1;
             self.hi = lo.saturating_add(1 << shift);
-            if !sort_run(&src, &mut self.cur, shift - 8) {
+            if src.len() <= SHORT_RUN {
+                // Too few for the counting pass, whose 256 counters cost
+                // more than sorting them outright, in place.
+                insertion_sort(&mut src);
+                std::mem::swap(&mut self.cur, &mut src);
+            } else if !sort_run(&src, &mut self.cur, shift - 8) {
                 src.sort_by_key(|e| e.t);
                 std::mem::swap(&mut self.cur, &mut src);
             }
@@ -843,4 +849,3 @@ impl Fel {
 
 #[cfg(test)]
 mod tests;
-

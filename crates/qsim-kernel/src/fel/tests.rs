@@ -595,6 +595,9 @@ fn dense_short_events_a_little_ahead_of_now_keep_the_order() {
                 );
             }
         }
-        assert!(refiled >= 2, "seed {seed}: {refiled} runs went back to the buckets");
+        assert!(
+            refiled >= 2,
+            "seed {seed}: {refiled} runs went back to the buckets"
+        );
     }
 }
