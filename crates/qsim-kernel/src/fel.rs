@@ -413,7 +413,8 @@ impl Radix {
             // bucket keeps its place relative to it (above byte d it
             // agrees with the old `last`, and byte d is v - 1, where the
             // old one read at most that), and every event of the run is
-            // later than it, so `refile` can file them.
+            // later than it. For the same reason `refile` may later move
+            // `last` anywhere in [lo, hi): the buckets stay valid.
             if self.rec_base != 0 {
                 // These are the next events handed out (with any scheduled
                 // meanwhile): fetching their records now overlaps the
