@@ -261,10 +261,19 @@ impl Simulation {
         }
     }
 
-    /// Job `j` leaves station `s` and moves on.
-    #[inline]
+    /// Job `j` leaves station `s` and moves on. Inlined at its callers as
+    /// the fork test and one call: a sub-job's move then costs one call
+    /// (the one it needs), not a call through a function that also holds
+    /// the plain path's code and saves its registers.
+    #[inline(always)]
     pub(super) fn leave(&mut self, j: u32, s: u32) {
-        self.leave_hot(j, s);
+        // SAFETY: job ids only come from the slab's allocator and the slab
+        // never shrinks.
+        if unsafe { self.jobs.get_unchecked(j as usize) }.fork != NONE {
+            self.sub_leave(j, s);
+        } else {
+            self.plain_leave(j, s);
+        }
     }
 
     /// [`Simulation::leave`], inlined into the hot event handlers.
@@ -278,6 +287,19 @@ impl Simulation {
             self.sub_leave(j, s);
             return;
         }
+        self.move_on(j, s);
+    }
+
+    /// Job `j`, not a fork sub-job, leaves station `s` and moves on.
+    #[inline(never)]
+    fn plain_leave(&mut self, j: u32, s: u32) {
+        self.move_on(j, s);
+    }
+
+    /// The move of a job that is not a fork sub-job: its route's next
+    /// target, then there.
+    #[inline(always)]
+    fn move_on(&mut self, j: u32, s: u32) {
         let to = self.next_target(j, s);
         self.goto(j, s, to);
     }
