@@ -95,7 +95,8 @@ impl Simulation {
         };
         let sub = if fixed {
             SubRoute::Fixed
-        } else if let Route::Prob { .. } = self.classes[self.jobs[j as usize].class as usize].route {
+        } else if let Route::Prob { .. } = self.classes[self.jobs[j as usize].class as usize].route
+        {
             SubRoute::Rows
         } else {
             SubRoute::Join
