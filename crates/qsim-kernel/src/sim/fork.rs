@@ -25,7 +25,10 @@ pub(super) struct ForkRt {
 }
 
 /// A fork in progress: the parent waits at the join for its sub-jobs.
+/// Aligned to 32 bytes (its fields take 26): every visit of a sub-job
+/// finds its record by index, and a power-of-two size makes that a shift.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(32))]
 pub(super) struct ForkRec {
     pub(super) parent: u32,
     /// The fork station: where the parent stands for region accounting.
