@@ -303,25 +303,37 @@ impl Simulation {
     /// cpu station: they share it with the jobs there (PS), so the jobs in
     /// service are re-timed at the new share.
     fn latch_cpu_burn(&mut self, s: usize, delta: i32) {
-        let Kind::Latch(l) = &self.stations[s].kind else {
-            return;
-        };
-        let Some(cpu) = l.cpu else {
-            return;
-        };
+        if let Kind::Latch(l) = &self.stations[s].kind
+            && let Some(cpu) = l.cpu
+        {
+            self.cpu_burn(cpu, delta);
+        }
+    }
+
+    /// [`Simulation::latch_cpu_burn`] on spin cpu `cpu`, known to the
+    /// caller; true when the cpu is steady afterwards (direct mode within
+    /// its servers: every thread there runs at full speed, and nothing
+    /// needs re-timing). Inlined: it runs at the start and the end of every
+    /// critical section.
+    #[inline(always)]
+    fn cpu_burn(&mut self, cpu: usize, delta: i32) -> bool {
         let now = self.now;
         let st = &mut self.stations[cpu];
         let Kind::V(vc) = &mut st.kind else {
-            return;
+            return false;
         };
         vc.advance(now);
         st.stats.acc(now);
         vc.spinners = vc.spinners.wrapping_add_signed(delta);
         st.stats.busy = vc.busy();
-        if !vc.dirty && !vc.steady(st.stats.n) {
+        if vc.steady(st.stats.n) {
+            return true;
+        }
+        if !vc.dirty {
             vc.dirty = true;
             self.dirty.push(cpu as u32);
         }
+        false
     }
 
     /// A thread's share of a core on latch `s`'s cpu, the thread being one
@@ -518,7 +530,15 @@ impl Simulation {
     /// `latch_retime_cs`).
     fn latch_start_cs(&mut self, j: u32, s: usize) {
         let now = self.now;
-        self.latch_cpu_burn(s, 1);
+        let Kind::Latch(l) = &self.stations[s].kind else {
+            return;
+        };
+        let plain = l.speed.is_none();
+        // The holder's thread starts running on the cpu.
+        let steady = match l.cpu {
+            Some(cpu) => self.cpu_burn(cpu, 1),
+            None => false,
+        };
         let st = &mut self.stations[s];
         let Kind::Latch(l) = &mut st.kind else {
             return;
@@ -531,7 +551,13 @@ impl Simulation {
             Some(_) => d * st.inv_mean[class],
             None => d,
         };
-        let rate = self.latch_cs_rate(s);
+        // Steady: the holder runs at full speed (what `latch_cs_rate`
+        // finds, without looking at the cpu again).
+        let rate = if steady && plain {
+            1.0
+        } else {
+            self.latch_cs_rate(s)
+        };
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };
@@ -674,6 +700,7 @@ impl Simulation {
         l.held = l.spin.is_none() && !l.sleepers.is_empty();
         st.stats.busy = u32::from(l.held);
         Simulation::record_departure(&mut st.stats, &self.jobs[j as usize], now);
+        let cpu = l.cpu;
         let mut woken = 0;
         match &l.spin {
             None => {
@@ -700,8 +727,10 @@ impl Simulation {
             }
         }
         // The holder's thread leaves the cpu; woken ones come onto it.
-        if woken != 1 {
-            self.latch_cpu_burn(s, woken - 1);
+        if woken != 1
+            && let Some(cpu) = cpu
+        {
+            self.cpu_burn(cpu, woken - 1);
         }
         self.latch_schedule_wait_soon(s);
         self.leave(j, s as u32);
