@@ -104,6 +104,42 @@ impl VClock {
 }
 
 impl Simulation {
+    /// Job `j` (already marked as arrived) joins spin cpu `s` in direct
+    /// mode: it enters service at once, at full speed (see `flush`), done
+    /// after its work. `vclock_arrive` without the clock, which stands
+    /// still in direct mode.
+    #[inline(never)]
+    pub(super) fn direct_arrive(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::V(vc) = &mut st.kind else {
+            return;
+        };
+        let job = &mut self.jobs[j as usize];
+        let class = job.class as usize;
+        // A job back from the cpu's latch comes at the instant the
+        // holder's thread left, when the areas were integrated last:
+        // integrating over no time would add nothing.
+        if st.stats.last != now {
+            st.stats.acc(now);
+        }
+        st.stats.n += 1;
+        if let Some(pc) = &mut st.per_class {
+            pc.acc(now, st.stats.busy);
+            pc.arrive(class, now, true);
+        }
+        job.t_start = now;
+        let w = st.service[class].sample(&mut st.rng);
+        let t = later(now, w);
+        let i = vc.take_slot(j, t);
+        self.fel.push(t, ev(EV_VDONE, s as u32, i | DIRECT));
+        st.stats.busy = vc.busy();
+        if !vc.dirty && !vc.steady(st.stats.n) {
+            vc.dirty = true;
+            self.dirty.push(s as u32);
+        }
+    }
+
     /// A completion in direct mode: the job in slot `i`, if it is due now
     /// (else the event is stale: the station left direct mode, or the slot
     /// went to another job, since it was scheduled). Only a job due now

@@ -322,8 +322,16 @@ impl Simulation {
         let Kind::V(vc) = &mut st.kind else {
             return false;
         };
-        vc.advance(now);
-        st.stats.acc(now);
+        // In direct mode the clock stands still (its rate is 0), and
+        // integrating over no time adds nothing: both are skipped when
+        // they would change nothing (the holder of a section that a cpu
+        // completion has just started).
+        if !vc.direct {
+            vc.advance(now);
+        }
+        if st.stats.last != now {
+            st.stats.acc(now);
+        }
         vc.spinners = vc.spinners.wrapping_add_signed(delta);
         st.stats.busy = vc.busy();
         if vc.steady(st.stats.n) {
@@ -551,13 +559,19 @@ impl Simulation {
             Some(_) => d * st.inv_mean[class],
             None => d,
         };
-        // Steady: the holder runs at full speed (what `latch_cs_rate`
-        // finds, without looking at the cpu again).
-        let rate = if steady && plain {
-            1.0
-        } else {
-            self.latch_cs_rate(s)
-        };
+        if steady && plain {
+            // The holder runs at full speed (what `latch_cs_rate` finds,
+            // without looking at the cpu again): done after its work.
+            l.cs_job = j;
+            l.cs_work = work;
+            l.cs_rate = 1.0;
+            l.cs_since = now;
+            l.cs_version = l.cs_version.wrapping_add(1);
+            self.fel
+                .push(later(now, work), ev(EV_LATCH_DONE, s as u32, l.cs_version));
+            return;
+        }
+        let rate = self.latch_cs_rate(s);
         let Kind::Latch(l) = &mut self.stations[s].kind else {
             return;
         };

@@ -153,6 +153,10 @@ impl Simulation {
         let Kind::V(vc) = &mut st.kind else {
             return;
         };
+        if vc.direct {
+            self.direct_arrive(j, s);
+            return;
+        }
         let job = &mut self.jobs[j as usize];
         let class = job.class as usize;
         vc.advance(now);
@@ -166,23 +170,19 @@ impl Simulation {
         if served {
             job.t_start = now;
             let w = st.service[class].sample(&mut st.rng);
-            if vc.direct {
-                // Full speed (see `flush`): done after its work.
-                vc.start_direct(&mut self.fel, s as u32, j, later(now, w));
+            let w = if vc.speed.is_some() {
+                w * st.inv_mean[class]
             } else {
-                let w = if vc.speed.is_some() {
-                    w * st.inv_mean[class]
-                } else {
-                    w
-                };
-                vc.insvc.push(vc.v + w, j);
-            }
+                w
+            };
+            vc.insvc.push(vc.v + w, j);
             st.stats.busy = vc.busy();
         } else {
             let prio = self.classes[class].priority;
             st.waiting.push(j, prio);
         }
-        if !vc.dirty && !vc.steady(st.stats.n) {
+        // Off direct mode the station is never steady.
+        if !vc.dirty {
             vc.dirty = true;
             self.dirty.push(s as u32);
         }
