@@ -311,16 +311,17 @@ impl Simulation {
     }
 
     /// [`Simulation::latch_cpu_burn`] on spin cpu `cpu`, known to the
-    /// caller; true when the cpu is steady afterwards (direct mode within
-    /// its servers: every thread there runs at full speed, and nothing
-    /// needs re-timing). Inlined: it runs at the start and the end of every
-    /// critical section.
+    /// caller; returns a thread's share of a core there afterwards (what
+    /// `latch_thread_share` finds: 1 when the cpu is steady, in direct
+    /// mode within its servers, where nothing needs re-timing). Inlined: it
+    /// runs at the start and the end of every critical section, and the
+    /// end has no use for the share.
     #[inline(always)]
-    fn cpu_burn(&mut self, cpu: usize, delta: i32) -> bool {
+    fn cpu_burn(&mut self, cpu: usize, delta: i32) -> f64 {
         let now = self.now;
         let st = &mut self.stations[cpu];
         let Kind::V(vc) = &mut st.kind else {
-            return false;
+            return 1.0;
         };
         // In direct mode the clock stands still (its rate is 0), and
         // integrating over no time adds nothing: both are skipped when
@@ -335,13 +336,14 @@ impl Simulation {
         vc.spinners = vc.spinners.wrapping_add_signed(delta);
         st.stats.busy = vc.busy();
         if vc.steady(st.stats.n) {
-            return true;
+            return 1.0;
         }
         if !vc.dirty {
             vc.dirty = true;
             self.dirty.push(cpu as u32);
         }
-        false
+        let g = vc.per_job(st.stats.n, st.stats.n);
+        if g > 0.0 { g } else { 1.0 }
     }
 
     /// A thread's share of a core on latch `s`'s cpu, the thread being one
@@ -375,8 +377,17 @@ impl Simulation {
                 stats,
                 ..
             } => {
-                let g = vc.per_job(stats.n, stats.n);
-                if g > 0.0 { g } else { 1.0 }
+                // `flush` has just worked the share out: 1 in direct mode
+                // (every thread at full speed), else the clock's rate when
+                // every job is in service (PS).
+                if vc.direct {
+                    1.0
+                } else if vc.insvc.len() as u32 == stats.n && vc.g > 0.0 {
+                    vc.g
+                } else {
+                    let g = vc.per_job(stats.n, stats.n);
+                    if g > 0.0 { g } else { 1.0 }
+                }
             }
             _ => return,
         };
@@ -541,11 +552,10 @@ impl Simulation {
         let Kind::Latch(l) = &self.stations[s].kind else {
             return;
         };
-        let plain = l.speed.is_none();
         // The holder's thread starts running on the cpu.
-        let steady = match l.cpu {
+        let share = match l.cpu {
             Some(cpu) => self.cpu_burn(cpu, 1),
-            None => false,
+            None => 1.0,
         };
         let st = &mut self.stations[s];
         let Kind::Latch(l) = &mut st.kind else {
@@ -555,25 +565,10 @@ impl Simulation {
         job.t_start = now;
         let class = job.class as usize;
         let d = st.service[class].sample(&mut st.rng);
-        let work = match &l.speed {
-            Some(_) => d * st.inv_mean[class],
-            None => d,
-        };
-        if steady && plain {
-            // The holder runs at full speed (what `latch_cs_rate` finds,
-            // without looking at the cpu again): done after its work.
-            l.cs_job = j;
-            l.cs_work = work;
-            l.cs_rate = 1.0;
-            l.cs_since = now;
-            l.cs_version = l.cs_version.wrapping_add(1);
-            self.fel
-                .push(later(now, work), ev(EV_LATCH_DONE, s as u32, l.cs_version));
-            return;
-        }
-        let rate = self.latch_cs_rate(s);
-        let Kind::Latch(l) = &mut self.stations[s].kind else {
-            return;
+        // The speed of `latch_cs_rate`, with the share known.
+        let (work, rate) = match &l.speed {
+            Some(sp) => (d * st.inv_mean[class], sp.rate(st.stats.n) * share),
+            None => (d, share),
         };
         l.cs_job = j;
         l.cs_work = work;

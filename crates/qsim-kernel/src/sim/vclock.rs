@@ -261,9 +261,16 @@ impl Simulation {
             vc.dirty = false;
             if !vc.latches.is_empty() {
                 self.spin_dirty.push(s);
-                // Only a spin cpu has a direct mode.
-                if vc.direct_ok && vc.switch_mode(&mut self.fel, s, now, st.stats.n) {
-                    continue;
+                // Only a spin cpu has a direct mode. Mostly it stays in
+                // its mode, in which case `switch_mode` has nothing to do.
+                if vc.direct_ok {
+                    let fits = st.stats.n + vc.spinners <= vc.c;
+                    if vc.direct && fits {
+                        continue;
+                    }
+                    if (vc.direct || fits) && vc.switch_mode(&mut self.fel, s, now, st.stats.n) {
+                        continue;
+                    }
                 }
             }
             // The clock was advanced to `now` when the population changed.
