@@ -7,8 +7,8 @@
 //! to the functions around the event loop changes how the compiler lays
 //! the plain loop out.
 
-use super::event::{EV_VDONE, NONE, ev, later};
-use super::vclock::{DIRECT, VClock, VMode};
+use super::event::{EV_PSDONE, EV_VDONE, NONE, ev, later};
+use super::vclock::{VClock, VMode};
 use super::{Kind, Simulation};
 use crate::fel::Fel;
 
@@ -36,7 +36,7 @@ impl VClock {
     #[inline(never)]
     pub(super) fn start_direct(&mut self, fel: &mut Fel, s: u32, j: u32, t: f64) {
         let i = self.take_slot(j, t);
-        fel.push(t, ev(EV_VDONE, s, i | DIRECT));
+        fel.push(t, ev(EV_PSDONE, s, i));
     }
 
     /// Enters or leaves direct mode as `n` jobs and the latch threads fit
@@ -70,7 +70,7 @@ impl VClock {
             self.advance(now);
             if self.pending {
                 fel.cancel(self.pend_t, ev(EV_VDONE, s, self.version));
-                self.version = self.version.wrapping_add(1) & !DIRECT;
+                self.version = self.version.wrapping_add(1);
                 self.pending = false;
             }
             self.direct = true;
@@ -132,7 +132,7 @@ impl Simulation {
         let w = st.service[class].sample(&mut st.rng);
         let t = later(now, w);
         let i = vc.take_slot(j, t);
-        self.fel.push(t, ev(EV_VDONE, s as u32, i | DIRECT));
+        self.fel.push(t, ev(EV_PSDONE, s as u32, i));
         st.stats.busy = vc.busy();
         if !vc.dirty && !vc.steady(st.stats.n) {
             vc.dirty = true;

@@ -12,12 +12,6 @@ use super::waiting::TagHeap;
 use super::{Kind, Simulation};
 use crate::network::Speed;
 
-/// Marks a direct-mode completion in an `EV_VDONE` event: its operand is
-/// then the job's slot (see `VClock::slots`), else the station's version,
-/// which stays below this bit. One event kind keeps the event loop's
-/// dispatch as it is.
-pub(super) const DIRECT: u32 = 1 << 31;
-
 /// Direct mode's (completion time, job) slots and the free ones.
 pub(super) type DirectSlots = (Vec<(f64, u32)>, Vec<u32>);
 
@@ -188,18 +182,10 @@ impl Simulation {
         }
     }
 
-    /// A virtual-clock completion (stale when the version moved on), or
-    /// a direct-mode one (see `direct`).
+    /// A virtual-clock completion (stale when the version moved on).
+    /// Direct-mode completions are events of their own (`EV_PSDONE`, see
+    /// `direct`), so the clock's completions never test for them.
     pub(super) fn on_vdone(&mut self, s: usize, version: u32) {
-        // A direct-mode completion (it never matches the version, which
-        // stays below the mark). Tested first, apart from the stale test
-        // below: that one is data-dependent (a re-timed clock leaves its
-        // old completion behind), and a test nested in it cost the speed-
-        // curve stations 5% in branch mispredictions.
-        if version & DIRECT != 0 {
-            self.on_psdone(s, version & !DIRECT);
-            return;
-        }
         let now = self.now;
         let st = &mut self.stations[s];
         let Kind::V(vc) = &mut st.kind else {
@@ -278,7 +264,7 @@ impl Simulation {
             let Some(tag) = vc.insvc.min_tag() else {
                 if vc.pending {
                     self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
-                    vc.version = vc.version.wrapping_add(1) & !DIRECT;
+                    vc.version = vc.version.wrapping_add(1);
                     vc.pending = false;
                 }
                 // Empty: rebase the clock so it never grows large.
@@ -297,7 +283,7 @@ impl Simulation {
             if vc.pending {
                 self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
             }
-            vc.version = vc.version.wrapping_add(1) & !DIRECT;
+            vc.version = vc.version.wrapping_add(1);
             vc.pending = true;
             vc.pend_tag = tag;
             vc.pend_g = g;
