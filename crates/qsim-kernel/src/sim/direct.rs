@@ -107,8 +107,9 @@ impl Simulation {
     /// Job `j` (already marked as arrived) joins spin cpu `s` in direct
     /// mode: it enters service at once, at full speed (see `flush`), done
     /// after its work. `vclock_arrive` without the clock, which stands
-    /// still in direct mode.
-    #[inline(never)]
+    /// still in direct mode. Inlined there: speed-curve stations only
+    /// pay the test for direct mode.
+    #[inline(always)]
     pub(super) fn direct_arrive(&mut self, j: u32, s: usize) {
         let now = self.now;
         let st = &mut self.stations[s];

@@ -514,7 +514,7 @@ impl Simulation {
             // Uncontended: take it at once (no hand-off).
             l.held = true;
             st.stats.busy = 1;
-            self.latch_start_cs(j, s);
+            self.start_cs(j, s);
             return;
         }
         self.latch_retime_cs(s);
@@ -548,6 +548,13 @@ impl Simulation {
     /// rate(n); it is re-timed whenever its speed changes (see
     /// `latch_retime_cs`).
     fn latch_start_cs(&mut self, j: u32, s: usize) {
+        self.start_cs(j, s);
+    }
+
+    /// [`Simulation::latch_start_cs`], inlined into `latch_arrive`, where
+    /// most sections start (the latch found free).
+    #[inline(always)]
+    fn start_cs(&mut self, j: u32, s: usize) {
         let now = self.now;
         let Kind::Latch(l) = &self.stations[s].kind else {
             return;
