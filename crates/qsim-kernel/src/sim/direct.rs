@@ -167,13 +167,12 @@ impl Simulation {
         vc.ds.1.push(i);
         vc.dn -= 1;
         st.stats.acc(now);
-        st.stats.n -= 1;
-        let job = &self.jobs[j as usize];
-        Simulation::record_departure(&mut st.stats, job, now);
-        if let Some(pc) = &mut st.per_class {
-            pc.acc(now, st.stats.busy);
-            pc.depart(job.class as usize, now, job.t_arr, job.t_start);
-        }
+        Simulation::depart_counts(
+            &mut st.stats,
+            &mut st.per_class,
+            &self.jobs[j as usize],
+            now,
+        );
         st.stats.busy = vc.busy();
         if !vc.dirty && !vc.steady(st.stats.n) {
             vc.dirty = true;

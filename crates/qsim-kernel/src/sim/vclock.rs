@@ -203,13 +203,12 @@ impl Simulation {
         vc.v = tag;
         vc.last = now;
         st.stats.acc(now);
-        st.stats.n -= 1;
-        let job = &self.jobs[j as usize];
-        Simulation::record_departure(&mut st.stats, job, now);
-        if let Some(pc) = &mut st.per_class {
-            pc.acc(now, st.stats.busy);
-            pc.depart(job.class as usize, now, job.t_arr, job.t_start);
-        }
+        Simulation::depart_counts(
+            &mut st.stats,
+            &mut st.per_class,
+            &self.jobs[j as usize],
+            now,
+        );
         if vc.mode == VMode::Queue
             && let Some(nx) = st.waiting.pop()
         {
