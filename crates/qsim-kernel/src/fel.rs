@@ -34,11 +34,17 @@
 //!
 //! - a lone event is handed out at once (its time becomes `last`);
 //! - a bucket of at most [`RUN_MAX`] events becomes `cur` as a sorted
-//!   *run* (a counting sort on the next byte, then an insertion sort),
-//!   with `hi` the end of the bucket's range. Events scheduled before
-//!   `hi` (a short service while a million users think) join the run in
-//!   order, next to its front, instead of going through the buckets; a
-//!   run that such pushes grow to [`RUN_GROW`] goes back to the buckets;
+//!   *run* (a counting sort on the next byte, then an insertion sort; an
+//!   insertion sort alone for a few), with `hi` the end of the bucket's
+//!   range. Events scheduled before `hi` (a short service while a
+//!   million users think) join the run in order, shifting the nearer end
+//!   of it, instead of going through the buckets. A run is the wrong
+//!   place for them when they keep landing deep inside it (hundreds of
+//!   short events pending, each scheduling the next a little ahead of
+//!   now): once their shifts add up to [`DEBT_PER_EVENT`] per event in
+//!   the run, or the run has grown to [`RUN_GROW`], it goes back to the
+//!   buckets, filed relative to the last event handed out, so the events
+//!   due soon spread over the lowest levels and the next runs are short;
 //! - a larger bucket moves its earliest events to `cur` and the rest one
 //!   level down or more, relative to their earliest time.
 //!
@@ -108,6 +114,11 @@ const RUN_MAX: usize = 256;
 /// the buckets.
 const RUN_GROW: usize = 2 * RUN_MAX;
 
+/// A run in `cur` goes back to the buckets once pushes into it have
+/// shifted this many entries per event it holds: filing them costs about
+/// as much as these shifts did.
+const DEBT_PER_EVENT: usize = 4;
+
 /// Writes `src` into the empty `out` sorted by time, FIFO among equal
 /// times, when its times spread over byte `shift / 8`: a counting sort on
 /// that byte (stable), then an insertion sort for the lower bytes, which
@@ -137,16 +148,26 @@ fn sort_run(src: &[Entry], out: &mut Vec<Entry>, shift: u32) -> bool {
         out[*k as usize] = *e;
         *k += 1;
     }
-    for k in 1..out.len() {
-        let x = out[k];
+    insertion_sort(out);
+    true
+}
+
+/// A bucket of at most this many events becomes a run sorted by
+/// insertion alone.
+const SHORT_RUN: usize = 16;
+
+/// Sorts `v` by time, stably (FIFO among equal times): fast when few
+/// entries are out of place, or when there are few.
+fn insertion_sort(v: &mut [Entry]) {
+    for k in 1..v.len() {
+        let x = v[k];
         let mut j = k;
-        while j > 0 && out[j - 1].t > x.t {
-            out[j] = out[j - 1];
+        while j > 0 && v[j - 1].t > x.t {
+            v[j] = v[j - 1];
             j -= 1;
         }
-        out[j] = x;
+        v[j] = x;
     }
-    true
 }
 
 /// The radix-heap layout (see the module docs).
@@ -171,6 +192,11 @@ struct Radix {
     /// Every event in `cur` is due before `hi`, every one in the buckets
     /// at or after it; `last < hi`.
     hi: u64,
+    /// Time bits of the last event handed out (0 before the first and
+    /// after a rebuild: a lower bound all the same).
+    now: u64,
+    /// Entries shifted by pushes into the run in `cur` since it was formed.
+    debt: usize,
     len: usize,
     /// Where the records named by an event's operand `b` live (address of
     /// record 0 and bytes per record; 0 when not set): see
@@ -189,6 +215,8 @@ impl Default for Radix {
             words: 0,
             last: 0,
             hi: 1,
+            now: 0,
+            debt: 0,
             len: 0,
             rec_base: 0,
             rec_size: 0,
@@ -226,15 +254,6 @@ impl Radix {
                 return;
             }
         }
-        let live = self.cur.len() - self.head;
-        if live >= RUN_GROW && self.cur[self.head].t > self.last {
-            // A run that pushes keep landing in (many short events in
-            // flight): back to the buckets, where a push costs the same
-            // however many are pending.
-            self.dissolve();
-            self.place(e);
-            return;
-        }
         // The first event due after `e`: scanned from the front, where an
         // event scheduled a short time ahead belongs, then by bisection.
         // The last event of `cur` is due after `e`: the scan stops there.
@@ -247,10 +266,13 @@ impl Radix {
                 break;
             }
         }
-        if h > 0 {
-            // The slots before `head` are free: shift the earlier events
-            // one slot towards the front.
-            if pos - h < 8 {
+        // Shift the shorter side: the events before `pos` one slot towards
+        // the front when the slots before `head` are free, else those
+        // from `pos` on one slot towards the back.
+        let front = pos - h;
+        let back = self.cur.len() - pos;
+        let shifted = if h > 0 && front <= back {
+            if front < 8 {
                 for k in h..pos {
                     self.cur[k - 1] = self.cur[k];
                 }
@@ -259,23 +281,49 @@ impl Radix {
             }
             self.head = h - 1;
             self.cur[pos - 1] = e;
+            front
         } else {
             self.cur.insert(pos, e);
+            back
+        };
+        self.debt += shifted;
+        let live = self.cur.len() - self.head;
+        if self.debt > DEBT_PER_EVENT * live || live >= RUN_GROW {
+            self.refile();
         }
     }
 
-    /// Files the events of `cur` (all later than `last`) into the buckets,
-    /// in order, and empties it.
+    /// Sends a run that pushes keep landing inside back to the buckets,
+    /// filed relative to the last event handed out rather than to the
+    /// start of the run's range: events due soon (the ones those pushes
+    /// are next to) then spread over the lowest levels, where a push is
+    /// an append, and a later run covers a range too short for most of
+    /// them. The events at the new `last` stay in `cur`.
     #[cold]
-    fn dissolve(&mut self) {
+    fn refile(&mut self) {
+        self.debt = 0;
+        // A lower bound of every pending event and of every push to come
+        // (the kernel never schedules before the last event handed out),
+        // inside the run's range [old last + 1, hi): the buckets keep
+        // their places relative to it, as when the run was formed.
+        let base = self.now.min(self.cur[self.head].t);
+        if base <= self.last {
+            return;
+        }
+        self.last = base;
+        self.hi = base + 1;
         let run = std::mem::take(&mut self.cur);
-        for &x in &run[self.head..] {
+        let mut keep = self.head;
+        while keep < run.len() && run[keep].t == base {
+            keep += 1;
+        }
+        for &x in &run[keep..] {
             self.place(x);
         }
         self.cur = run;
-        self.cur.clear();
+        self.cur.truncate(keep);
+        self.cur.drain(..self.head);
         self.head = 0;
-        self.hi = self.last + 1;
     }
 
     /// Files an event later than `last` into its bucket.
@@ -365,7 +413,8 @@ impl Radix {
             // bucket keeps its place relative to it (above byte d it
             // agrees with the old `last`, and byte d is v - 1, where the
             // old one read at most that), and every event of the run is
-            // later than it, so `dissolve` can file them.
+            // later than it. For the same reason `refile` may later move
+            // `last` anywhere in [lo, hi): the buckets stay valid.
             if self.rec_base != 0 {
                 // These are the next events handed out (with any scheduled
                 // meanwhile): fetching their records now overlaps the
@@ -374,11 +423,17 @@ impl Radix {
                     self.prefetch(e.ev);
                 }
             }
+            self.debt = 0;
             let shift = 8 * d as u32;
             let lo = ((self.last >> shift >> 8 << 8) | (i & 0xFF) as u64) << shift;
             self.last = lo - 1;
             self.hi = lo.saturating_add(1 << shift);
-            if !sort_run(&src, &mut self.cur, shift - 8) {
+            if src.len() <= SHORT_RUN {
+                // Too few for the counting pass, whose 256 counters cost
+                // more than sorting them outright, in place.
+                insertion_sort(&mut src);
+                std::mem::swap(&mut self.cur, &mut src);
+            } else if !sort_run(&src, &mut self.cur, shift - 8) {
                 src.sort_by_key(|e| e.t);
                 std::mem::swap(&mut self.cur, &mut src);
             }
@@ -476,6 +531,7 @@ impl Radix {
             self.take_earliest()?
         };
         self.len -= 1;
+        self.now = e.t;
         Some(e)
     }
 
@@ -496,6 +552,8 @@ impl Radix {
         self.len = 0;
         self.last = 0;
         self.hi = 1;
+        self.now = 0;
+        self.debt = 0;
     }
 }
 

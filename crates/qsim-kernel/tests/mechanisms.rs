@@ -573,6 +573,65 @@ fn routed_sub_jobs_give_the_max_of_hypoexponentials() {
     close("join throughput", r.stations[4].throughput_per_s, 1.0, 0.01);
 }
 
+/// E[max of k independent Exp(a) + Exp(b)]: the hypoexponential's CDF is
+/// F(x) = 1 − (a·e^(−x/a) − b·e^(−x/b))/(a − b), and E = ∫ (1 − F(x)^k) dx
+/// by Simpson's rule on [0, 40 (a + b)] (the integrand is negligible
+/// beyond).
+fn max_of_hypoexponentials(k: u32, a: f64, b: f64) -> f64 {
+    let cdf = |x: f64| 1.0 - (a * (-x / a).exp() - b * (-x / b).exp()) / (a - b);
+    let g = |x: f64| 1.0 - cdf(x).powi(k as i32);
+    let (steps, end) = (40_000, 40.0 * (a + b));
+    let h = end / f64::from(steps);
+    let mut sum = g(0.0) + g(end);
+    for i in 1..steps {
+        sum += g(f64::from(i) * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
+    }
+    sum * h / 3.0
+}
+
+#[test]
+fn sub_jobs_loop_on_drawn_rows_and_join_from_a_station_without_one() {
+    // Each sub-job serves Exp(m1) at d1 or d2 and goes round again with
+    // probability q (a drawn two-way row): a geometric number of Exp(m1)
+    // is Exp(m1 / (1 − q)). Then `second` (Exp(m2)), which has no row for
+    // the class: the sub-job goes straight to its join. So the parent
+    // waits for the slowest of k Exp(m1 / (1 − q)) + Exp(m2).
+    let (k, m1, q, m2) = (4u32, 0.1, 0.5, 0.5);
+    let mut spec = routed_fork(k, m1, m2);
+    if let Routing::Probabilistic { from, .. } = &mut spec.classes[0].routing {
+        from[1] = vec![(Target::Station(1), q), (Target::Station(3), 1.0 - q)];
+        from[2] = vec![(Target::Station(2), q), (Target::Station(3), 1.0 - q)];
+        from[3] = Vec::new();
+    }
+    let exact = max_of_hypoexponentials(k, m1 / (1.0 - q), m2);
+    let r = run_net(spec, 8, 50_000);
+    let rt = r.system.response_time_s;
+    // 4 × the 95% half-width: a miss by chance is far rarer than 1 in 10^4.
+    assert!(
+        (rt.mean - exact).abs() <= 4.0 * rt.ci95,
+        "mean response {} ± {} vs exact {exact}",
+        rt.mean,
+        rt.ci95
+    );
+    // Visits per second (λ = 1): 1 / (1 − q) per sub-job at d1 or d2 (two
+    // of the k sub-jobs go to each), one at `second`, one parent at the join.
+    let visits = [
+        (1, f64::from(k / 2) / (1.0 - q)),
+        (2, f64::from(k / 2) / (1.0 - q)),
+        (3, f64::from(k)),
+        (4, 1.0),
+    ];
+    for (s, exact) in visits {
+        let x = r.stations[s].throughput_per_s;
+        assert!(
+            (x.mean - exact).abs() <= 4.0 * x.ci95,
+            "station {s} throughput {} ± {} vs exact {exact}",
+            x.mean,
+            x.ci95
+        );
+    }
+}
+
 #[test]
 fn sub_job_rows_must_end_at_the_join() {
     // A row of a station reached by sub-jobs may not lead to the sink.

@@ -88,8 +88,7 @@ impl Simulation {
     fn target_after(&mut self, j: u32, s: u32) -> u32 {
         let fork = self.jobs[j as usize].fork;
         if fork != NONE {
-            let join = self.forks[fork as usize].join;
-            return self.sub_target(j, s, join);
+            return self.sub_target(j, s);
         }
         self.next_target(j, s)
     }

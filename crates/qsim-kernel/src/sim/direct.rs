@@ -7,8 +7,8 @@
 //! to the functions around the event loop changes how the compiler lays
 //! the plain loop out.
 
-use super::event::{EV_VDONE, NONE, ev, later};
-use super::vclock::{DIRECT, VClock, VMode};
+use super::event::{EV_PSDONE, EV_VDONE, NONE, ev, later};
+use super::vclock::{VClock, VMode};
 use super::{Kind, Simulation};
 use crate::fel::Fel;
 
@@ -36,7 +36,7 @@ impl VClock {
     #[inline(never)]
     pub(super) fn start_direct(&mut self, fel: &mut Fel, s: u32, j: u32, t: f64) -> u32 {
         let i = self.take_slot(j, t);
-        fel.push(t, ev(EV_VDONE, s, i | DIRECT));
+        fel.push(t, ev(EV_PSDONE, s, i));
         i
     }
 
@@ -78,7 +78,7 @@ impl VClock {
             self.advance(now);
             if self.pending {
                 fel.cancel(self.pend_t, ev(EV_VDONE, s, self.version));
-                self.version = self.version.wrapping_add(1) & !DIRECT;
+                self.version = self.version.wrapping_add(1);
                 self.pending = false;
             }
             self.direct = true;
@@ -112,6 +112,43 @@ impl VClock {
 }
 
 impl Simulation {
+    /// Job `j` (already marked as arrived) joins spin cpu `s` in direct
+    /// mode: it enters service at once, at full speed (see `flush`), done
+    /// after its work. `vclock_arrive` without the clock, which stands
+    /// still in direct mode. Inlined there: speed-curve stations only
+    /// pay the test for direct mode.
+    #[inline(always)]
+    pub(super) fn direct_arrive(&mut self, j: u32, s: usize) {
+        let now = self.now;
+        let st = &mut self.stations[s];
+        let Kind::V(vc) = &mut st.kind else {
+            return;
+        };
+        let job = &mut self.jobs[j as usize];
+        let class = job.class as usize;
+        // A job back from the cpu's latch comes at the instant the
+        // holder's thread left, when the areas were integrated last:
+        // integrating over no time would add nothing.
+        if st.stats.last != now {
+            st.stats.acc(now);
+        }
+        st.stats.n += 1;
+        if let Some(pc) = &mut st.per_class {
+            pc.acc(now, st.stats.busy);
+            pc.arrive(class, now, true);
+        }
+        job.t_start = now;
+        let w = st.service[class].sample(&mut st.rng);
+        let t = later(now, w);
+        let i = vc.take_slot(j, t);
+        self.fel.push(t, ev(EV_PSDONE, s as u32, i));
+        st.stats.busy = vc.busy();
+        if !vc.dirty && !vc.steady(st.stats.n) {
+            vc.dirty = true;
+            self.dirty.push(s as u32);
+        }
+    }
+
     /// A completion in direct mode: the job in slot `i`, if it is due now
     /// (else the event is stale: the station left direct mode, or the slot
     /// went to another job, since it was scheduled). Only a job due now
@@ -145,13 +182,12 @@ impl Simulation {
         vc.ds.1.push(i);
         vc.dn -= 1;
         st.stats.acc(now);
-        st.stats.n -= 1;
-        let job = &self.jobs[j as usize];
-        Simulation::record_departure(&mut st.stats, job, now);
-        if let Some(pc) = &mut st.per_class {
-            pc.acc(now, st.stats.busy);
-            pc.depart(job.class as usize, now, job.t_arr, job.t_start);
-        }
+        Simulation::depart_counts(
+            &mut st.stats,
+            &mut st.per_class,
+            &self.jobs[j as usize],
+            now,
+        );
         st.stats.busy = vc.busy();
         if !vc.dirty && !vc.steady(st.stats.n) {
             vc.dirty = true;

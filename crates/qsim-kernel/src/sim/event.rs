@@ -26,6 +26,7 @@ pub(super) const EV_SCHEDULE: u64 = 13; // a = schedule, b = step: a population 
 pub(super) const EV_SCHED_ARRIVAL: u64 = 14; // a = schedule: an arrival of a rate-scheduled class
 pub(super) const EV_TRACE: u64 = 15; // b = version: a trace interval boundary
 pub(super) const EV_ARRIVAL_AT: u64 = 16; // a = class, b = station: an arrival of a class whose route is that one station
+pub(super) const EV_PSDONE: u64 = 17; // a = station, b = slot: a completion at a spin cpu in direct mode
 
 #[inline(always)]
 pub(super) fn ev(kind: u64, a: u32, b: u32) -> u64 {

@@ -2,7 +2,7 @@
 //! them (all, or a quorum).
 
 use super::event::NONE;
-use super::routing::Route;
+use super::routing::{Route, SubRoute};
 use super::{Kind, Simulation};
 use crate::dist::unit;
 use crate::network::{ForkSpec, Spread};
@@ -25,7 +25,10 @@ pub(super) struct ForkRt {
 }
 
 /// A fork in progress: the parent waits at the join for its sub-jobs.
+/// Aligned to 32 bytes (its fields take 26): every visit of a sub-job
+/// finds its record by index, and a power-of-two size makes that a shift.
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(32))]
 pub(super) struct ForkRec {
     pub(super) parent: u32,
     /// The fork station: where the parent stands for region accounting.
@@ -35,6 +38,10 @@ pub(super) struct ForkRec {
     pub(super) arrived: u32,
     pub(super) outstanding: u32,
     pub(super) released: bool,
+    /// How the sub-jobs route: fixed for the fork's life (its routes and
+    /// the parent's class do not change), so a visit need not look at the
+    /// fork station or the class's kind of route.
+    pub(super) sub: SubRoute,
 }
 
 impl ForkRt {
@@ -80,14 +87,22 @@ impl Simulation {
 
     pub(super) fn fork_arrive(&mut self, j: u32, s: usize) {
         let now = self.now;
-        let (fan_out, join) = {
+        let (fan_out, join, fixed) = {
             let st = &mut self.stations[s];
             let Kind::Fork(f) = &st.kind else {
                 return;
             };
             // The fork is instantaneous: the parent passes through it.
             st.stats.departures += 1;
-            (f.fan_out, f.join as usize)
+            (f.fan_out, f.join as usize, !f.steps.is_empty())
+        };
+        let sub = if fixed {
+            SubRoute::Fixed
+        } else if let Route::Prob { .. } = self.classes[self.jobs[j as usize].class as usize].route
+        {
+            SubRoute::Rows
+        } else {
+            SubRoute::Join
         };
         // The parent waits at the join for its sub-jobs.
         let quorum = match self.stations[join].kind {
@@ -102,6 +117,7 @@ impl Simulation {
             arrived: 0,
             outstanding: fan_out,
             released: false,
+            sub,
         };
         let r = match self.free_forks.pop() {
             Some(r) => {

@@ -320,25 +320,47 @@ impl Simulation {
     /// cpu station: they share it with the jobs there (PS), so the jobs in
     /// service are re-timed at the new share.
     fn latch_cpu_burn(&mut self, s: usize, delta: i32) {
-        let Kind::Latch(l) = &self.stations[s].kind else {
-            return;
-        };
-        let Some(cpu) = l.cpu else {
-            return;
-        };
+        if let Kind::Latch(l) = &self.stations[s].kind
+            && let Some(cpu) = l.cpu
+        {
+            self.cpu_burn(cpu, delta);
+        }
+    }
+
+    /// [`Simulation::latch_cpu_burn`] on spin cpu `cpu`, known to the
+    /// caller; returns a thread's share of a core there afterwards (what
+    /// `latch_thread_share` finds: 1 when the cpu is steady, in direct
+    /// mode within its servers, where nothing needs re-timing). Inlined: it
+    /// runs at the start and the end of every critical section, and the
+    /// end has no use for the share.
+    #[inline(always)]
+    fn cpu_burn(&mut self, cpu: usize, delta: i32) -> f64 {
         let now = self.now;
         let st = &mut self.stations[cpu];
         let Kind::V(vc) = &mut st.kind else {
-            return;
+            return 1.0;
         };
-        vc.advance(now);
-        st.stats.acc(now);
+        // In direct mode the clock stands still (its rate is 0), and
+        // integrating over no time adds nothing: both are skipped when
+        // they would change nothing (the holder of a section that a cpu
+        // completion has just started).
+        if !vc.direct {
+            vc.advance(now);
+        }
+        if st.stats.last != now {
+            st.stats.acc(now);
+        }
         vc.spinners = vc.spinners.wrapping_add_signed(delta);
         st.stats.busy = vc.busy();
-        if !vc.dirty && !vc.steady(st.stats.n) {
+        if vc.steady(st.stats.n) {
+            return 1.0;
+        }
+        if !vc.dirty {
             vc.dirty = true;
             self.dirty.push(cpu as u32);
         }
+        let g = vc.per_job(st.stats.n, st.stats.n);
+        if g > 0.0 { g } else { 1.0 }
     }
 
     /// A thread's share of a core on latch `s`'s cpu, the thread being one
@@ -372,8 +394,17 @@ impl Simulation {
                 stats,
                 ..
             } => {
-                let g = vc.per_job(stats.n, stats.n);
-                if g > 0.0 { g } else { 1.0 }
+                // `flush` has just worked the share out: 1 in direct mode
+                // (every thread at full speed), else the clock's rate when
+                // every job is in service (PS).
+                if vc.direct {
+                    1.0
+                } else if vc.insvc.len() as u32 == stats.n && vc.g > 0.0 {
+                    vc.g
+                } else {
+                    let g = vc.per_job(stats.n, stats.n);
+                    if g > 0.0 { g } else { 1.0 }
+                }
             }
             _ => return,
         };
@@ -501,7 +532,7 @@ impl Simulation {
             // Uncontended: take it at once (no hand-off).
             l.held = true;
             st.stats.busy = 1;
-            self.latch_start_cs(j, s);
+            self.start_cs(j, s);
             return;
         }
         self.latch_retime_cs(s);
@@ -537,8 +568,22 @@ impl Simulation {
     /// rate(n); it is re-timed whenever its speed changes (see
     /// `latch_retime_cs`).
     fn latch_start_cs(&mut self, j: u32, s: usize) {
+        self.start_cs(j, s);
+    }
+
+    /// [`Simulation::latch_start_cs`], inlined into `latch_arrive`, where
+    /// most sections start (the latch found free).
+    #[inline(always)]
+    fn start_cs(&mut self, j: u32, s: usize) {
         let now = self.now;
-        self.latch_cpu_burn(s, 1);
+        let Kind::Latch(l) = &self.stations[s].kind else {
+            return;
+        };
+        // The holder's thread starts running on the cpu.
+        let share = match l.cpu {
+            Some(cpu) => self.cpu_burn(cpu, 1),
+            None => 1.0,
+        };
         let st = &mut self.stations[s];
         let Kind::Latch(l) = &mut st.kind else {
             return;
@@ -547,13 +592,10 @@ impl Simulation {
         job.t_start = now;
         let class = job.class as usize;
         let d = st.service[class].sample(&mut st.rng);
-        let work = match &l.speed {
-            Some(_) => d * st.inv_mean[class],
-            None => d,
-        };
-        let rate = self.latch_cs_rate(s);
-        let Kind::Latch(l) = &mut self.stations[s].kind else {
-            return;
+        // The speed of `latch_cs_rate`, with the share known.
+        let (work, rate) = match &l.speed {
+            Some(sp) => (d * st.inv_mean[class], sp.rate(st.stats.n) * share),
+            None => (d, share),
         };
         l.cs_job = j;
         l.cs_work = work;
@@ -702,6 +744,7 @@ impl Simulation {
         l.held = l.spin.is_none() && !l.sleepers.is_empty();
         st.stats.busy = u32::from(l.held);
         Simulation::record_departure(&mut st.stats, &self.jobs[j as usize], now);
+        let cpu = l.cpu;
         let mut woken = 0;
         match &l.spin {
             None => {
@@ -728,8 +771,10 @@ impl Simulation {
             }
         }
         // The holder's thread leaves the cpu; woken ones come onto it.
-        if woken != 1 {
-            self.latch_cpu_burn(s, woken - 1);
+        if woken != 1
+            && let Some(cpu) = cpu
+        {
+            self.cpu_burn(cpu, woken - 1);
         }
         self.latch_schedule_wait_soon(s);
         self.leave(j, s as u32);

@@ -15,7 +15,7 @@
 //! costs one event instead of two.
 
 use super::event::{EV_LATCH_DONE, NONE, ev, later};
-use super::routing::Route;
+use super::routing::{Route, SubRoute};
 use super::{Kind, Simulation};
 
 impl Simulation {
@@ -68,12 +68,7 @@ impl Simulation {
         };
         let row = if job.fork != NONE {
             let rec = &self.forks[job.fork as usize];
-            if rec.join == s as u32 {
-                return false;
-            }
-            if let Kind::Fork(f) = &self.stations[rec.fork as usize].kind
-                && !f.steps.is_empty()
-            {
+            if !matches!(rec.sub, SubRoute::Rows) || rec.join == s as u32 {
                 return false;
             }
             sub.get(s)

@@ -473,6 +473,7 @@ impl Simulation {
             EV_DONE => self.on_done::<false>(a as usize, b),
             EV_EXIT_DONE => self.on_done::<true>(a as usize, b),
             EV_VDONE => self.on_vdone(a as usize, b),
+            EV_PSDONE => self.on_psdone(a as usize, b),
             EV_THINK => self.on_think(b),
             EV_ARRIVAL => self.on_arrival(a as usize),
             EV_ARRIVAL_AT => self.on_arrival_at(a as usize, b, e),

@@ -220,13 +220,8 @@ impl Simulation {
         if cfg!(debug_assertions) || st.stats.tails.is_some() {
             st.stats.acc(now);
         }
-        st.stats.n -= 1;
         let job = &self.jobs[j as usize];
-        Simulation::record_departure(&mut st.stats, job, now);
-        if let Some(pc) = &mut st.per_class {
-            pc.acc(now, st.stats.busy);
-            pc.depart(job.class as usize, now, job.t_arr, job.t_start);
-        }
+        Simulation::depart_counts(&mut st.stats, &mut st.per_class, job, now);
         st.stats.sum_arr -= job.t_arr;
         st.stats.sum_start -= job.t_start;
         if let Some(nx) = st.waiting.pop() {

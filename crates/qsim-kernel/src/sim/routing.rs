@@ -101,6 +101,20 @@ impl Branches {
     }
 }
 
+/// How the sub-jobs of a fork route, settled when the fork starts (see
+/// [`Simulation::sub_target`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(u8)]
+pub(super) enum SubRoute {
+    /// Straight to the join (a class with a sequence route).
+    #[default]
+    Join,
+    /// The class's routing rows (`Route::Prob`'s `sub`).
+    Rows,
+    /// The fork's fixed routes (`ForkRt::steps`).
+    Fixed,
+}
+
 /// `repr(u8)` (here and on `Waiting`, `Sampler`): an explicit tag, so a
 /// match is one compare instead of decoding a niche in a `Vec`.
 #[derive(Clone, Debug)]
@@ -110,8 +124,9 @@ pub(super) enum Route {
     Prob {
         entry: Branches,
         from: Vec<Branches>,
-        /// The rows as given (empty where the class has none): fork
-        /// sub-jobs follow these and go to their join where there is none.
+        /// The rows as given, one per station, with the single branch EXIT
+        /// where the class has none: fork sub-jobs follow these, and go to
+        /// their join where a row sends them out.
         sub: Vec<Branches>,
     },
 }
@@ -140,9 +155,18 @@ impl Route {
                 sub: (0..stations)
                     .map(|s| {
                         // Networks with switching have no forks, so no
-                        // sub-job picks a switching branch.
-                        from.get(s)
-                            .map_or_else(Branches::default, |b| Branches::new(b, &mut Vec::new()))
+                        // sub-job picks a switching branch. A station
+                        // without branches sends to the join: its row is
+                        // the single branch EXIT (no draw), which
+                        // `Simulation::sub_target` turns into the join.
+                        let b = from
+                            .get(s)
+                            .map_or_else(Branches::default, |b| Branches::new(b, &mut Vec::new()));
+                        if b.targets.is_empty() {
+                            Branches::new(&[(Target::Exit, 1.0)], &mut Vec::new())
+                        } else {
+                            b
+                        }
                     })
                     .collect(),
             },
@@ -237,10 +261,19 @@ impl Simulation {
         }
     }
 
-    /// Job `j` leaves station `s` and moves on.
-    #[inline]
+    /// Job `j` leaves station `s` and moves on. Inlined at its callers as
+    /// the fork test and one call: a sub-job's move then costs one call
+    /// (the one it needs), not a call through a function that also holds
+    /// the plain path's code and saves its registers.
+    #[inline(always)]
     pub(super) fn leave(&mut self, j: u32, s: u32) {
-        self.leave_hot(j, s);
+        // SAFETY: job ids only come from the slab's allocator and the slab
+        // never shrinks.
+        if unsafe { self.jobs.get_unchecked(j as usize) }.fork != NONE {
+            self.sub_leave(j, s);
+        } else {
+            self.plain_leave(j, s);
+        }
     }
 
     /// [`Simulation::leave`], inlined into the hot event handlers.
@@ -248,46 +281,87 @@ impl Simulation {
     pub(super) fn leave_hot(&mut self, j: u32, s: u32) {
         // SAFETY: job ids only come from the slab's allocator and the slab
         // never shrinks.
-        let fork = unsafe { self.jobs.get_unchecked(j as usize) }.fork;
-        if fork != NONE {
-            let join = self.forks[fork as usize].join;
-            let to = self.sub_target(j, s, join);
-            self.goto(j, s, to);
+        if unsafe { self.jobs.get_unchecked(j as usize) }.fork != NONE {
+            // One call for the whole move, so that the plain path inlined
+            // here carries none of a sub-job's routing.
+            self.sub_leave(j, s);
             return;
         }
+        self.move_on(j, s);
+    }
+
+    /// Job `j`, not a fork sub-job, leaves station `s` and moves on.
+    #[inline(never)]
+    fn plain_leave(&mut self, j: u32, s: u32) {
+        self.move_on(j, s);
+    }
+
+    /// The move of a job that is not a fork sub-job: its route's next
+    /// target, then there.
+    #[inline(always)]
+    fn move_on(&mut self, j: u32, s: u32) {
         let to = self.next_target(j, s);
         self.goto(j, s, to);
     }
 
-    /// Where fork sub-job `j` goes after station `s`: its class's routing
-    /// row for `s` if the class has a routing table with one (a sub-job may
-    /// visit several stations, e.g. CPU work, a latch, CPU work again),
-    /// otherwise straight to its fork's `join`. Validation keeps sub-jobs
-    /// from routing to the sink; should one pick it anyway, it joins.
+    /// Fork sub-job `j` leaves station `s` and moves on.
     #[inline(never)]
-    pub(super) fn sub_target(&mut self, j: u32, s: u32, join: u32) -> u32 {
-        let job = &mut self.jobs[j as usize];
-        let fork = self.forks[job.fork as usize].fork as usize;
-        if let Kind::Fork(f) = &self.stations[fork].kind
-            && !f.steps.is_empty()
-        {
-            // A fixed route: the next step, or the join after the last.
-            let t = f.steps.get(job.pos as usize).copied().unwrap_or(NONE);
-            job.pos += 1;
-            return if t == NONE { join } else { t };
-        }
-        let class = job.class as usize;
-        let Route::Prob { sub, .. } = &self.classes[class].route else {
-            return join;
-        };
-        match sub.get(s as usize) {
-            Some(b) if !b.targets.is_empty() && s != join => {
-                match b.pick(&mut self.route_rngs[s as usize]) {
+    fn sub_leave(&mut self, j: u32, s: u32) {
+        let to = self.sub_target(j, s);
+        self.goto(j, s, to);
+    }
+
+    /// Where fork sub-job `j` goes after station `s`: the next step of its
+    /// fork's fixed route, or its class's routing row for `s` (a sub-job
+    /// may visit several stations, e.g. CPU work, a latch, CPU work again),
+    /// or its fork's join after the last step, where the class has no row
+    /// and for a class with a sequence route. Validation keeps sub-jobs
+    /// from routing to the sink; should one pick it anyway, it joins.
+    /// Which of these applies was settled when the fork started (see
+    /// [`SubRoute`]), so a visit costs the job, its fork record, the row
+    /// and the pick.
+    #[inline(always)]
+    pub(super) fn sub_target(&mut self, j: u32, s: u32) -> u32 {
+        // SAFETY: job ids only come from the slab's allocator and the slab
+        // never shrinks; a sub-job's `fork` is the index of its live fork
+        // record (freed only once every sub-job has reached the join), and
+        // `forks` never shrinks.
+        let job = unsafe { self.jobs.get_unchecked_mut(j as usize) };
+        let rec = unsafe { self.forks.get_unchecked(job.fork as usize) };
+        let join = rec.join;
+        match rec.sub {
+            SubRoute::Rows => {
+                // SAFETY: a job's class is a class index; `classes` is never
+                // resized.
+                let cl = unsafe { self.classes.get_unchecked(job.class as usize) };
+                let Route::Prob { sub, .. } = &cl.route else {
+                    return join;
+                };
+                if s == join {
+                    // A nested fork's sub-job released at the join its own
+                    // fork shares: it is done.
+                    return join;
+                }
+                debug_assert!((s as usize) < sub.len() && (s as usize) < self.route_rngs.len());
+                // SAFETY: `sub` has one row per station and `route_rngs` one
+                // stream per station first (see `Route::new`), and `s` is a
+                // station the job was at.
+                let b = unsafe { sub.get_unchecked(s as usize) };
+                match b.pick(unsafe { self.route_rngs.get_unchecked_mut(s as usize) }) {
                     EXIT => join,
                     t => t,
                 }
             }
-            _ => join,
+            SubRoute::Fixed => {
+                let Kind::Fork(f) = &self.stations[rec.fork as usize].kind else {
+                    return join;
+                };
+                // The next step, or the join after the last.
+                let t = f.steps.get(job.pos as usize).copied().unwrap_or(NONE);
+                job.pos += 1;
+                if t == NONE { join } else { t }
+            }
+            SubRoute::Join => join,
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use super::event::{EV_MARK, ev, later};
 use super::job::Job;
+use super::perclass::PerClass;
 use super::regions::RegionStats;
 use super::{Kind, Simulation, StopPlan};
 use crate::hist::Histogram;
@@ -243,6 +244,26 @@ fn jobs_mark(n: u64, k: usize) -> u64 {
 }
 
 impl Simulation {
+    /// Job `job` leaves a station now (its `stats` and `per_class`), the
+    /// areas integrated up to now where they are kept: one fewer present,
+    /// the departure recorded, and the per-class figures of a multi-class
+    /// model. The bookkeeping shared by the completions of `Kind::Plain`,
+    /// virtual-clock and direct-mode stations.
+    #[inline(always)]
+    pub(super) fn depart_counts(
+        stats: &mut StStats,
+        per_class: &mut Option<Box<PerClass>>,
+        job: &Job,
+        now: f64,
+    ) {
+        stats.n -= 1;
+        Simulation::record_departure(stats, job, now);
+        if let Some(pc) = per_class {
+            pc.acc(now, stats.busy);
+            pc.depart(job.class as usize, now, job.t_arr, job.t_start);
+        }
+    }
+
     /// Records the departure of job `j` from station stats `st`, and its
     /// times in the station tails if they are kept.
     #[inline(always)]

@@ -12,12 +12,6 @@ use super::waiting::TagHeap;
 use super::{Kind, Simulation};
 use crate::network::Speed;
 
-/// Marks a direct-mode completion in an `EV_VDONE` event: its operand is
-/// then the job's slot (see `VClock::slots`), else the station's version,
-/// which stays below this bit. One event kind keeps the event loop's
-/// dispatch as it is.
-pub(super) const DIRECT: u32 = 1 << 31;
-
 /// Direct mode's (completion time, job) slots and the free ones.
 pub(super) type DirectSlots = (Vec<(f64, u32)>, Vec<u32>);
 
@@ -164,6 +158,10 @@ impl Simulation {
         let Kind::V(vc) = &mut st.kind else {
             return;
         };
+        if vc.direct {
+            self.direct_arrive(j, s);
+            return;
+        }
         let job = &mut self.jobs[j as usize];
         let class = job.class as usize;
         vc.advance(now);
@@ -177,40 +175,28 @@ impl Simulation {
         if served {
             job.t_start = now;
             let w = st.service[class].sample(&mut st.rng);
-            if vc.direct {
-                // Full speed (see `flush`): done after its work.
-                vc.start_direct(&mut self.fel, s as u32, j, later(now, w));
+            let w = if vc.speed.is_some() {
+                w * st.inv_mean[class]
             } else {
-                let w = if vc.speed.is_some() {
-                    w * st.inv_mean[class]
-                } else {
-                    w
-                };
-                vc.insvc.push(vc.v + w, j);
-            }
+                w
+            };
+            vc.insvc.push(vc.v + w, j);
             st.stats.busy = vc.busy();
         } else {
             let prio = self.classes[class].priority;
             st.waiting.push(j, prio);
         }
-        if !vc.dirty && !vc.steady(st.stats.n) {
+        // Off direct mode the station is never steady.
+        if !vc.dirty {
             vc.dirty = true;
             self.dirty.push(s as u32);
         }
     }
 
-    /// A virtual-clock completion (stale when the version moved on), or
-    /// a direct-mode one (see `direct`).
+    /// A virtual-clock completion (stale when the version moved on).
+    /// Direct-mode completions are events of their own (`EV_PSDONE`, see
+    /// `direct`), so the clock's completions never test for them.
     pub(super) fn on_vdone(&mut self, s: usize, version: u32) {
-        // A direct-mode completion (it never matches the version, which
-        // stays below the mark). Tested first, apart from the stale test
-        // below: that one is data-dependent (a re-timed clock leaves its
-        // old completion behind), and a test nested in it cost the speed-
-        // curve stations 5% in branch mispredictions.
-        if version & DIRECT != 0 {
-            self.on_psdone(s, version & !DIRECT);
-            return;
-        }
         let now = self.now;
         let st = &mut self.stations[s];
         let Kind::V(vc) = &mut st.kind else {
@@ -228,13 +214,12 @@ impl Simulation {
         vc.v = tag;
         vc.last = now;
         st.stats.acc(now);
-        st.stats.n -= 1;
-        let job = &self.jobs[j as usize];
-        Simulation::record_departure(&mut st.stats, job, now);
-        if let Some(pc) = &mut st.per_class {
-            pc.acc(now, st.stats.busy);
-            pc.depart(job.class as usize, now, job.t_arr, job.t_start);
-        }
+        Simulation::depart_counts(
+            &mut st.stats,
+            &mut st.per_class,
+            &self.jobs[j as usize],
+            now,
+        );
         if vc.mode == VMode::Queue
             && let Some(nx) = st.waiting.pop()
         {
@@ -283,9 +268,16 @@ impl Simulation {
                     continue;
                 }
                 self.spin_dirty.push(s);
-                // Only a spin cpu has a direct mode.
-                if vc.direct_ok && vc.switch_mode(&mut self.fel, s, now, st.stats.n) {
-                    continue;
+                // Only a spin cpu has a direct mode. Mostly it stays in
+                // its mode, in which case `switch_mode` has nothing to do.
+                if vc.direct_ok {
+                    let fits = st.stats.n + vc.spinners <= vc.c;
+                    if vc.direct && fits {
+                        continue;
+                    }
+                    if (vc.direct || fits) && vc.switch_mode(&mut self.fel, s, now, st.stats.n) {
+                        continue;
+                    }
                 }
             }
             // The clock was advanced to `now` when the population changed.
@@ -293,7 +285,7 @@ impl Simulation {
             let Some(tag) = vc.insvc.min_tag() else {
                 if vc.pending {
                     self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
-                    vc.version = vc.version.wrapping_add(1) & !DIRECT;
+                    vc.version = vc.version.wrapping_add(1);
                     vc.pending = false;
                 }
                 // Empty: rebase the clock so it never grows large.
@@ -312,7 +304,7 @@ impl Simulation {
             if vc.pending {
                 self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
             }
-            vc.version = vc.version.wrapping_add(1) & !DIRECT;
+            vc.version = vc.version.wrapping_add(1);
             vc.pending = true;
             vc.pend_tag = tag;
             vc.pend_g = g;
