@@ -148,17 +148,16 @@ impl Simulation {
     /// `s`: it enters service at once (PS, or a free server) with its work
     /// as a finish tag, or waits; the station is re-timed by `flush`.
     pub(super) fn vclock_arrive(&mut self, j: u32, s: usize) {
-        if let Kind::V(vc) = &self.stations[s].kind
-            && vc.lazy > 0
-        {
-            self.lazy_settle_cpu(s);
-        }
         let now = self.now;
         let st = &mut self.stations[s];
         let Kind::V(vc) = &mut st.kind else {
             return;
         };
         if vc.direct {
+            // Sections ending without events exist only in direct mode.
+            if vc.lazy > 0 {
+                self.lazy_settle_cpu(s);
+            }
             self.direct_arrive(j, s);
             return;
         }
