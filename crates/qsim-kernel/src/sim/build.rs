@@ -157,6 +157,7 @@ impl Simulation {
                 .collect(),
             dirty: Vec::new(),
             spin_dirty: Vec::new(),
+            lazy_open: 0,
             events: 0,
             in_network: 0,
             max_jobs: config.max_jobs_present,

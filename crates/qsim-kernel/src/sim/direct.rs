@@ -34,9 +34,17 @@ impl VClock {
     /// is all of direct mode: code inlined here changes how the compiler
     /// lays out the plain event loop.
     #[inline(never)]
-    pub(super) fn start_direct(&mut self, fel: &mut Fel, s: u32, j: u32, t: f64) {
+    pub(super) fn start_direct(&mut self, fel: &mut Fel, s: u32, j: u32, t: f64) -> u32 {
         let i = self.take_slot(j, t);
         fel.push(t, ev(EV_PSDONE, s, i));
+        i
+    }
+
+    /// Direct mode: frees slot `i`, booked for a job not there yet (not
+    /// counted in `dn`); its event goes stale (see `on_psdone`).
+    pub(super) fn drop_booked(&mut self, i: u32) {
+        self.ds.0[i as usize] = (0.0, NONE);
+        self.ds.1.push(i);
     }
 
     /// Enters or leaves direct mode as `n` jobs and the latch threads fit
@@ -162,6 +170,13 @@ impl Simulation {
         if j == NONE || t != now {
             return;
         }
+        if vc.lazy > 0 {
+            self.lazy_settle_cpu(s);
+        }
+        let st = &mut self.stations[s];
+        let Kind::V(vc) = &mut st.kind else {
+            return;
+        };
         self.events += 1;
         vc.ds.0[i as usize] = (0.0, NONE);
         vc.ds.1.push(i);

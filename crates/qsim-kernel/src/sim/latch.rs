@@ -90,6 +90,16 @@ pub(super) struct LatchRt {
     pub(super) area_spin: f64,
     pub(super) area_sleep: f64,
     pub(super) counts_since: f64,
+    /// Critical sections may end without an event of their own (a spin
+    /// latch on a cpu, without NUMA hand-off or speed curve, off the
+    /// poll-by-poll reference path): see [`Simulation::lazy_settle`].
+    pub(super) lazy_ok: bool,
+    /// The running section ends at `lazy_t` without an event, and its
+    /// holder is already booked on the cpu from then on, in direct slot
+    /// `lazy_slot`.
+    pub(super) lazy: bool,
+    pub(super) lazy_t: f64,
+    pub(super) lazy_slot: u32,
 }
 
 /// Marks a woken sleeper (switching in) in `LatchRt::waits`; job ids stay
@@ -118,6 +128,7 @@ impl LatchRt {
     /// mechanism stream.
     pub(super) fn new(l: &LatchSpec, speed: Option<SpeedRt>, rng: SimRng) -> LatchRt {
         let sp = l.spin.as_ref();
+        let speed_none = speed.is_none();
         LatchRt {
             numa: l.numa.clone(),
             spin: l.spin.clone(),
@@ -158,6 +169,12 @@ impl LatchRt {
             area_spin: 0.0,
             area_sleep: 0.0,
             counts_since: 0.0,
+            lazy_ok: sp.is_some_and(|sp| !sp.poll_by_poll && sp.cpu.is_some())
+                && l.numa.is_none()
+                && speed_none,
+            lazy: false,
+            lazy_t: 0.0,
+            lazy_slot: 0,
         }
     }
 
@@ -178,7 +195,7 @@ impl LatchRt {
     /// Integrates the spinning and sleeping areas up to `now`; call before
     /// changing `spinners`, `sleepers` or `waking`.
     #[inline]
-    fn acc_waiters(&mut self, now: f64) {
+    pub(super) fn acc_waiters(&mut self, now: f64) {
         let dt = now - self.counts_since;
         self.area_spin += f64::from(self.spinners) * dt;
         self.area_sleep += f64::from(self.sleeping()) * dt;
@@ -188,7 +205,7 @@ impl LatchRt {
     /// Integrates the "anyone present" area up to `now` for `n` present;
     /// call before changing the number present.
     #[inline]
-    fn acc_occ(&mut self, now: f64, n: u32) {
+    pub(super) fn acc_occ(&mut self, now: f64, n: u32) {
         if n > 0 {
             self.area_occ += now - self.occ_since;
         }
@@ -502,6 +519,7 @@ impl Simulation {
     // Kept out of the event loop: the plain queue path stays tight.
     #[inline(never)]
     pub(super) fn latch_arrive(&mut self, j: u32, s: usize) {
+        self.lazy_touch(s);
         let now = self.now;
         let st = &mut self.stations[s];
         let Kind::Latch(l) = &mut st.kind else {
@@ -540,6 +558,8 @@ impl Simulation {
             self.latch_schedule_wait_soon(s);
         } else {
             l.sleepers.push_back(j);
+            // The release must wake it: the section needs its end event.
+            self.lazy_materialize(s);
         }
     }
 
@@ -582,10 +602,12 @@ impl Simulation {
         l.cs_rate = rate;
         l.cs_since = now;
         l.cs_version = l.cs_version.wrapping_add(1);
-        self.fel.push(
-            later(now, work / rate),
-            ev(EV_LATCH_DONE, s as u32, l.cs_version),
-        );
+        let version = l.cs_version;
+        let end = later(now, work / rate);
+        if l.lazy_ok && rate == 1.0 && l.sleepers.is_empty() && self.lazy_begin(j, s, end) {
+            return;
+        }
+        self.fel.push(end, ev(EV_LATCH_DONE, s as u32, version));
     }
 
     /// Speed of latch `s`'s critical section now: its speed curve at the
@@ -689,6 +711,7 @@ impl Simulation {
     }
 
     pub(super) fn on_latch_grant(&mut self, s: usize, j: u32) {
+        self.lazy_touch(s);
         self.events += 1;
         self.latch_start_cs(j, s);
     }
@@ -702,9 +725,14 @@ impl Simulation {
         let Kind::Latch(l) = &mut st.kind else {
             return;
         };
-        if l.cs_job == NONE || l.cs_version != version {
+        if l.cs_job == NONE || l.cs_version != version || l.lazy {
             return;
         }
+        self.lazy_touch(s);
+        let st = &mut self.stations[s];
+        let Kind::Latch(l) = &mut st.kind else {
+            return;
+        };
         self.events += 1;
         l.acc_waiters(now);
         let j = std::mem::replace(&mut l.cs_job, NONE);
@@ -764,6 +792,10 @@ impl Simulation {
         if !l.wait_pending || l.wait_version != version {
             return;
         }
+        self.lazy_touch(s);
+        let Kind::Latch(l) = &mut self.stations[s].kind else {
+            return;
+        };
         self.events += 1;
         l.wait_pending = false;
         let Some((tag, e)) = l.waits.pop() else {
@@ -809,6 +841,8 @@ impl Simulation {
             l.spinners -= 1;
             l.sleepers.push_back(sl.job);
             l.free_slots.push(i);
+            // The release must wake it: the section needs its end event.
+            self.lazy_materialize(s);
             self.latch_cpu_burn(s, -1);
         } else {
             let until = l.held_until(now);
@@ -837,7 +871,10 @@ impl Simulation {
             Wake::One => self.latch_wait(j, s),
             // Thundering herd: the losers go back to sleep (the next
             // release wakes them again, and each pays another switch).
-            Wake::All => l.sleepers.push_back(j),
+            Wake::All => {
+                l.sleepers.push_back(j);
+                self.lazy_materialize(s);
+            }
         }
     }
 }

@@ -37,6 +37,7 @@ mod event;
 mod fork;
 mod job;
 mod latch;
+mod lazy;
 mod perclass;
 mod queue;
 mod regions;
@@ -206,6 +207,9 @@ pub struct Simulation {
     dirty: Vec<u32>,
     /// Spin cpus whose population changed in this event (see `flush`).
     spin_dirty: Vec<u32>,
+    /// Latches whose running critical section ends without an event (see
+    /// `Simulation::lazy_settle`); statistics are settled before being read.
+    lazy_open: u32,
     events: u64,
     in_network: u64,
     max_jobs: u64,
@@ -333,6 +337,7 @@ impl Simulation {
     /// Ends the run after the event being handled.
     #[inline]
     fn finish(&mut self) {
+        self.lazy_settle_all();
         self.finished = true;
         self.event_cap = 0;
     }
@@ -352,6 +357,7 @@ impl Simulation {
         self.now = e.time();
         self.dispatch(e.ev);
         self.flush();
+        self.lazy_settle_all();
         self.fel.settle();
         if self.events >= self.event_cap {
             self.checkpoint()?;
@@ -369,6 +375,7 @@ impl Simulation {
                 Some(e) if e.time() <= t => {}
                 _ => {
                     self.now = self.now.max(t);
+                    self.lazy_settle_all();
                     return Ok(true);
                 }
             }

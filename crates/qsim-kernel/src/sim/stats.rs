@@ -289,6 +289,7 @@ impl Simulation {
 
     /// Resets every accumulator: the measured part starts now.
     pub(super) fn start_measuring(&mut self) {
+        self.lazy_settle_all();
         let now = self.now;
         if self.trace.is_some() {
             self.trace_warmup_end();
@@ -367,6 +368,7 @@ impl Simulation {
             self.next_mark = u64::MAX;
             return;
         };
+        self.lazy_settle_all();
         loop {
             self.marks.push(self.figures(false));
             let k = self.marks.len();
@@ -388,6 +390,7 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(super) fn on_time_mark(&mut self) {
+        self.lazy_settle_all();
         self.marks.push(self.figures(false));
         let k = self.marks.len();
         if k >= BATCHES {

@@ -163,6 +163,7 @@ impl Simulation {
         if self.trace.as_deref().is_none_or(|t| t.version != version) {
             return;
         }
+        self.lazy_settle_all();
         self.close_interval();
         if self.fel.len() == 0 {
             return;
@@ -204,6 +205,7 @@ impl Simulation {
 
     /// Closes the last interval at the end of the run.
     pub(super) fn finish_trace(&mut self) {
+        self.lazy_settle_all();
         self.close_interval();
     }
 

@@ -84,6 +84,11 @@ pub(super) struct VClock {
     pub(super) ds: Box<DirectSlots>,
     /// Jobs in `slots`.
     pub(super) dn: u32,
+    /// Latches of this cpu whose running critical section ends without an
+    /// event (see `Simulation::lazy_settle`): anything that touches the
+    /// cpu settles the ended ones first, and `flush` gives the running
+    /// ones their events when the cpu passes its cores.
+    pub(super) lazy: u32,
 }
 
 impl VClock {
@@ -109,6 +114,7 @@ impl VClock {
             direct: false,
             ds: Box::default(),
             dn: 0,
+            lazy: 0,
         }
     }
 
@@ -148,6 +154,10 @@ impl Simulation {
             return;
         };
         if vc.direct {
+            // Sections ending without events exist only in direct mode.
+            if vc.lazy > 0 {
+                self.lazy_settle_cpu(s);
+            }
             self.direct_arrive(j, s);
             return;
         }
@@ -245,6 +255,17 @@ impl Simulation {
             };
             vc.dirty = false;
             if !vc.latches.is_empty() {
+                if vc.lazy > 0 && !vc.steady(st.stats.n) {
+                    // Past its cores: the holders' sections slow down, so
+                    // they get their events before anything is re-timed.
+                    self.lazy_materialize_cpu(s as usize);
+                    self.dirty.push(s);
+                    let Kind::V(vc) = &mut self.stations[s as usize].kind else {
+                        continue;
+                    };
+                    vc.dirty = true;
+                    continue;
+                }
                 self.spin_dirty.push(s);
                 // Only a spin cpu has a direct mode. Mostly it stays in
                 // its mode, in which case `switch_mode` has nothing to do.
