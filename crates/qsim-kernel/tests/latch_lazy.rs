@@ -5,7 +5,10 @@
 //! with the cpu passing its cores, sleepers, statistics read mid-section
 //! (batch means of one replication) and fork sub-jobs.
 
+mod support;
+
 use qsim_kernel::*;
+use support::{agree, run_net};
 
 fn exp(m: f64) -> Dist {
     Dist::exponential(m).unwrap()
@@ -94,17 +97,6 @@ fn reference(mut spec: NetworkSpec) -> NetworkSpec {
     spec
 }
 
-fn run_net(spec: &NetworkSpec, reps: u32, jobs: u64) -> RunResults {
-    let n = Network::new(spec.clone()).unwrap();
-    let c = RunConfig {
-        replications: reps,
-        stop: Stop::Jobs(jobs),
-        warmup: Warmup::Jobs(jobs / 10),
-        ..RunConfig::default()
-    };
-    run(&n, &c).unwrap()
-}
-
 /// Within 4 half-widths of an exact value (about 6 standard errors at 6
 /// replications).
 fn close(what: &str, e: Estimate, exact: f64) {
@@ -113,21 +105,6 @@ fn close(what: &str, e: Estimate, exact: f64) {
         "{what}: {} ± {} vs exact {exact}",
         e.mean,
         e.ci95
-    );
-}
-
-/// Two independent estimates agree: their difference is within twice the
-/// root sum of squares of their half-widths (about 5 standard errors of
-/// the difference at 6 replications).
-fn agree(what: &str, a: Estimate, b: Estimate) {
-    let tol = 2.0 * (a.ci95 * a.ci95 + b.ci95 * b.ci95).sqrt();
-    assert!(
-        tol.is_finite() && (a.mean - b.mean).abs() <= tol,
-        "{what}: {} ± {} without section events vs {} ± {} with (tolerance {tol})",
-        a.mean,
-        a.ci95,
-        b.mean,
-        b.ci95
     );
 }
 
@@ -148,8 +125,8 @@ fn a_lone_thread_cycles_in_the_sum_of_its_visits() {
     let v = 1.0 / p;
     let r_exact = v * s + (v - 1.0) * c;
     let spec = lone(1, 2, s, c, p, 30, Wake::One);
-    let fast = run_net(&spec, 6, 20_000);
-    let slow = run_net(&reference(spec), 6, 20_000);
+    let fast = run_net(spec.clone(), 6, 20_000);
+    let slow = run_net(reference(spec), 6, 20_000);
     for (path, r) in [("fast", &fast), ("reference", &slow)] {
         close(&format!("{path}: response"), resp(r), r_exact);
         close(
@@ -205,8 +182,8 @@ fn contended_sections_without_events_match_the_reference() {
         ),
     ];
     for (name, spec) in cases {
-        let fast = run_net(&spec, 6, 8_000);
-        let slow = run_net(&reference(spec), 6, 8_000);
+        let fast = run_net(spec.clone(), 6, 8_000);
+        let slow = run_net(reference(spec), 6, 8_000);
         agree(
             &format!("{name}: throughput"),
             fast.system.throughput_per_s,
@@ -332,8 +309,8 @@ fn fork_sub_jobs_skip_section_events_with_the_same_figures() {
         }],
         ..NetworkSpec::default()
     };
-    let fast = run_net(&spec, 6, 4_000);
-    let slow = run_net(&reference(spec), 6, 4_000);
+    let fast = run_net(spec.clone(), 6, 4_000);
+    let slow = run_net(reference(spec), 6, 4_000);
     agree(
         "throughput",
         fast.system.throughput_per_s,

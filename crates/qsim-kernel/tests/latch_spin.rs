@@ -2,7 +2,10 @@
 //! the InnoDB poll delay against its exact mean, and a latch's utilization
 //! (the fraction of time it is held) against exact answers.
 
+mod support;
+
 use qsim_kernel::*;
+use support::{agree, run_net};
 
 fn exp(m: f64) -> Dist {
     Dist::exponential(m).unwrap()
@@ -58,17 +61,6 @@ fn net(latch: LatchSpec, threads: u32, cores: u32, cpu_s: f64, cs_s: f64) -> Net
     }
 }
 
-fn run_net(spec: NetworkSpec, reps: u32, jobs: u64) -> RunResults {
-    let n = Network::new(spec).unwrap();
-    let c = RunConfig {
-        replications: reps,
-        stop: Stop::Jobs(jobs),
-        warmup: Warmup::Jobs(jobs / 10),
-        ..RunConfig::default()
-    };
-    run(&n, &c).unwrap()
-}
-
 fn with_path(mut spec: NetworkSpec, poll_by_poll: bool) -> NetworkSpec {
     for st in &mut spec.stations {
         if let StationKind::Latch(LatchSpec { spin: Some(sp), .. }) = &mut st.kind {
@@ -76,23 +68,6 @@ fn with_path(mut spec: NetworkSpec, poll_by_poll: bool) -> NetworkSpec {
         }
     }
     spec
-}
-
-/// Two estimates agree: their difference is within twice the root sum of
-/// squares of their 95% half-widths. For independent runs that is about
-/// 5 standard errors of the difference (half-width ≈ 2.6 se at 6
-/// replications); the two paths share their random streams, which only
-/// makes the difference smaller.
-fn agree(what: &str, a: Estimate, b: Estimate) {
-    let tol = 2.0 * (a.ci95 * a.ci95 + b.ci95 * b.ci95).sqrt();
-    assert!(
-        tol.is_finite() && (a.mean - b.mean).abs() <= tol,
-        "{what}: event-saving {} ± {} vs poll by poll {} ± {} (tolerance {tol})",
-        a.mean,
-        a.ci95,
-        b.mean,
-        b.ci95
-    );
 }
 
 #[test]

@@ -2,7 +2,10 @@
 //! latches. Exact answers where the model has one (see `engine.rs` for the
 //! tolerance rule: 3 CI half-widths, with a small relative floor).
 
+mod support;
+
 use qsim_kernel::*;
+use support::run_net;
 
 fn exp(m: f64) -> Dist {
     Dist::exponential(m).unwrap()
@@ -52,17 +55,6 @@ fn closed(n: u32, think: Option<Dist>) -> Workload {
         population: n,
         think,
     }
-}
-
-fn run_net(spec: NetworkSpec, reps: u32, jobs: u64) -> RunResults {
-    let n = Network::new(spec).unwrap();
-    let c = RunConfig {
-        replications: reps,
-        stop: Stop::Jobs(jobs),
-        warmup: Warmup::Jobs(jobs / 10),
-        ..RunConfig::default()
-    };
-    run(&n, &c).unwrap()
 }
 
 fn close(what: &str, e: Estimate, exact: f64, rel: f64) {

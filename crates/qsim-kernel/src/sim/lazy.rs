@@ -96,6 +96,13 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(super) fn lazy_settle_cpu(&mut self, cpu: usize) {
+        self.lazy_each(cpu, Simulation::lazy_settle);
+    }
+
+    /// Calls `f` with each latch whose threads run on `cpu`, while any of
+    /// them has an event-less section.
+    #[inline(always)]
+    fn lazy_each(&mut self, cpu: usize, f: impl Fn(&mut Simulation, usize)) {
         let mut i = 0;
         loop {
             let Kind::V(vc) = &self.stations[cpu].kind else {
@@ -107,7 +114,7 @@ impl Simulation {
             let Some(&s) = vc.latches.get(i) else {
                 return;
             };
-            self.lazy_settle(s as usize);
+            f(self, s as usize);
             i += 1;
         }
     }
@@ -213,19 +220,6 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(super) fn lazy_materialize_cpu(&mut self, cpu: usize) {
-        let mut i = 0;
-        loop {
-            let Kind::V(vc) = &self.stations[cpu].kind else {
-                return;
-            };
-            if vc.lazy == 0 {
-                return;
-            }
-            let Some(&s) = vc.latches.get(i) else {
-                return;
-            };
-            self.lazy_materialize(s as usize);
-            i += 1;
-        }
+        self.lazy_each(cpu, Simulation::lazy_materialize);
     }
 }

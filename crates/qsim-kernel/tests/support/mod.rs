@@ -1,0 +1,36 @@
+//! Helpers shared by the kernel's integration tests.
+
+// Each test file uses its own part of this module.
+#![allow(dead_code)]
+
+use qsim_kernel::*;
+
+/// Runs `spec` for `reps` replications of `jobs` completed jobs each,
+/// after a warm-up of a tenth of that.
+pub fn run_net(spec: NetworkSpec, reps: u32, jobs: u64) -> RunResults {
+    let n = Network::new(spec).unwrap();
+    let c = RunConfig {
+        replications: reps,
+        stop: Stop::Jobs(jobs),
+        warmup: Warmup::Jobs(jobs / 10),
+        ..RunConfig::default()
+    };
+    run(&n, &c).unwrap()
+}
+
+/// Two estimates of the same figure agree: their difference is within
+/// twice the root sum of squares of their 95% half-widths. For independent
+/// runs that is about 5 standard errors of the difference (half-width ≈
+/// 2.6 se at 6 replications); runs that share random streams only make the
+/// difference smaller.
+pub fn agree(what: &str, a: Estimate, reference: Estimate) {
+    let tol = 2.0 * (a.ci95 * a.ci95 + reference.ci95 * reference.ci95).sqrt();
+    assert!(
+        tol.is_finite() && (a.mean - reference.mean).abs() <= tol,
+        "{what}: {} ± {} vs reference {} ± {} (tolerance {tol})",
+        a.mean,
+        a.ci95,
+        reference.mean,
+        reference.ci95
+    );
+}
