@@ -266,70 +266,96 @@ fn batch_means_of_one_replication_read_settled_sections() {
 fn fork_sub_jobs_skip_section_events_with_the_same_figures() {
     // The shape of the catalogue's spin fan-out: a fork sends a sub-job to
     // each of two instances (a cpu and its spin latch, looping), a join
-    // waits for both. Sub-jobs follow the class's rows.
+    // waits for both. Sub-jobs follow the class's rows, or fixed routes of
+    // 50 cpu bursts (the shape of `spin_fanout_fixed.toml`).
     let st = |k: usize| Target::Station(k);
     let (s, c, p) = (0.000_01, 0.000_004, 0.02);
-    let spec = NetworkSpec {
-        stations: vec![
-            station(
-                "split",
-                StationKind::Fork(ForkSpec {
-                    fan_out: 2,
-                    targets: vec![(1, 1.0), (3, 1.0)],
-                    spread: Spread::Even,
-                    join: 5,
-                    routes: Vec::new(),
-                }),
-                None,
-            ),
-            cpu("cpu0", 2, s),
-            latch("latch0", 30, Wake::All, 1, c),
-            cpu("cpu1", 2, s),
-            latch("latch1", 30, Wake::All, 3, c),
-            station("gather", StationKind::Join(JoinSpec::default()), None),
-        ],
-        classes: vec![ClassSpec {
-            name: "c".into(),
-            workload: Workload::Closed {
-                population: 3,
-                think: Some(exp(0.000_5)),
-            },
-            routing: Routing::Probabilistic {
-                entry: vec![(st(0), 1.0)],
-                from: vec![
-                    vec![],
-                    vec![(st(2), 1.0 - p), (st(5), p)],
-                    vec![(st(1), 1.0)],
-                    vec![(st(4), 1.0 - p), (st(5), p)],
-                    vec![(st(3), 1.0)],
-                    vec![(Target::Exit, 1.0)],
-                ],
-            },
-            priority: 0,
-        }],
-        ..NetworkSpec::default()
-    };
-    let fast = run_net(spec.clone(), 6, 4_000);
-    let slow = run_net(reference(spec), 6, 4_000);
-    agree(
-        "throughput",
-        fast.system.throughput_per_s,
-        slow.system.throughput_per_s,
-    );
-    agree("response", resp(&fast), resp(&slow));
-    for k in 1..5 {
-        let (f, s) = (&fast.stations[k], &slow.stations[k]);
-        agree(&format!("{} mean jobs", f.name), f.mean_jobs, s.mean_jobs);
+    let fixed =
+        |latch: usize, cpu: usize| -> Vec<usize> { (0..49).flat_map(|_| [latch, cpu]).collect() };
+    let rows = vec![
+        vec![],
+        vec![(st(2), 1.0 - p), (st(5), p)],
+        vec![(st(1), 1.0)],
+        vec![(st(4), 1.0 - p), (st(5), p)],
+        vec![(st(3), 1.0)],
+        vec![(Target::Exit, 1.0)],
+    ];
+    let no_rows = vec![
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![],
+        vec![(Target::Exit, 1.0)],
+    ];
+    for (name, routes, from) in [
+        ("rows", Vec::new(), rows),
+        ("fixed routes", vec![fixed(2, 1), fixed(4, 3)], no_rows),
+    ] {
+        let spec = NetworkSpec {
+            stations: vec![
+                station(
+                    "split",
+                    StationKind::Fork(ForkSpec {
+                        fan_out: 2,
+                        targets: vec![(1, 1.0), (3, 1.0)],
+                        spread: Spread::Even,
+                        join: 5,
+                        routes,
+                    }),
+                    None,
+                ),
+                cpu("cpu0", 2, s),
+                latch("latch0", 30, Wake::All, 1, c),
+                cpu("cpu1", 2, s),
+                latch("latch1", 30, Wake::All, 3, c),
+                station("gather", StationKind::Join(JoinSpec::default()), None),
+            ],
+            classes: vec![ClassSpec {
+                name: "c".into(),
+                workload: Workload::Closed {
+                    population: 3,
+                    think: Some(exp(0.000_5)),
+                },
+                routing: Routing::Probabilistic {
+                    entry: vec![(st(0), 1.0)],
+                    from,
+                },
+                priority: 0,
+            }],
+            ..NetworkSpec::default()
+        };
+        let fast = run_net(spec.clone(), 6, 4_000);
+        let slow = run_net(reference(spec), 6, 4_000);
         agree(
-            &format!("{} utilization", f.name),
-            f.utilization,
-            s.utilization,
+            &format!("{name}: throughput"),
+            fast.system.throughput_per_s,
+            slow.system.throughput_per_s,
+        );
+        agree(&format!("{name}: response"), resp(&fast), resp(&slow));
+        for k in 1..5 {
+            let (f, s) = (&fast.stations[k], &slow.stations[k]);
+            agree(
+                &format!("{name}: {} mean jobs", f.name),
+                f.mean_jobs,
+                s.mean_jobs,
+            );
+            agree(
+                &format!("{name}: {} utilization", f.name),
+                f.utilization,
+                s.utilization,
+            );
+            agree(
+                &format!("{name}: {} throughput", f.name),
+                f.throughput_per_s,
+                s.throughput_per_s,
+            );
+        }
+        assert!(
+            fast.events * 4 < slow.events * 3,
+            "{name}: {} events vs {}",
+            fast.events,
+            slow.events
         );
     }
-    assert!(
-        fast.events * 4 < slow.events * 3,
-        "{} events vs {}",
-        fast.events,
-        slow.events
-    );
 }

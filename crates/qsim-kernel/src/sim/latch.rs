@@ -100,6 +100,9 @@ pub(super) struct LatchRt {
     pub(super) lazy: bool,
     pub(super) lazy_t: f64,
     pub(super) lazy_slot: u32,
+    /// The holder goes on along its fork's fixed route (one step at the
+    /// release).
+    pub(super) lazy_step: bool,
 }
 
 /// Marks a woken sleeper (switching in) in `LatchRt::waits`; job ids stay
@@ -175,6 +178,7 @@ impl LatchRt {
             lazy: false,
             lazy_t: 0.0,
             lazy_slot: 0,
+            lazy_step: false,
         }
     }
 

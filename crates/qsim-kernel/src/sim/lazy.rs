@@ -1,18 +1,21 @@
 //! Critical sections that end without an event of their own.
 //!
-//! When the holder of a spin latch goes straight back to the latch's cpu (its
-//! routing row from the latch is that cpu alone, no draw) and the cpu runs
-//! every thread at full speed (direct mode within its cores), the end of the
+//! When the holder of a spin latch goes straight back to the latch's cpu
+//! (its routing row from the latch is that cpu alone, no draw, or that cpu
+//! is the next step of its fork's fixed route) and the cpu runs every
+//! thread at full speed (direct mode within its cores), the end of the
 //! section changes nothing anyone can see at that instant: the holder's
 //! thread on the cpu becomes a job there (the thread count, so every speed,
-//! stays the same), spinners' polls were already timed from the section's
-//! end, and nobody sleeps. So the section gets no event: its holder's next
-//! cpu burst is booked at once, from the section's end, and the release is
-//! settled later, at its own time, by whatever next touches the latch or its
-//! cpu, or reads statistics. A touch before the section's end instead gives
-//! the section its event after all and drops the booked burst (its draw is
-//! discarded; it influenced nothing). Every page visit of a spin model then
-//! costs one event instead of two.
+//! stays the same), and spinners' polls were already timed from the
+//! section's end. So the section gets no event: its holder's next cpu
+//! burst is booked at once, from the section's end, and the release is
+//! settled later, at its own time, by whatever next touches the latch or
+//! its cpu, or reads statistics. A running section gets its event after
+//! all, and its holder's booked burst is dropped (the draw influenced
+//! nothing), only when something would see its end: its cpu passing its
+//! cores (the section slows down; `flush`) or a waiter going to sleep (the
+//! release must wake it). Every page visit of a spin model then costs one
+//! event instead of two.
 
 use super::event::{EV_LATCH_DONE, NONE, ev, later};
 use super::routing::{Route, SubRoute};
@@ -30,9 +33,9 @@ impl Simulation {
         let Some(cpu) = l.cpu else {
             return false;
         };
-        if !self.lazy_route(j, s, cpu) {
+        let Some(step) = self.lazy_route(j, s, cpu) else {
             return false;
-        }
+        };
         let class = self.jobs[j as usize].class as usize;
         let st = &mut self.stations[cpu];
         let Kind::V(vc) = &mut st.kind else {
@@ -51,31 +54,48 @@ impl Simulation {
             l.lazy = true;
             l.lazy_t = end;
             l.lazy_slot = slot;
+            l.lazy_step = step;
         }
         true
     }
 
-    /// Whether job `j` leaving latch `s` goes to station `cpu` with no
-    /// draw and nothing else on the way (no regions, no class switching,
-    /// no fixed sub-job route).
-    fn lazy_route(&self, j: u32, s: usize, cpu: usize) -> bool {
+    /// How job `j` leaving latch `s` goes on to station `cpu` with no draw
+    /// and nothing else on the way (no regions, no class switching):
+    /// `Some(false)` by a routing row of that cpu alone, `Some(true)` as
+    /// the next step of its fork's fixed route (which the release then
+    /// moves on by one), `None` otherwise.
+    fn lazy_route(&self, j: u32, s: usize, cpu: usize) -> Option<bool> {
         if self.slow_goto {
-            return false;
+            return None;
         }
         let job = &self.jobs[j as usize];
+        if job.fork != NONE {
+            let rec = &self.forks[job.fork as usize];
+            if rec.join == s as u32 {
+                return None;
+            }
+            match rec.sub {
+                SubRoute::Rows => {}
+                SubRoute::Join => return None,
+                SubRoute::Fixed => {
+                    let Kind::Fork(f) = &self.stations[rec.fork as usize].kind else {
+                        return None;
+                    };
+                    let next = f.steps.get(job.pos as usize).copied();
+                    return (next == Some(cpu as u32)).then_some(true);
+                }
+            }
+        }
         let Route::Prob { from, sub, .. } = &self.classes[job.class as usize].route else {
-            return false;
+            return None;
         };
         let row = if job.fork != NONE {
-            let rec = &self.forks[job.fork as usize];
-            if !matches!(rec.sub, SubRoute::Rows) || rec.join == s as u32 {
-                return false;
-            }
             sub.get(s)
         } else {
             from.get(s)
         };
         row.is_some_and(|b| b.targets.len() == 1 && b.targets[0] == cpu as u32)
+            .then_some(false)
     }
 
     /// Something is about to touch latch `s` (and through it its cpu):
@@ -152,7 +172,7 @@ impl Simulation {
             return;
         }
         l.lazy = false;
-        let t = l.lazy_t;
+        let (t, step) = (l.lazy_t, l.lazy_step);
         let Some(cpu) = l.cpu else {
             return;
         };
@@ -184,6 +204,8 @@ impl Simulation {
         let job = &mut self.jobs[j as usize];
         job.t_arr = t;
         job.t_start = t;
+        // The move along a fixed route that `sub_target` would have made.
+        job.pos += u32::from(step);
         job.station = cpu as u32;
         if let Some(pc) = &mut st.per_class {
             pc.acc(t, st.stats.busy);
