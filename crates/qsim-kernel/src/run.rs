@@ -175,10 +175,21 @@ fn percentiles<'a>(per_rep: impl Iterator<Item = &'a ReplicationClass>) -> ([Est
             for h in &hists {
                 pooled.merge(h);
             }
+            let responses: u64 = hists.iter().map(|h| h.count()).sum();
             PERCENTILES.map(|q| {
                 let [x] = pooled.quantiles([q]);
                 let f = estimate(hists.iter().map(|h| h.cdf(x)));
-                let h = if f.ci95.is_finite() { f.ci95 } else { 0.0 };
+                // A replication's CDF at x counts whole responses: in a tail
+                // of a few responses on a bucket's edge replications can
+                // agree exactly, and a t interval of them is 0 wide. The
+                // binomial error of the pooled fraction is a floor no
+                // sample of responses gets below.
+                let floor = 1.96 * (q * (1.0 - q) / responses.max(1) as f64).sqrt();
+                let h = if f.ci95.is_finite() {
+                    f.ci95.max(floor)
+                } else {
+                    floor
+                };
                 let [lo] = pooled.quantiles([(q - h).max(0.0)]);
                 let [hi] = pooled.quantiles([(q + h).min(1.0)]);
                 Estimate {
@@ -645,4 +656,40 @@ fn station_classes(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percentiles;
+    use crate::hist::Histogram;
+    use crate::results::ReplicationClass;
+    use std::sync::Arc;
+
+    #[test]
+    fn replications_that_agree_on_a_tail_still_get_an_interval() {
+        // Three replications with the same 1,000 responses (1..=1000 ms):
+        // their CDFs agree at every point, so a t interval of them is 0
+        // wide. The pooled fraction below the p99 of 3,000 responses has a
+        // binomial half-width of 1.96·sqrt(0.99·0.01/3000) = 0.0036, i.e.
+        // about 3.6 ms here.
+        let mut h = Histogram::new();
+        for i in 1..=1000 {
+            h.record(f64::from(i) * 1e-3);
+        }
+        let rep = ReplicationClass {
+            completions: 1000,
+            histogram: Some(Arc::new(h)),
+            ..ReplicationClass::default()
+        };
+        let reps = [rep.clone(), rep.clone(), rep];
+        let ([_, _, _, p99, _], fewest) = percentiles(reps.iter());
+        assert_eq!(fewest, 1000);
+        assert!((p99.mean - 0.990).abs() < 0.01, "{p99:?}");
+        assert!(
+            p99.ci95 > 0.003 && p99.ci95 < 0.005,
+            "p99 {} ± {}: expected about ± 0.0036",
+            p99.mean,
+            p99.ci95
+        );
+    }
 }
