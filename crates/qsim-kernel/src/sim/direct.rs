@@ -43,8 +43,14 @@ impl VClock {
     /// Direct mode: frees slot `i`, booked for a job not there yet (not
     /// counted in `dn`); its event goes stale (see `on_psdone`).
     pub(super) fn drop_booked(&mut self, i: u32) {
-        self.ds.0[i as usize] = (0.0, NONE);
-        self.ds.1.push(i);
+        self.free_slot(i);
+    }
+
+    /// Direct mode: slot `i` is free again.
+    #[inline(always)]
+    fn free_slot(&mut self, i: u32) {
+        self.ds.slots[i as usize] = (0.0, NONE);
+        self.ds.free.push(i);
     }
 
     /// Enters or leaves direct mode as `n` jobs and the latch threads fit
@@ -63,14 +69,14 @@ impl VClock {
             self.direct = false;
             self.v = 0.0;
             self.last = now;
-            for k in 0..self.ds.0.len() {
-                let (t, j) = self.ds.0[k];
+            for k in 0..self.ds.slots.len() {
+                let (t, j) = self.ds.slots[k];
                 if j != NONE {
                     self.insvc.push((t - now).max(0.0), j);
                 }
             }
-            self.ds.0.clear();
-            self.ds.1.clear();
+            self.ds.slots.clear();
+            self.ds.free.clear();
             self.dn = 0;
             false
         } else if threads <= self.c {
@@ -98,14 +104,14 @@ impl VClock {
     #[inline]
     fn take_slot(&mut self, j: u32, t: f64) -> u32 {
         self.dn += 1;
-        match self.ds.1.pop() {
+        match self.ds.free.pop() {
             Some(i) => {
-                self.ds.0[i as usize] = (t, j);
+                self.ds.slots[i as usize] = (t, j);
                 i
             }
             None => {
-                self.ds.0.push((t, j));
-                (self.ds.0.len() - 1) as u32
+                self.ds.slots.push((t, j));
+                (self.ds.slots.len() - 1) as u32
             }
         }
     }
@@ -164,7 +170,7 @@ impl Simulation {
         if !vc.direct {
             return;
         }
-        let Some(&(t, j)) = vc.ds.0.get(i as usize) else {
+        let Some(&(t, j)) = vc.ds.slots.get(i as usize) else {
             return;
         };
         if j == NONE || t != now {
@@ -178,8 +184,7 @@ impl Simulation {
             return;
         };
         self.events += 1;
-        vc.ds.0[i as usize] = (0.0, NONE);
-        vc.ds.1.push(i);
+        vc.free_slot(i);
         vc.dn -= 1;
         st.stats.acc(now);
         Simulation::depart_counts(

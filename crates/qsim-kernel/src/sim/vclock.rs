@@ -12,8 +12,13 @@ use super::waiting::TagHeap;
 use super::{Kind, Simulation};
 use crate::network::Speed;
 
-/// Direct mode's (completion time, job) slots and the free ones.
-pub(super) type DirectSlots = (Vec<(f64, u32)>, Vec<u32>);
+/// Direct mode's jobs: a (completion time, job) slot each (`NONE` marks a
+/// free slot), and the free slots.
+#[derive(Clone, Debug, Default)]
+pub(super) struct DirectSlots {
+    pub(super) slots: Vec<(f64, u32)>,
+    pub(super) free: Vec<u32>,
+}
 
 /// Contention-dependent speed with a cache of integer points.
 #[derive(Clone, Debug)]
