@@ -8,6 +8,13 @@
 //! 0.8% of the exact sample quantile. Range: 2^-30 s (0.93 ns) to 2^20 s
 //! (12 days); smaller values fall in an underflow bucket read as [0, 2^-30),
 //! larger ones in an overflow bucket capped at the largest value seen.
+//!
+//! The smallest value is kept exactly, with how many times it was recorded:
+//! a distribution with an atom at its least value (a wait that is 0 for
+//! every job that finds a free server, a response that is exactly the
+//! deterministic service time for every job that does not queue) has its
+//! quantiles inside the atom at that exact value, and the rest of the atom's
+//! bucket is interpolated from it, never from the bucket's lower edge.
 
 const SUB_BITS: u32 = 7;
 const SUBS: usize = 1 << SUB_BITS;
@@ -25,6 +32,11 @@ pub(crate) struct Histogram {
     /// A fixed-size array, so that the clamped index needs no bounds check.
     counts: Box<[u64; BUCKETS]>,
     max: f64,
+    /// The least value recorded (+inf when empty).
+    min: f64,
+    /// How many recorded values equal `min` exactly (part of its bucket's
+    /// count).
+    at_min: u64,
 }
 
 impl std::fmt::Debug for Histogram {
@@ -53,14 +65,15 @@ impl Histogram {
                 .try_into()
                 .expect("BUCKETS long"),
             max: 0.0,
+            min: f64::INFINITY,
+            at_min: 0,
         }
     }
 
     /// Records one duration (seconds, finite and >= 0).
     #[inline(always)]
     pub fn record(&mut self, x: f64) {
-        let b = (x.to_bits() >> (52 - SUB_BITS)) as i64 - BASE + 1;
-        let i = b.clamp(0, BUCKETS as i64 - 1) as usize;
+        let i = Histogram::index(x);
         // No running total: recording is the hot path, reading is once
         // per replication (`count` sums the buckets).
         self.counts[i] += 1;
@@ -68,12 +81,28 @@ impl Histogram {
         if x > self.max {
             self.max = x;
         }
+        if x <= self.min {
+            self.note_min(x);
+        }
+    }
+
+    /// The rare part of `record` (except for waits that are often 0): a
+    /// value at or below the least so far.
+    #[inline(never)]
+    fn note_min(&mut self, x: f64) {
+        if x < self.min {
+            self.min = x;
+            self.at_min = 0;
+        }
+        self.at_min += 1;
     }
 
     /// Forgets everything recorded.
     pub fn clear(&mut self) {
         self.counts.fill(0);
         self.max = 0.0;
+        self.min = f64::INFINITY;
+        self.at_min = 0;
     }
 
     /// Adds the counts of `other`.
@@ -82,6 +111,12 @@ impl Histogram {
             *a += b;
         }
         self.max = self.max.max(other.max);
+        if other.min < self.min {
+            self.min = other.min;
+            self.at_min = other.at_min;
+        } else if other.min == self.min {
+            self.at_min += other.at_min;
+        }
     }
 
     /// Number of values recorded.
@@ -105,36 +140,57 @@ impl Histogram {
         (base + sub * w, base + (sub + 1.0) * w)
     }
 
-    /// The fraction of values at most `x`, interpolated linearly inside
-    /// the bucket holding `x` (the inverse of [`Histogram::quantiles`]); 0
-    /// when empty.
-    pub fn cdf(&self, x: f64) -> f64 {
-        let total = self.count();
-        if total == 0 {
-            return 0.0;
-        }
-        if x >= self.max {
-            return 1.0;
-        }
-        let b = (x.max(0.0).to_bits() >> (52 - SUB_BITS)) as i64 - BASE + 1;
-        let i = b.clamp(0, BUCKETS as i64 - 1) as usize;
-        let below: u64 = self.counts[..i].iter().sum();
+    /// The bucket a value falls in.
+    #[inline(always)]
+    fn index(x: f64) -> usize {
+        let b = (x.to_bits() >> (52 - SUB_BITS)) as i64 - BASE + 1;
+        b.clamp(0, BUCKETS as i64 - 1) as usize
+    }
+
+    /// Where bucket `i`'s values lie, for interpolation: its bounds (the
+    /// overflow bucket reaching up to the largest value seen; the least
+    /// value's bucket starting at that value), and how many of its values
+    /// sit exactly at its lower bound (the least value's atom).
+    fn span(&self, i: usize) -> (f64, f64, u64) {
         let (lo, hi) = Histogram::bounds(i);
         let hi = if i == BUCKETS - 1 {
             self.max.max(lo)
         } else {
             hi
         };
+        if self.at_min > 0 && i == Histogram::index(self.min) {
+            (self.min, hi.max(self.min), self.at_min)
+        } else {
+            (lo, hi, 0)
+        }
+    }
+
+    /// The fraction of values at most `x`, interpolated linearly inside
+    /// the bucket holding `x` (the inverse of [`Histogram::quantiles`]); 0
+    /// when empty.
+    pub fn cdf(&self, x: f64) -> f64 {
+        let total = self.count();
+        if total == 0 || x < self.min {
+            return 0.0;
+        }
+        if x >= self.max {
+            return 1.0;
+        }
+        let i = Histogram::index(x.max(0.0));
+        let below: u64 = self.counts[..i].iter().sum();
+        let (lo, hi, atom) = self.span(i);
         let frac = if hi > lo {
             ((x - lo) / (hi - lo)).clamp(0.0, 1.0)
         } else {
             1.0
         };
-        (below as f64 + frac * self.counts[i] as f64) / total as f64
+        let spread = (self.counts[i] - atom) as f64;
+        (below as f64 + atom as f64 + frac * spread) / total as f64
     }
 
     /// The quantiles `qs` (ascending, in [0, 1]), interpolated linearly
-    /// inside the bucket holding each rank; 0 when empty.
+    /// inside the bucket holding each rank (a rank inside the least value's
+    /// atom is that value exactly); 0 when empty.
     pub fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [f64; N] {
         let mut out = [0.0; N];
         let total = self.count();
@@ -150,15 +206,15 @@ impl Histogram {
             }
             let c = c as f64;
             while k < N && qs[k] * n <= cum + c {
-                let (lo, hi) = Histogram::bounds(i);
-                // The overflow bucket reaches up to the largest value seen.
-                let hi = if i == BUCKETS - 1 {
-                    self.max.max(lo)
+                let (lo, hi, atom) = self.span(i);
+                let rank = qs[k] * n - cum;
+                let atom = atom as f64;
+                out[k] = if rank <= atom {
+                    lo
                 } else {
-                    hi
+                    let frac = ((rank - atom) / (c - atom)).clamp(0.0, 1.0);
+                    (lo + frac * (hi - lo)).min(self.max)
                 };
-                let frac = ((qs[k] * n - cum) / c).clamp(0.0, 1.0);
-                out[k] = (lo + frac * (hi - lo)).min(self.max);
                 k += 1;
             }
             cum += c;
@@ -215,5 +271,58 @@ mod tests {
         let [a, b] = h.quantiles([0.0, 1.0]);
         assert!((0.0..1e-9).contains(&a));
         assert_eq!(b, 5e7);
+    }
+
+    #[test]
+    fn an_atom_at_zero_is_zero() {
+        // 90% of the waits are 0 (M/M/1 at rho 0.1): p50 and p90 are 0
+        // exactly, not a point inside the underflow bucket.
+        let mut h = Histogram::new();
+        for i in 0..1000 {
+            h.record(if i % 10 == 0 {
+                1e-3 * f64::from(i + 1)
+            } else {
+                0.0
+            });
+        }
+        assert_eq!(h.quantiles([0.0, 0.5, 0.9]), [0.0; 3]);
+        assert!(h.quantiles([0.95])[0] > 1e-3);
+        assert!((h.cdf(0.0) - 0.9).abs() < 1e-12, "{}", h.cdf(0.0));
+        // The atom survives merging, in either order.
+        let mut a = Histogram::new();
+        a.record(0.0);
+        a.record(0.5);
+        let mut b = Histogram::new();
+        b.record(0.25);
+        b.record(0.0);
+        b.record(0.0);
+        let mut ab = a.clone();
+        ab.merge(&b);
+        let mut ba = b.clone();
+        ba.merge(&a);
+        for m in [ab, ba] {
+            assert_eq!(m.quantiles([0.6]), [0.0]);
+            assert!(m.quantiles([0.7])[0] > 0.0);
+        }
+    }
+
+    #[test]
+    fn an_atom_at_the_least_value_is_exact() {
+        // Half the responses are exactly the deterministic service time 10
+        // ms (no queueing), the rest spread above it in the same bucket.
+        let mut h = Histogram::new();
+        for i in 0..1000 {
+            let x = if i % 2 == 0 {
+                0.01
+            } else {
+                0.01 + 1e-7 * f64::from(i)
+            };
+            h.record(x);
+        }
+        assert_eq!(h.quantiles([0.1, 0.5]), [0.01, 0.01]);
+        let [p75] = h.quantiles([0.75]);
+        assert!(p75 > 0.01 && p75 < 0.01 + 1e-4, "{p75}");
+        assert_eq!(h.cdf(0.0099), 0.0);
+        assert!((h.cdf(0.01) - 0.5).abs() < 1e-12);
     }
 }
