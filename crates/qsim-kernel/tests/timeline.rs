@@ -201,7 +201,7 @@ fn a_population_step_shows_in_the_trace_at_its_time() {
         change: Change::Population(n),
     };
     let config = RunConfig {
-        replications: 10,
+        replications: 40,
         stop: Stop::Time(900.0),
         warmup: Warmup::None,
         schedule: vec![ClassSchedule {
@@ -233,8 +233,15 @@ fn a_population_step_shows_in_the_trace_at_its_time() {
             .collect();
         let (m, h) = mean_ci(&per_rep);
         let exact = mva_x(s, z, n);
+        // 40 replications of 250 s: the 95% half-width is about 1.5% of X,
+        // guarded at 3%, and the tolerance is 3 half-widths, so a 6% bias
+        // in a window's throughput fails.
         assert!(
-            (m - exact).abs() <= 4.0 * h,
+            h <= 0.03 * exact,
+            "population {n}: interval too wide, ± {h}"
+        );
+        assert!(
+            (m - exact).abs() <= 3.0 * h,
             "population {n}: X {m} ± {h}, exact {exact}"
         );
     }
