@@ -103,14 +103,25 @@ fn clear_argmax(label: &str, points: &[(u32, Estimate)]) -> u32 {
 
 #[test]
 fn latch_numa_collapses_from_2000_to_200() {
-    for (n, target) in [(100u32, 2000.0), (500, 200.0)] {
+    // The book's figures (2000/s at 100 threads, 200/s at 500) are the
+    // speed table's; the model's exact answer is load-dependent MVA (the
+    // latch holds 86 and 499 of the threads): 2000/s and 201.8/s. Compared
+    // within the 99.9% interval with the 95% half-width guarded at 2%, so a
+    // bias of about 7% fails.
+    for n in [100u32, 500] {
         let m = load("latch_numa", &[&format!("workload.population={n}")]);
+        let exact = qsim_theory::solution::solve(m.network.spec()).expect("product form");
+        assert!(
+            (exact.throughput_per_s / [2000.0, 201.8][usize::from(n == 500)] - 1.0).abs() < 1e-3
+        );
         let r = run(&m, 5, 50_000, 10_000);
-        assert_within(
+        assert_close(
             &format!("latch_numa N={n} throughput"),
             r.system.throughput_per_s,
-            target,
-            0.10,
+            exact.throughput_per_s,
+            5,
+            0.0,
+            0.02,
         );
         assert!(
             station(&r, "latch1").utilization.mean > 0.99,
@@ -118,11 +129,14 @@ fn latch_numa_collapses_from_2000_to_200() {
         );
         for l in ["latch2", "latch3"] {
             let u = station(&r, l).utilization;
-            assert!(
-                u.mean + u.ci95 < 0.85,
-                "{l} is not a bottleneck at N={n}: utilization {} ± {}",
-                u.mean,
-                u.ci95
+            let at = exact.stations.iter().find(|s| s.name == l).unwrap();
+            assert_close(
+                &format!("latch_numa N={n} {l} utilization"),
+                u,
+                at.utilization,
+                5,
+                0.0,
+                0.05,
             );
         }
     }
