@@ -45,12 +45,12 @@ pub struct TraceArgs {
 
 impl TraceArgs {
     /// Refuses trace and chart paths that cannot be written, before the run.
-    pub fn check_outputs(&self, model: &Path) -> Result<()> {
+    pub fn check_outputs(&self, inputs: &[&Path]) -> Result<()> {
         if let Some(t) = &self.trace {
-            super::check_output("--trace", t, super::Out::File, &[model])?;
+            super::check_output("--trace", t, super::Out::File, inputs)?;
         }
         if let Some(p) = &self.plot {
-            super::check_output("--plot", p, super::Out::Chart, &[model])?;
+            super::check_output("--plot", p, super::Out::Chart, inputs)?;
         }
         Ok(())
     }
@@ -59,8 +59,8 @@ impl TraceArgs {
     pub fn refuse_overwriting(&self, model: &Path) -> Result<()> {
         for (flag, out) in [("--trace", &self.trace), ("--plot", &self.plot)] {
             if let Some(o) = out
-                && let (Ok(a), Ok(b)) = (std::fs::canonicalize(o), std::fs::canonicalize(model))
-                && a == b
+                && model.exists()
+                && super::same_file(o, model)
             {
                 return Err(UsageError(format!(
                     "{flag} {} is the model file itself; write the trace to another file",

@@ -287,6 +287,7 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
                 }
             }
         }
+        per_job += dropped_per_job(network, config, c, visits);
         events_per_job.push(per_job);
     }
     if key.is_empty() {
@@ -306,25 +307,33 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
     // completes its jobs across the classes, so the cheapest class per job
     // gives the lower bound.
     let cheapest = events_per_job.iter().copied().fold(f64::INFINITY, f64::min);
+    // Phases measured in simulated time count the arrival events of the
+    // open classes at their fixed rates (see `timed_events_per_s`).
+    let per_s = timed_events_per_s(network, config, &events_per_job);
+    let jobs = |n: f64| cheapest.is_finite().then_some(n * cheapest);
+    let timed = |t: f64| (per_s > 0.0).then_some(t * per_s);
     let warm = match config.effective_warmup() {
-        Warmup::Jobs(n) => Some(n as f64),
-        Warmup::None => Some(0.0),
-        Warmup::Time(_) | Warmup::Mser5 | Warmup::Fraction(_) => None,
+        Warmup::Jobs(n) => jobs(n as f64),
+        // MSER-5 counts its stop from time zero: no events of its own.
+        Warmup::None | Warmup::Mser5 => Some(0.0),
+        Warmup::Time(w) => timed(w),
+        Warmup::Fraction(_) => None,
     };
     let stop = match config.stop {
-        Stop::Jobs(n) => Some(n as f64),
-        Stop::Time(_) => None,
+        Stop::Jobs(n) => jobs(n as f64),
+        Stop::Time(t) => timed(t),
     };
     let (replication_events, events_key) = match (warm, stop) {
-        (Some(w), Some(s)) if cheapest.is_finite() => {
+        (Some(w), Some(s)) => {
             let k = if w > s {
                 "simulation.warmup"
             } else {
                 "simulation.stop"
             };
-            (Some((w + s) * cheapest), k)
+            (Some(w + s), k)
         }
-        (None, Some(s)) if cheapest.is_finite() => (Some(s * cheapest), "simulation.stop"),
+        (None, Some(s)) => (Some(s), "simulation.stop"),
+        (Some(w), None) if w > 0.0 => (Some(w), "simulation.warmup"),
         _ => (None, "simulation.stop"),
     };
     let events = replication_events.map(|e| e * f64::from(replications));
@@ -341,6 +350,88 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
         events,
         events_key: events_key.into(),
         threads,
+    }
+}
+
+/// Events per simulated second at least: each open class whose arrival
+/// rate no schedule changes has an arrival event per job (dropped or not),
+/// and where no station drops jobs, every job's own events
+/// (`events_per_job[c]`). Closed classes count none (their throughput has
+/// no lower bound from the spec alone), so this stays a lower bound.
+fn timed_events_per_s(network: &Network, config: &RunConfig, events_per_job: &[f64]) -> f64 {
+    let spec = network.spec();
+    let drops = spec
+        .capacity
+        .iter()
+        .flatten()
+        .any(|c| matches!(c.when_full, crate::network::WhenFull::Drop));
+    spec.classes
+        .iter()
+        .enumerate()
+        .filter(|(c, _)| !config.schedule.iter().any(|s| s.class == *c))
+        .map(|(c, class)| match &class.workload {
+            Workload::Open { interarrival } => {
+                let rate = 1.0 / interarrival.mean();
+                let per_job = if drops {
+                    1.0
+                } else {
+                    events_per_job[c].max(1.0)
+                };
+                if rate.is_finite() {
+                    rate * per_job
+                } else {
+                    0.0
+                }
+            }
+            Workload::Closed { .. } => 0.0,
+        })
+        .sum()
+}
+
+/// Arrival events per completed job of open class `c` beyond the job's
+/// own, when a station on its way drops arrivals: the class completes at
+/// most that station's peak rate over its visits (`servers / mean service`
+/// of a fixed-speed queue), so an arrival rate above it spends
+/// `rate / peak - 1` dropped arrivals per completion at least.
+fn dropped_per_job(
+    network: &Network,
+    config: &RunConfig,
+    c: usize,
+    visits: Option<&Vec<f64>>,
+) -> f64 {
+    let spec = network.spec();
+    let Workload::Open { interarrival } = &spec.classes[c].workload else {
+        return 0.0;
+    };
+    let (Some(visits), true) = (visits, config.schedule.iter().all(|s| s.class != c)) else {
+        return 0.0;
+    };
+    let rate = 1.0 / interarrival.mean();
+    let peak = spec
+        .stations
+        .iter()
+        .enumerate()
+        .filter(|&(s, st)| {
+            st.speed.is_none()
+                && visits.get(s).is_some_and(|&v| v > 0.0)
+                && spec
+                    .capacity
+                    .get(s)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|cap| matches!(cap.when_full, crate::network::WhenFull::Drop))
+        })
+        .filter_map(|(s, st)| match (&st.kind, &st.service[c]) {
+            (StationKind::Queue { servers, .. }, Some(d)) if d.mean() > 0.0 => {
+                Some(f64::from(*servers) / d.mean() / visits[s])
+            }
+            _ => None,
+        })
+        .fold(f64::INFINITY, f64::min);
+    if rate.is_finite() && peak.is_finite() && rate > peak {
+        rate / peak - 1.0
+    } else {
+        0.0
     }
 }
 
