@@ -673,6 +673,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     );
     let mut new_warnings: Vec<String> = results.warnings.iter().map(|w| w.to_string()).collect();
     new_warnings.extend(above_bound_warning(&model.network, &results));
+    new_warnings.extend(
+        qsim_theory::relaxation::short_run(model.network.spec(), &results).map(|s| s.to_string()),
+    );
     new_warnings.extend(args.trace.write(&model.network, &results, &model_name)?);
     for w in new_warnings {
         if echo {
