@@ -68,7 +68,8 @@ fn install_interrupt_handler() {
 
 /// A reader that closes our output early (`qsim ... | head`) is a normal
 /// end, not a crash: `println!` panics on EPIPE, so such a panic exits 0
-/// quietly, whichever command was writing. Errors returned through `?`
+/// quietly, whichever command was writing; any other failure to print
+/// exits 1 with a one-line error. Errors returned through `?`
 /// are handled the same way by `cmd::report_error`.
 fn end_quietly_on_broken_pipe() {
     let default = std::panic::take_hook();
@@ -81,6 +82,12 @@ fn end_quietly_on_broken_pipe() {
             .unwrap_or("");
         if msg.starts_with("failed printing to std") && msg.contains("Broken pipe") {
             std::process::exit(0);
+        }
+        // Any other failure to print (a full disk: `> /dev/full`) is an
+        // error said in one line with exit code 1, not a crash report.
+        if let Some(reason) = msg.strip_prefix("failed printing to ") {
+            eprintln!("error: cannot write to {reason}");
+            std::process::exit(1);
         }
         default(info);
     }));

@@ -75,17 +75,69 @@ pub fn check_output(flag: &str, path: &Path, kind: Out, inputs: &[&Path]) -> any
             }
         }
     }
-    if let Ok(out) = std::fs::canonicalize(path)
-        && let Some(input) = inputs
-            .iter()
-            .find(|i| std::fs::canonicalize(i).is_ok_and(|i| i == out))
-    {
+    if let Some(input) = inputs.iter().find(|i| same_file(path, i)) {
         return bad(format!(
             "is the input {} itself; write to another file",
             input.display()
         ));
     }
     Ok(())
+}
+
+/// Whether `a` and `b` name the same file: the same device and inode when
+/// both exist (so a hard link, a symbolic link or `./x` and `x` are caught,
+/// which comparing path strings misses), else the same canonical parent
+/// directory and file name (two outputs not yet written).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
+        }
+    }
+    if let (Ok(x), Ok(y)) = (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        return x == y;
+    }
+    let place = |p: &Path| {
+        let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+        let dir = std::fs::canonicalize(parent.unwrap_or(Path::new(".")));
+        (dir.ok(), p.file_name().map(ToOwned::to_owned))
+    };
+    let (x, y) = (place(a), place(b));
+    x.0.is_some() && x.1.is_some() && x == y
+}
+
+/// Refuses two output flags that name the same file (`--trace X -o X`):
+/// the second written would replace the first.
+pub fn refuse_same_outputs(outputs: &[(&str, Option<&Path>)]) -> anyhow::Result<()> {
+    let given: Vec<(&str, &Path)> = outputs
+        .iter()
+        .filter_map(|&(flag, p)| p.map(|p| (flag, p)))
+        .collect();
+    for (i, (fa, a)) in given.iter().enumerate() {
+        if let Some((fb, _)) = given[i + 1..].iter().find(|(_, b)| same_file(a, b)) {
+            return Err(UsageError(format!(
+                "{fa} {} and {fb} name the same file; one would overwrite the other: give each its own file",
+                a.display()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The files a model reads: the model file and the samples files it
+/// names, for the outputs that must not replace any of them.
+pub fn model_inputs(model: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = vec![model.to_path_buf()];
+    if let Ok(text) = qsim_model::read_model_text(model) {
+        files.extend(qsim_model::sample_files(
+            &model.display().to_string(),
+            &text,
+        ));
+    }
+    files
 }
 
 /// `n` and `noun` agreeing in number: "1 point", "2 points", "1 class",

@@ -96,9 +96,11 @@ pub struct RunOptions {
     pub threads: Option<usize>,
 }
 
-/// The most worker threads `--threads` accepts: far beyond any machine
-/// qsim runs on, and below the count at which starting them fails.
-const MAX_THREADS: usize = 4096;
+/// The most worker threads `--threads` accepts: a replication or point
+/// runs on one thread, so threads beyond the cores only take turns, and
+/// each costs its stack and its start (4096 turned a 0.1 s run into 17 s);
+/// 1024 is past the cores of any machine qsim runs on.
+const MAX_THREADS: usize = 1024;
 
 impl RunOptions {
     /// Checks every option's range, naming the flag (a usage error, exit 2),
@@ -188,12 +190,63 @@ impl GuardArgs {
     /// The limits these options set.
     pub fn budget(&self) -> Budget {
         Budget {
-            max_memory_bytes: self.max_memory.unwrap_or_else(default_max_memory),
+            max_memory_bytes: self.memory_limit().0,
             max_events: if self.force {
                 None
             } else {
                 self.max_events.or(Budget::default().max_events)
             },
+        }
+    }
+
+    /// The most bytes a run may need and where that limit comes from: a
+    /// `--max-memory` at most this machine's memory and swap (a larger one
+    /// would let through a run the system cannot hold, which then dies
+    /// in the allocator instead of being refused), else the default of
+    /// [`default_max_memory`].
+    pub fn memory_limit(&self) -> (u64, String) {
+        match (self.max_memory, machine_memory()) {
+            (Some(m), Some(total)) if m > total => (
+                total,
+                format!(
+                    "this machine's memory and swap ({}), which --max-memory {} exceeds",
+                    human_bytes(total),
+                    human_bytes(m)
+                ),
+            ),
+            (Some(m), _) => (m, format!("--max-memory {}", human_bytes(m))),
+            (None, _) => (
+                default_max_memory(),
+                "the default: half of the memory available on this machine now; --max-memory sets it"
+                    .into(),
+            ),
+        }
+    }
+
+    /// [`GuardArgs::budget`] without a memory limit (`qsim check` without
+    /// `--max-memory`: see [`check`]).
+    fn budget_unlimited_memory(&self) -> Budget {
+        Budget {
+            max_memory_bytes: u64::MAX,
+            ..self.budget()
+        }
+    }
+
+    /// Holds each replication of the run to its share of `--max-events`
+    /// (the limit over the most replications the run may have), so a run
+    /// whose length the estimate cannot bound from the spec (a closed
+    /// model stopped by time, say) still stops within the budget, with
+    /// [`RunError::EventLimit`]. A run within its share is unchanged.
+    pub fn cap_events(&self, config: &mut RunConfig) {
+        let Some(limit) = self.budget().max_events else {
+            return;
+        };
+        let most = config.precision.map_or(config.replications, |p| {
+            p.max_replications.max(config.replications)
+        });
+        let share = (limit / f64::from(most.max(1))).ceil();
+        if share < config.max_events as f64 {
+            config.max_events = share.max(1.0) as u64;
         }
     }
 
@@ -210,7 +263,13 @@ impl GuardArgs {
     ) -> Result<budget::Estimate> {
         self.budget()
             .check(network, config, &class_visits(network))
-            .map_err(|e| UsageError(blame_budget_key(&e, model, options)).into())
+            .map_err(|e| {
+                let mut text = blame_budget_key(&e, model, options);
+                if matches!(e, budget::BudgetError::Memory { .. }) {
+                    text.push_str(&format!(" (the limit is {})", self.memory_limit().1));
+                }
+                UsageError(text).into()
+            })
     }
 }
 
@@ -322,6 +381,22 @@ pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
 pub fn default_max_memory() -> u64 {
     let limit = address_space_limit().map_or(u64::MAX, |b| b / 2);
     available_memory_half().min(limit)
+}
+
+/// `MemTotal + SwapTotal` of /proc/meminfo: the most memory this machine
+/// could ever give a run, if known.
+fn machine_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let rest = text.lines().find_map(|l| l.strip_prefix(name))?;
+        rest.trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse::<u64>()
+            .ok()
+    };
+    let kib = field("MemTotal:")?.saturating_add(field("SwapTotal:").unwrap_or(0));
+    Some(kib.saturating_mul(1024))
 }
 
 /// The address-space limit of this process in bytes, if it has one.
@@ -447,6 +522,10 @@ fn interrupted(err: RunError, config: &RunConfig) -> anyhow::Error {
             config.replications
         ))
         .into(),
+        RunError::EventLimit { replication, limit } => anyhow::anyhow!(
+            "replication {replication} reached its {limit:.3e} events (its share of --max-events over {}) before its stopping rule; shorten the run (--jobs or --time), or raise --max-events (--force lifts it)",
+            super::count(config.replications, "replication")
+        ),
         e => e.into(),
     }
 }
@@ -487,9 +566,19 @@ pub struct CheckArgs {
 /// `qsim check`: load and validate, print a one-line summary.
 pub fn check(args: &CheckArgs) -> Result<ExitCode> {
     let model = args.model.load()?;
-    let estimate = args
-        .guards
-        .check(&model.network, &model.run, &args.model, None)?;
+    // Validity is the model's own: without --max-memory the memory figure
+    // is compared with this machine's free memory only in a note, so the
+    // verdict is the same on every machine (an explicit --max-memory, and
+    // the event limits, which do not depend on the machine, still refuse).
+    let estimate = if args.guards.max_memory.is_some() {
+        args.guards
+            .check(&model.network, &model.run, &args.model, None)?
+    } else {
+        args.guards
+            .budget_unlimited_memory()
+            .check(&model.network, &model.run, &class_visits(&model.network))
+            .map_err(|e| UsageError(blame_budget_key(&e, &args.model, None)))?
+    };
     let spec = model.network.spec();
     println!(
         "{}: ok ({}, {}, {})",
@@ -499,17 +588,32 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode> {
         super::count(spec.regions.len() as u64, "region")
     );
     println!("{}", estimate_line(&estimate));
+    let (limit, source) = args.guards.memory_limit();
+    if args.guards.max_memory.is_none() && estimate.bytes > limit {
+        println!(
+            "note: on this machine now, `qsim run` would refuse it: {} is more than the limit of {} ({source})",
+            human_bytes(estimate.bytes),
+            human_bytes(limit)
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
 /// `qsim run`: simulate and report.
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
+    let inputs = super::model_inputs(&args.model.model);
+    let inputs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
     if let Some(out) = &args.output {
         refuse_overwriting_input(out, &args.model.model)?;
-        super::check_output("--output", out, super::Out::File, &[&args.model.model])?;
+        super::check_output("--output", out, super::Out::File, &inputs)?;
     }
     args.trace.refuse_overwriting(&args.model.model)?;
-    args.trace.check_outputs(&args.model.model)?;
+    args.trace.check_outputs(&inputs)?;
+    super::refuse_same_outputs(&[
+        ("--output", args.output.as_deref()),
+        ("--trace", args.trace.trace.as_deref()),
+        ("--plot", args.trace.plot.as_deref()),
+    ])?;
     args.options.validate()?;
     // Figures that cannot be taken at face value, model warnings included:
     // said next to the figures, and on stderr too when the figures go to a
@@ -529,6 +633,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let model_name = args.model.model.display().to_string();
     args.guards
         .check(&model.network, &config, &args.model, Some(&args.options))?;
+    args.guards.cap_events(&mut config);
     let results = run_with_progress(&model.network, &config)
         .map_err(|e| interrupted(e, &config))
         .with_context(|| format!("simulating {model_name}"))?;
@@ -568,6 +673,9 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     );
     let mut new_warnings: Vec<String> = results.warnings.iter().map(|w| w.to_string()).collect();
     new_warnings.extend(above_bound_warning(&model.network, &results));
+    new_warnings.extend(
+        qsim_theory::relaxation::short_run(model.network.spec(), &results).map(|s| s.to_string()),
+    );
     new_warnings.extend(args.trace.write(&model.network, &results, &model_name)?);
     for w in new_warnings {
         if echo {
@@ -639,15 +747,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses an output path that names the input file (compared as canonical
-/// paths, so `./m.toml` and `m.toml` are the same file): writing the report
-/// there would destroy the model.
+/// Refuses an output path that names the input file (the same device and
+/// inode, so `./m.toml`, a symbolic link and a hard link to it are all the
+/// same file): writing the report there would destroy the model.
 pub fn refuse_overwriting_input(output: &std::path::Path, input: &std::path::Path) -> Result<()> {
-    let (Ok(o), Ok(i)) = (std::fs::canonicalize(output), std::fs::canonicalize(input)) else {
-        // An output that does not exist yet cannot be the input.
-        return Ok(());
-    };
-    if o == i {
+    // An output that does not exist yet cannot be the input; one that
+    // does is compared by device and inode (a hard link is the same file).
+    if input.exists() && super::same_file(output, input) {
         return Err(UsageError(format!(
             "--output {} is the model file itself; write the report to another file",
             output.display()

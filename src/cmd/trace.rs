@@ -21,6 +21,12 @@ const DEFAULT_INTERVALS: f64 = 200.0;
 const DEFAULT_MAX: u32 = 400;
 /// Most intervals kept per phase with an explicit `--trace-interval`.
 const EXPLICIT_MAX: u32 = 100_000;
+/// The most bytes a trace file may hold: far past what a chart or a
+/// spreadsheet reads (a 441 MB trace of M/M/1 was a typo in the interval).
+const MAX_TRACE_FILE_BYTES: u64 = 256 << 20;
+/// Bytes of one trace CSV line at most (index, interval ends, phase,
+/// scope, a quoted station name, metric and a 17-digit value).
+const CSV_LINE_BYTES: u64 = 100;
 
 /// The CSV header of a trace.
 pub const TRACE_HEADER: &str = "replication,start_s,end_s,phase,scope,name,metric,value";
@@ -45,12 +51,12 @@ pub struct TraceArgs {
 
 impl TraceArgs {
     /// Refuses trace and chart paths that cannot be written, before the run.
-    pub fn check_outputs(&self, model: &Path) -> Result<()> {
+    pub fn check_outputs(&self, inputs: &[&Path]) -> Result<()> {
         if let Some(t) = &self.trace {
-            super::check_output("--trace", t, super::Out::File, &[model])?;
+            super::check_output("--trace", t, super::Out::File, inputs)?;
         }
         if let Some(p) = &self.plot {
-            super::check_output("--plot", p, super::Out::Chart, &[model])?;
+            super::check_output("--plot", p, super::Out::Chart, inputs)?;
         }
         Ok(())
     }
@@ -59,8 +65,8 @@ impl TraceArgs {
     pub fn refuse_overwriting(&self, model: &Path) -> Result<()> {
         for (flag, out) in [("--trace", &self.trace), ("--plot", &self.plot)] {
             if let Some(o) = out
-                && let (Ok(a), Ok(b)) = (std::fs::canonicalize(o), std::fs::canonicalize(model))
-                && a == b
+                && model.exists()
+                && super::same_file(o, model)
             {
                 return Err(UsageError(format!(
                     "{flag} {} is the model file itself; write the trace to another file",
@@ -109,6 +115,26 @@ impl TraceArgs {
             p.max_replications.max(config.replications)
         });
         let total = per.saturating_mul(u64::from(reps));
+        // The CSV is written from a text built in memory: its size bounds
+        // the file and counts against the memory limit too.
+        let stations = network.spec().stations.len();
+        let per_interval = (stations * std::mem::size_of::<qsim_kernel::trace::TraceStation>()
+            + std::mem::size_of::<qsim_kernel::trace::TraceInterval>())
+            as u64;
+        let lines = (per / per_interval.max(1)).saturating_mul(2 + 4 * stations as u64);
+        let text = lines
+            .saturating_mul(CSV_LINE_BYTES)
+            .saturating_mul(u64::from(reps));
+        if text > MAX_TRACE_FILE_BYTES {
+            return Err(UsageError(format!(
+                "--trace: the trace file would be about {} ({} lines per replication × {reps}), more than the {} a trace file may be; raise --trace-interval or run fewer replications or a shorter run",
+                qsim_kernel::budget::human_bytes(text),
+                lines,
+                qsim_kernel::budget::human_bytes(MAX_TRACE_FILE_BYTES)
+            ))
+            .into());
+        }
+        let total = total.saturating_add(text);
         if total > max_memory_bytes {
             return Err(UsageError(format!(
                 "--trace: the traces would hold about {} ({} per replication × {reps}), more than the limit of {}; raise --trace-interval, run fewer replications or raise --max-memory",

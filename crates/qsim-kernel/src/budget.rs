@@ -29,6 +29,14 @@ const STATION_BYTES: u64 = 2 * 1024;
 /// Station tails per station (`RunConfig::station_tails`): two time
 /// histograms and the number-present distribution.
 const TAIL_BYTES: u64 = 2 * 52 * 1024 + 8 * 1024;
+/// A finished replication's result, kept until the run ends (the
+/// percentiles pool every replication's histograms): a response-time
+/// histogram per class and for the system (about 44 KiB each; M/M/1
+/// measured 88 KB a replication) ...
+const RESULT_HIST_BYTES: u64 = 44 * 1024;
+/// ... and each station's figures.
+const RESULT_STATION_BYTES: u64 = 1024;
+
 /// Events per second one thread simulates, for duration estimates only.
 pub const EVENTS_PER_S_PER_THREAD: f64 = 1e7;
 
@@ -287,6 +295,7 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
                 }
             }
         }
+        per_job += dropped_per_job(network, config, c, visits);
         events_per_job.push(per_job);
     }
     if key.is_empty() {
@@ -301,30 +310,47 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
     let bytes = replication_bytes
         .saturating_mul(u64::from(parallel))
         .saturating_add(trace.saturating_mul(u64::from(replications)));
+    // Every replication's result is kept until the run ends.
+    let result = (spec.classes.len() as u64 + 1) * RESULT_HIST_BYTES
+        + spec.stations.len() as u64
+            * (RESULT_STATION_BYTES + if config.station_tails { TAIL_BYTES } else { 0 });
+    let results = result.saturating_mul(u64::from(replications));
+    let bytes = bytes.saturating_add(results);
+    if results > replication_bytes.saturating_mul(u64::from(parallel)) {
+        key = "simulation.replications".into();
+    }
 
     // Events: only job-counted phases give a job count. A replication
     // completes its jobs across the classes, so the cheapest class per job
     // gives the lower bound.
     let cheapest = events_per_job.iter().copied().fold(f64::INFINITY, f64::min);
+    // Phases measured in simulated time count the arrival events of the
+    // open classes at their fixed rates (see `timed_events_per_s`).
+    let per_s = timed_events_per_s(network, config, &events_per_job);
+    let jobs = |n: f64| cheapest.is_finite().then_some(n * cheapest);
+    let timed = |t: f64| (per_s > 0.0).then_some(t * per_s);
     let warm = match config.effective_warmup() {
-        Warmup::Jobs(n) => Some(n as f64),
-        Warmup::None => Some(0.0),
-        Warmup::Time(_) | Warmup::Mser5 | Warmup::Fraction(_) => None,
+        Warmup::Jobs(n) => jobs(n as f64),
+        // MSER-5 counts its stop from time zero: no events of its own.
+        Warmup::None | Warmup::Mser5 => Some(0.0),
+        Warmup::Time(w) => timed(w),
+        Warmup::Fraction(_) => None,
     };
     let stop = match config.stop {
-        Stop::Jobs(n) => Some(n as f64),
-        Stop::Time(_) => None,
+        Stop::Jobs(n) => jobs(n as f64),
+        Stop::Time(t) => timed(t),
     };
     let (replication_events, events_key) = match (warm, stop) {
-        (Some(w), Some(s)) if cheapest.is_finite() => {
+        (Some(w), Some(s)) => {
             let k = if w > s {
                 "simulation.warmup"
             } else {
                 "simulation.stop"
             };
-            (Some((w + s) * cheapest), k)
+            (Some(w + s), k)
         }
-        (None, Some(s)) if cheapest.is_finite() => (Some(s * cheapest), "simulation.stop"),
+        (None, Some(s)) => (Some(s), "simulation.stop"),
+        (Some(w), None) if w > 0.0 => (Some(w), "simulation.warmup"),
         _ => (None, "simulation.stop"),
     };
     let events = replication_events.map(|e| e * f64::from(replications));
@@ -341,6 +367,88 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
         events,
         events_key: events_key.into(),
         threads,
+    }
+}
+
+/// Events per simulated second at least: each open class whose arrival
+/// rate no schedule changes has an arrival event per job (dropped or not),
+/// and where no station drops jobs, every job's own events
+/// (`events_per_job[c]`). Closed classes count none (their throughput has
+/// no lower bound from the spec alone), so this stays a lower bound.
+fn timed_events_per_s(network: &Network, config: &RunConfig, events_per_job: &[f64]) -> f64 {
+    let spec = network.spec();
+    let drops = spec
+        .capacity
+        .iter()
+        .flatten()
+        .any(|c| matches!(c.when_full, crate::network::WhenFull::Drop));
+    spec.classes
+        .iter()
+        .enumerate()
+        .filter(|(c, _)| !config.schedule.iter().any(|s| s.class == *c))
+        .map(|(c, class)| match &class.workload {
+            Workload::Open { interarrival } => {
+                let rate = 1.0 / interarrival.mean();
+                let per_job = if drops {
+                    1.0
+                } else {
+                    events_per_job[c].max(1.0)
+                };
+                if rate.is_finite() {
+                    rate * per_job
+                } else {
+                    0.0
+                }
+            }
+            Workload::Closed { .. } => 0.0,
+        })
+        .sum()
+}
+
+/// Arrival events per completed job of open class `c` beyond the job's
+/// own, when a station on its way drops arrivals: the class completes at
+/// most that station's peak rate over its visits (`servers / mean service`
+/// of a fixed-speed queue), so an arrival rate above it spends
+/// `rate / peak - 1` dropped arrivals per completion at least.
+fn dropped_per_job(
+    network: &Network,
+    config: &RunConfig,
+    c: usize,
+    visits: Option<&Vec<f64>>,
+) -> f64 {
+    let spec = network.spec();
+    let Workload::Open { interarrival } = &spec.classes[c].workload else {
+        return 0.0;
+    };
+    let (Some(visits), true) = (visits, config.schedule.iter().all(|s| s.class != c)) else {
+        return 0.0;
+    };
+    let rate = 1.0 / interarrival.mean();
+    let peak = spec
+        .stations
+        .iter()
+        .enumerate()
+        .filter(|&(s, st)| {
+            st.speed.is_none()
+                && visits.get(s).is_some_and(|&v| v > 0.0)
+                && spec
+                    .capacity
+                    .get(s)
+                    .copied()
+                    .flatten()
+                    .is_some_and(|cap| matches!(cap.when_full, crate::network::WhenFull::Drop))
+        })
+        .filter_map(|(s, st)| match (&st.kind, &st.service[c]) {
+            (StationKind::Queue { servers, .. }, Some(d)) if d.mean() > 0.0 => {
+                Some(f64::from(*servers) / d.mean() / visits[s])
+            }
+            _ => None,
+        })
+        .fold(f64::INFINITY, f64::min);
+    if rate.is_finite() && peak.is_finite() && rate > peak {
+        rate / peak - 1.0
+    } else {
+        0.0
     }
 }
 

@@ -54,14 +54,50 @@ impl fmt::Display for ModelError {
             write!(f, "warning: ")?;
         }
         if !self.key_path.is_empty() {
-            write!(f, "{}: ", self.key_path)?;
+            write!(f, "{}: ", elide_long_words(&self.key_path))?;
         }
-        write!(f, "{}", self.message)?;
+        write!(f, "{}", elide_long_words(&self.message))?;
         if let Some(h) = &self.hint {
-            write!(f, "\n  hint: {h}")?;
+            write!(f, "\n  hint: {}", elide_long_words(h))?;
         }
         Ok(())
     }
+}
+
+/// The longest word an error shows whole: a name or value longer than this
+/// (a megabyte of unknown key, say) is shown by its start and end and its
+/// length, so an error stays a few lines whatever the input.
+const MAX_SHOWN_WORD_CHARS: usize = 120;
+
+/// `text` with every run of non-blank characters longer than
+/// [`MAX_SHOWN_WORD_CHARS`] cut to its first 60 and last 20 characters.
+pub(crate) fn elide_long_words(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_SHOWN_WORD_CHARS
+        || !text
+            .split_whitespace()
+            .any(|w| w.chars().count() > MAX_SHOWN_WORD_CHARS)
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let blank = rest.len() - rest.trim_start().len();
+        out.push_str(&rest[..blank]);
+        rest = &rest[blank..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..end];
+        let n = word.chars().count();
+        if n > MAX_SHOWN_WORD_CHARS {
+            let head: String = word.chars().take(60).collect();
+            let tail: String = word.chars().skip(n - 20).collect();
+            out.push_str(&format!("{head}…[{n} characters]…{tail}"));
+        } else {
+            out.push_str(word);
+        }
+        rest = &rest[end..];
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 impl std::error::Error for ModelError {}

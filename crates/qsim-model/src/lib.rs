@@ -264,17 +264,80 @@ impl std::str::FromStr for Override {
     }
 }
 
-/// Reads and loads a model file. Sample files of `empirical` distributions
-/// are found relative to the model file.
+/// Most bytes of a model file. The largest catalogue model is a few
+/// kilobytes and a generated model of ten thousand stations well under a
+/// megabyte; reading builds a located tree of about a hundred bytes of
+/// memory per byte of text, so 16 MiB keeps loading within about 2 GiB.
+/// It is a property of the model format, the same on every machine (the
+/// run's own memory limit, `--max-memory`, is the machine's), and an
+/// endless device (`/dev/zero`) is refused after reading one byte past it.
+pub const MAX_MODEL_FILE_BYTES: u64 = 16 << 20;
+
+/// The text of a model file, read with the [`MAX_MODEL_FILE_BYTES`] bound;
+/// the error says what was wrong (cannot open, too large, not UTF-8 text).
+pub fn read_model_text(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(MAX_MODEL_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read the model file: {e}"))?;
+    if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
+        return Err(format!(
+            "the model file is too large: it goes on past {} bytes ({} MiB), the most a model file may hold; generate repeated stations with `count = N` groups instead of writing each out",
+            MAX_MODEL_FILE_BYTES,
+            MAX_MODEL_FILE_BYTES >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "the model file is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// Reads and loads a model file (at most [`MAX_MODEL_FILE_BYTES`]). Sample
+/// files of `empirical` distributions are found relative to the model file.
 pub fn load_file(path: &Path, overrides: &[Override]) -> Result<Model, ModelErrors> {
     let name = path.display().to_string();
-    match std::fs::read_to_string(path) {
+    match read_model_text(path) {
         Ok(text) => load_str(&name, &text, overrides),
-        Err(e) => Err(ModelErrors::one(ModelError::at_override(
-            &name,
-            format!("cannot read the model file: {e}"),
-        ))),
+        Err(message) => Err(ModelErrors::one(ModelError::at_override(&name, message))),
     }
+}
+
+/// The samples files a model's text names (`file = "..."` of `empirical`
+/// distributions), resolved against the directory of `name` as loading
+/// does, in file order; empty when the text does not parse. A sweep's
+/// resume fingerprint covers their contents.
+pub fn sample_files(name: &str, text: &str) -> Vec<std::path::PathBuf> {
+    fn walk(node: &Node, base: &Path, out: &mut Vec<std::path::PathBuf>) {
+        if let Some(entries) = node.table() {
+            let empirical = matches!(
+                node.get("dist").map(|d| &d.v),
+                Some(tree::V::Str(s)) if s == "empirical"
+            );
+            for e in entries {
+                if empirical
+                    && e.key == "file"
+                    && let tree::V::Str(f) = &e.node.v
+                {
+                    out.push(base.join(f));
+                }
+                walk(&e.node, base, out);
+            }
+        } else if let tree::V::Array(items) = &node.v {
+            for it in items {
+                walk(it, base, out);
+            }
+        }
+    }
+    let base = Path::new(name).parent().unwrap_or(Path::new(""));
+    let mut out = Vec::new();
+    if let Ok(root) = tree::parse_document(text) {
+        walk(&root, base, &mut out);
+    }
+    out
 }
 
 /// Loads a model from its text; `name` is the file name used in messages
@@ -876,43 +939,37 @@ pub(crate) fn quote_key(k: &str) -> String {
     }
 }
 
+/// The longest word a "did you mean" hint is looked for: names are short,
+/// and the comparison costs the product of the two lengths, so a megabyte
+/// of unknown name gets no hint instead of minutes of comparing.
+const MAX_HINT_CHARS: usize = 64;
+
 /// The closest of `candidates` to `word` within edit distance 2, if any,
 /// for "did you mean" hints; case is ignored (`FIFO` is two edits from
-/// `fcfs`). Every such hint of qsim comes from here.
+/// `fcfs`). Every such hint of qsim comes from here. Only candidates
+/// within two characters of the word's length are compared (more differ
+/// by more than two edits), and a word over 64 characters gets none.
 pub fn did_you_mean<S: AsRef<str>>(word: &str, candidates: &[S]) -> Option<String> {
+    let n = word.chars().count();
+    if n > MAX_HINT_CHARS {
+        return None;
+    }
     let word = word.to_lowercase();
     candidates
         .iter()
-        .map(|c| (edit_distance(&word, &c.as_ref().to_lowercase()), c.as_ref()))
-        .filter(|(d, c)| *d <= 2 && *d < word.chars().count().max(c.chars().count()))
+        .map(AsRef::as_ref)
+        .filter(|c| c.chars().count().abs_diff(n) <= 2)
+        .map(|c| (edit_distance(&word, &c.to_lowercase()), c))
+        .filter(|(d, c)| *d <= 2 && *d < n.max(c.chars().count()))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c.to_string())
 }
 
 /// Optimal string alignment distance: insertions, deletions, substitutions
-/// and adjacent transpositions each count as one edit.
+/// and adjacent transpositions each count as one edit (`strsim`'s, which
+/// clap already links for its own suggestions).
 fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    for (j, x) in d[0].iter_mut().enumerate() {
-        *x = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            d[i][j] = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
-            }
-        }
-    }
-    d[a.len()][b.len()]
+    strsim::osa_distance(a, b)
 }
 
 #[cfg(test)]
@@ -933,6 +990,11 @@ mod tests {
             Some("servers")
         );
         assert_eq!(did_you_mean("zzz", &["servers"]), None);
+        // A long word is not compared at all, and neither is a candidate
+        // whose length differs by more than two.
+        let long = "s".repeat(1 << 20);
+        assert_eq!(did_you_mean(&long, &["servers"]), None);
+        assert_eq!(did_you_mean("servers", &[long.as_str()]), None);
         assert_eq!(header_comment("\n# a\n#b\n\n# c\nx=1"), "a\nb");
         assert_eq!(quote_key("my disk"), "\"my disk\"");
     }

@@ -60,8 +60,8 @@ pub struct Manifest {
     /// `I/N` for a shard, absent for a whole sweep.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
-    /// Digest of the model text (FNV-1a 64, hex), absent for models that
-    /// do not come from a text.
+    /// Digest of the model text and of the samples files it reads
+    /// (FNV-1a 64, hex), absent for models that do not come from a text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_fingerprint: Option<String>,
     /// The qsim version that wrote the directory: another version may
@@ -72,7 +72,7 @@ pub struct Manifest {
 /// A manifest field as an error message names it.
 fn describe(field: String) -> String {
     if field == "model_fingerprint" {
-        "the model file's text (model_fingerprint)".into()
+        "the model file's text or a samples file it reads (model_fingerprint)".into()
     } else {
         field
     }

@@ -39,9 +39,14 @@ pub struct ModelFile {
 }
 
 impl ModelFile {
-    /// Reads `path`.
+    /// Reads `path` (at most [`qsim_model::MAX_MODEL_FILE_BYTES`]).
     pub fn read(path: &Path) -> Result<ModelFile, SweepError> {
-        let text = std::fs::read_to_string(path).map_err(io(path))?;
+        let text = qsim_model::read_model_text(path).map_err(|message| {
+            io(path)(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                message,
+            ))
+        })?;
         Ok(ModelFile {
             name: path.display().to_string(),
             text,
@@ -54,8 +59,30 @@ impl ModelSource for ModelFile {
         qsim_model::load_str(&self.name, &self.text, overrides)
     }
 
+    /// The model's text, followed by the name and contents of every
+    /// samples file it reads (a model without one keeps the digest of its
+    /// text alone, so sweeps made before still resume).
     fn fingerprint(&self) -> Option<String> {
-        Some(crate::output::fingerprint(&self.text))
+        let mut text = self.text.clone();
+        for file in qsim_model::sample_files(&self.name, &self.text) {
+            text.push('\0');
+            text.push_str(&file.display().to_string());
+            text.push('\0');
+            // Bounded as loading bounds it (64 MiB); a longer file is
+            // refused when the model loads.
+            let read = std::fs::File::open(&file).and_then(|f| {
+                use std::io::Read;
+                let mut bytes = Vec::new();
+                f.take((64 << 20) + 1)
+                    .read_to_end(&mut bytes)
+                    .map(|_| bytes)
+            });
+            match read {
+                Ok(bytes) => text.push_str(&String::from_utf8_lossy(&bytes)),
+                Err(e) => text.push_str(&format!("unreadable: {}", e.kind())),
+            }
+        }
+        Some(crate::output::fingerprint(&text))
     }
 }
 

@@ -14,6 +14,8 @@
 //!   product-form networks, M/G/1.
 //! * [`bounds`] — throughput and response-time bounds that hold for every
 //!   station kind (batch and link included), or say why one is missing.
+//! * [`relaxation`] — how long an open network of queues takes to forget
+//!   its start, and whether a run measured long enough after it.
 //!
 //! The formulas themselves live in `qsim-analytic`, which knows nothing of
 //! the kernel; this crate maps networks onto them.
@@ -55,6 +57,7 @@ pub mod chains;
 pub mod closed;
 pub mod kind;
 pub mod product_form;
+pub mod relaxation;
 pub mod solution;
 pub mod visits;
 
