@@ -567,7 +567,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         })
     );
     let mut new_warnings: Vec<String> = results.warnings.iter().map(|w| w.to_string()).collect();
-    new_warnings.extend(above_bound_warning(&model.network, &results));
+    // A schedule changes the load, so the model's own bound does not hold.
+    if config.schedule.is_empty() {
+        new_warnings.extend(above_bound_warning(&model.network, &results));
+    }
     new_warnings.extend(args.trace.write(&model.network, &results, &model_name)?);
     for w in new_warnings {
         if echo {
@@ -596,6 +599,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             checks.push(verdict.describe());
         }
     }
+    let transient = super::transient::of(
+        &model.network,
+        &config,
+        &results,
+        args.trace.recovery_fraction,
+    );
     let report = qsim_report::Report {
         model: &model_name,
         config: &config,
@@ -617,18 +626,32 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             for c in &checks {
                 t.push_str(&format!("\ncheck: {c}\n"));
             }
+            if let Some(tr) = &transient {
+                t.push_str(&tr.view().table());
+            }
             t
         }
         Format::Json => {
             let mut json = qsim_report::to_json(&report);
             if let Some(obj) = json.as_object_mut() {
                 obj.insert("checks".into(), serde_json::json!(checks));
+                if let Some(tr) = &transient {
+                    let (phases, recovery) = tr.view().json();
+                    obj.insert("phases".into(), phases);
+                    obj.insert("recovery".into(), recovery);
+                }
             }
             let mut s = serde_json::to_string_pretty(&json)?;
             s.push('\n');
             s
         }
-        Format::Csv => qsim_report::to_csv(&report),
+        Format::Csv => {
+            let mut c = qsim_report::to_csv(&report);
+            if let Some(tr) = &transient {
+                c.push_str(&tr.view().csv());
+            }
+            c
+        }
     };
     match &args.output {
         Some(path) => {
