@@ -672,10 +672,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         })
     );
     let mut new_warnings: Vec<String> = results.warnings.iter().map(|w| w.to_string()).collect();
-    new_warnings.extend(above_bound_warning(&model.network, &results));
-    new_warnings.extend(
-        qsim_theory::relaxation::short_run(model.network.spec(), &results).map(|s| s.to_string()),
-    );
+    // A schedule changes the load, so neither the model's own bound nor its
+    // steady-state relaxation time speaks for the run as a whole.
+    if config.schedule.is_empty() {
+        new_warnings.extend(above_bound_warning(&model.network, &results));
+        new_warnings.extend(
+            qsim_theory::relaxation::short_run(model.network.spec(), &results)
+                .map(|s| s.to_string()),
+        );
+    }
     new_warnings.extend(args.trace.write(&model.network, &results, &model_name)?);
     for w in new_warnings {
         if echo {
@@ -704,6 +709,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             checks.push(verdict.describe());
         }
     }
+    let transient = super::transient::of(
+        &model.network,
+        &config,
+        &results,
+        args.trace.recovery_fraction,
+    );
     let report = qsim_report::Report {
         model: &model_name,
         config: &config,
@@ -725,18 +736,32 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             for c in &checks {
                 t.push_str(&format!("\ncheck: {c}\n"));
             }
+            if let Some(tr) = &transient {
+                t.push_str(&tr.view().table());
+            }
             t
         }
         Format::Json => {
             let mut json = qsim_report::to_json(&report);
             if let Some(obj) = json.as_object_mut() {
                 obj.insert("checks".into(), serde_json::json!(checks));
+                if let Some(tr) = &transient {
+                    let (phases, recovery) = tr.view().json();
+                    obj.insert("phases".into(), phases);
+                    obj.insert("recovery".into(), recovery);
+                }
             }
             let mut s = serde_json::to_string_pretty(&json)?;
             s.push('\n');
             s
         }
-        Format::Csv => qsim_report::to_csv(&report),
+        Format::Csv => {
+            let mut c = qsim_report::to_csv(&report);
+            if let Some(tr) = &transient {
+                c.push_str(&tr.view().csv());
+            }
+            c
+        }
     };
     match &args.output {
         Some(path) => {

@@ -47,6 +47,11 @@ pub struct TraceArgs {
     /// over time) to this .png or .svg file.
     #[arg(long, value_name = "FILE", requires = "trace")]
     pub plot: Option<PathBuf>,
+    /// For a run with a schedule: the fraction of the system throughput
+    /// before the trigger below which a replication has collapsed and at
+    /// or above which it has recovered.
+    #[arg(long, value_name = "FRACTION", default_value_t = qsim_kernel::recovery::DEFAULT_RECOVERY_FRACTION)]
+    pub recovery_fraction: f64,
 }
 
 impl TraceArgs {
@@ -78,9 +83,17 @@ impl TraceArgs {
         Ok(())
     }
 
-    /// The trace plan of this run, if tracing.
+    /// The trace plan of this run, if tracing: when asked, and always for
+    /// a run with a schedule (its phases and recovery are read from it).
     pub fn plan(&self, network: &Network, config: &RunConfig) -> Result<Option<TracePlan>> {
-        if self.trace.is_none() {
+        if !(self.recovery_fraction > 0.0 && self.recovery_fraction < 1.0) {
+            return Err(UsageError(format!(
+                "--recovery-fraction must be between 0 and 1 (exclusive), found {}",
+                self.recovery_fraction
+            ))
+            .into());
+        }
+        if self.trace.is_none() && config.schedule.is_empty() {
             return Ok(None);
         }
         if let Some(dt) = self.trace_interval {

@@ -533,7 +533,15 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             }
         })
         .collect();
-    let mut warnings = steady_warnings(reps);
+    // A run with a schedule is a transient by design: one note, and the
+    // per-phase figures, instead of advice to run longer.
+    let mut warnings = match crate::recovery::trigger_window(&config.schedule) {
+        Some(w) => vec![RunWarning::LoadChanges {
+            start_s: w.start_s,
+            end_s: w.end_s,
+        }],
+        None => steady_warnings(reps),
+    };
     warnings.extend(tails_short.into_inner());
     let correlated = correlated.into_inner();
     if !correlated.is_empty() {

@@ -13,6 +13,7 @@ pub mod fit_chart;
 pub mod html;
 pub mod hysteresis_chart;
 mod json;
+pub mod phases;
 mod table;
 pub mod trace_chart;
 

@@ -41,7 +41,7 @@ fn num(x: f64) -> String {
 
 /// A mean and its CI half-width, the half-width shown to the same decimal
 /// place as the mean (so ± 0.0 means below the last shown digit).
-fn mean_ci(mean: f64, ci: f64) -> String {
+pub(crate) fn mean_ci(mean: f64, ci: f64) -> String {
     // A figure that is not defined (a class with no interactions of its
     // own).
     if mean.is_nan() {
@@ -113,7 +113,7 @@ fn cell(m: &Metric, e: &Estimate) -> String {
     }
 }
 
-fn columns(out: &mut String, rows: &[Vec<String>]) {
+pub(crate) fn columns(out: &mut String, rows: &[Vec<String>]) {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..n)
         .map(|i| {

@@ -696,6 +696,16 @@ pub enum RunWarning {
         /// Its mean over the second half.
         second_half: f64,
     },
+    /// The load changes during the run (a schedule): the whole-run figures
+    /// average over its phases, so the check for a steady state does not
+    /// apply; the per-phase figures ([`crate::recovery::phases`]) describe
+    /// each part.
+    LoadChanges {
+        /// The first change, absolute seconds.
+        start_s: f64,
+        /// The last change (a ramp's end), absolute seconds.
+        end_s: f64,
+    },
     /// One replication: the batch means of these figures stay correlated
     /// after merging, so they are shown without an interval.
     BatchesCorrelated {
@@ -739,6 +749,17 @@ impl fmt::Display for RunWarning {
                     "not in steady state: system {metric} went from {} in the first half of the measured window to {} in the second ({change:+.1}%), so the figures describe a transient, not the long-run behaviour; run longer (--jobs or --time) or discard more with an explicit warmup",
                     sig(*first_half),
                     sig(*second_half)
+                )
+            }
+            RunWarning::LoadChanges { start_s, end_s } => {
+                let when = if end_s > start_s {
+                    format!("from {} s to {} s", sig(*start_s), sig(*end_s))
+                } else {
+                    format!("at {} s", sig(*start_s))
+                };
+                write!(
+                    f,
+                    "the load changes during the run (its schedule, {when}): the whole-run figures average the phases before, during and after the change, which is not a steady state; read the per-phase figures"
                 )
             }
             RunWarning::BatchesCorrelated { metrics } => {

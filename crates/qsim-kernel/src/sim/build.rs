@@ -192,7 +192,7 @@ impl Simulation {
             },
         };
         if let Some(plan) = config.trace {
-            sim.start_trace(plan);
+            sim.start_trace(plan, &crate::recovery::cuts(&config.schedule));
         }
         if !config.schedule.is_empty() {
             let populations: Vec<u32> = spec

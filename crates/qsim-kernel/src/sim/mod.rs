@@ -488,7 +488,7 @@ impl Simulation {
             EV_LATCH_DONE => self.on_latch_done(a as usize, b),
             EV_SCHEDULE => self.on_schedule(a as usize, b as usize),
             EV_SCHED_ARRIVAL => self.on_sched_arrival(a as usize),
-            EV_TRACE => self.on_trace(b),
+            EV_TRACE => self.on_trace(a, b),
             _ => {
                 debug_assert!(false, "unknown event kind {}", e & 0xFF);
                 // SAFETY: events are only made by `ev` with one of the

@@ -8,6 +8,10 @@ use super::event::{EV_TRACE, ev, later};
 use super::{Kind, Simulation};
 use crate::trace::{Trace, TraceInterval, TracePlan, TraceStation};
 
+/// Operand `a` of a trace event that is a cut (an interval ends at a
+/// given time, off the grid) rather than a grid boundary (0).
+const CUT: u32 = 1;
+
 /// Cumulative sums at a boundary.
 #[derive(Clone, Debug, Default)]
 struct Snap {
@@ -58,10 +62,16 @@ impl TraceRt {
 }
 
 impl Simulation {
-    /// Starts tracing at time 0 (before the initial placement).
-    pub(super) fn start_trace(&mut self, plan: TracePlan) {
+    /// Starts tracing at time 0 (before the initial placement); an
+    /// interval also ends at each of `cuts` (the edges of a schedule's
+    /// trigger window, see [`crate::recovery`]), and no merge joins
+    /// intervals across a cut.
+    pub(super) fn start_trace(&mut self, plan: TracePlan, cuts: &[f64]) {
         self.trace = Some(Box::new(TraceRt::new(plan)));
         self.fel.push(plan.interval_s, ev(EV_TRACE, 0, 0));
+        for &c in cuts.iter().filter(|&&c| c > 0.0) {
+            self.fel.push(c, ev(EV_TRACE, CUT, 0));
+        }
     }
 
     /// The cumulative sums now (the measured part's, or the warm-up's).
@@ -159,7 +169,15 @@ impl Simulation {
     /// unless nothing else is pending (the run is over).
     #[cold]
     #[inline(never)]
-    pub(super) fn on_trace(&mut self, version: u32) {
+    pub(super) fn on_trace(&mut self, kind: u32, version: u32) {
+        if kind == CUT {
+            self.lazy_settle_all();
+            self.close_interval();
+            if let Some(t) = self.trace.as_deref_mut() {
+                t.phase_from = t.trace.intervals.len();
+            }
+            return;
+        }
         if self.trace.as_deref().is_none_or(|t| t.version != version) {
             return;
         }
