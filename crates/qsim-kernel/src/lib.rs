@@ -135,6 +135,7 @@ mod error;
 mod fel;
 mod hist;
 pub mod network;
+pub mod rare;
 pub mod results;
 pub mod rng;
 mod rounds;
