@@ -136,6 +136,7 @@ mod error;
 mod fel;
 mod hist;
 pub mod network;
+pub mod rare;
 pub mod recovery;
 pub mod results;
 pub mod rng;

@@ -43,6 +43,7 @@ mod queue;
 mod regions;
 mod routing;
 mod schedule;
+mod snapshot;
 mod stats;
 mod trace;
 mod vclock;
@@ -77,6 +78,7 @@ pub(crate) const JOB_BYTES: usize = std::mem::size_of::<Job>();
 /// cancellation noticed at this granularity.
 const CHECK_EVERY: u64 = 1 << 16;
 
+#[derive(Clone)]
 struct ClassRt {
     rng: SimRng,
     open: Option<Sampler>,
@@ -122,6 +124,7 @@ enum Kind {
     },
 }
 
+#[derive(Clone)]
 struct StationRt {
     stats: StStats,
     rng: SimRng,
@@ -182,6 +185,7 @@ pub(crate) enum StopPlan {
 /// [`Simulation::result`]. With [`Warmup::Mser5`](crate::Warmup::Mser5) a
 /// `Simulation` measures from time zero (the truncation
 /// is chosen by [`crate::run_replication`], which needs the whole run).
+#[derive(Clone)]
 pub struct Simulation {
     now: f64,
     fel: Fel,

@@ -14,6 +14,7 @@ pub(super) struct RegionStats {
     pub(super) sum_wait: f64,
 }
 
+#[derive(Clone)]
 pub(super) struct RegionRt {
     pub(super) limit: u32,
     pub(super) inside: u32,

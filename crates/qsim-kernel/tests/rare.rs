@@ -1,0 +1,246 @@
+//! Rare-event estimates against exact answers: each exact value inside a
+//! stated number of 95% half-widths, and each interval narrower than a
+//! stated share of the value (so a wide interval cannot pass by itself).
+
+use qsim_kernel::rare::*;
+use qsim_kernel::*;
+
+fn exp(m: f64) -> Dist {
+    Dist::exponential(m).unwrap()
+}
+
+/// M/M/1 with arrival rate `lambda` and service rate 1.
+fn mm1(lambda: f64) -> Network {
+    Network::new(NetworkSpec {
+        stations: vec![StationSpec {
+            name: "server".into(),
+            kind: StationKind::Queue {
+                servers: 1,
+                discipline: Discipline::Fcfs,
+            },
+            service: vec![Some(exp(1.0))],
+            speed: None,
+        }],
+        classes: vec![ClassSpec {
+            name: "default".into(),
+            workload: Workload::Open {
+                interarrival: exp(1.0 / lambda),
+            },
+            routing: Routing::Sequence(vec![0]),
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
+    })
+    .unwrap()
+}
+
+/// Checks `got` against `exact`: within `k` half-widths, and the interval
+/// narrower than `max_rel` of the exact value.
+fn check(got: &RareEstimate, exact: f64, k: f64, max_rel: f64) {
+    let v = got.value;
+    assert!(
+        (v.mean - exact).abs() <= k * v.ci95,
+        "estimate {:e} ± {:e} misses the exact {exact:e} by more than {k} half-widths",
+        v.mean,
+        v.ci95
+    );
+    assert!(
+        v.ci95 <= max_rel * exact,
+        "interval ± {:e} wider than {max_rel} of {exact:e}",
+        v.ci95
+    );
+}
+
+/// The estimand is per regeneration cycle: the probability that a busy
+/// period of the M/M/1 (started by an arrival to the empty queue) reaches
+/// 40 jobs before the queue empties again. With up-moves at rate lambda =
+/// 0.5 and down-moves at rate 1, the jump chain goes up with p = 1/3; the
+/// gambler's-ruin probability from 1 of reaching 40 before 0 is
+/// (r - 1)/(r^40 - 1) with r = q/p = 2, i.e. 1/(2^40 - 1) = 9.095e-13
+/// (the stationary P(N >= 40) = 0.5^40 = 9.09e-13 is a different quantity
+/// of about the same size).
+#[test]
+fn mm1_busy_period_reaches_40() {
+    let net = mm1(0.5);
+    let cfg = RareConfig {
+        seed: 7,
+        replications: 20,
+        effort: 300,
+        ..RareConfig::default()
+    };
+    let level = Level {
+        of: LevelOf::Station(0),
+        at_least: 40,
+    };
+    let got = reach_probability(&net, level, None, &cfg).unwrap();
+    let exact = 1.0 / (2f64.powi(40) - 1.0);
+    check(&got, exact, 2.5, 0.3);
+    assert_eq!(got.stages.len(), 40);
+    assert!(got.warnings.is_empty(), "{:?}", got.warnings);
+    assert!(got.events > 0);
+}
+
+/// P(W > t) = rho exp(-(mu - lambda) t) at about 1e-6, and P(R > t) =
+/// exp(-(mu - lambda) t).
+#[test]
+fn mm1_wait_and_response_tails_at_1e6() {
+    let net = mm1(0.5);
+    let t = 2.0 * (0.5f64 / 1e-6).ln();
+    let cfg = RareConfig {
+        seed: 3,
+        replications: 10,
+        effort: 2000,
+        ..RareConfig::default()
+    };
+    let w = tail_probability(&net, TailOf::Wait, t, &cfg).unwrap();
+    check(&w, 0.5 * (-0.5 * t).exp(), 2.5, 0.05);
+    let r = tail_probability(&net, TailOf::Response, t, &cfg).unwrap();
+    check(&r, (-0.5 * t).exp(), 2.5, 0.05);
+}
+
+/// A closed model with two operating points: 30 jobs think 5 s (exp) and
+/// visit one FCFS queue whose speed is 10/s up to 10 jobs present,
+/// falling linearly to 1/s at 16 and staying there. The jobs at the queue
+/// form a birth-death chain (up (30 - n)/5, down rate(n)) with modes at 0
+/// and 25. The mean first-passage time from 0 (all thinking) to 25 is
+/// solved exactly below; it is about 1.9e5 mean service times (0.1 s).
+#[test]
+fn escape_time_of_a_metastable_chain() {
+    let (n_jobs, think, target) = (30u32, 5.0, 25u32);
+    let rate = |n: f64| {
+        if n <= 10.0 {
+            10.0
+        } else if n >= 16.0 {
+            1.0
+        } else {
+            10.0 - 9.0 * (n - 10.0) / 6.0
+        }
+    };
+    let net = Network::new(NetworkSpec {
+        stations: vec![StationSpec {
+            name: "latch".into(),
+            kind: StationKind::Queue {
+                servers: 1,
+                discipline: Discipline::Fcfs,
+            },
+            service: vec![Some(exp(0.1))],
+            speed: Some(Speed::Table(vec![(10.0, 10.0), (16.0, 1.0)])),
+        }],
+        classes: vec![ClassSpec {
+            name: "default".into(),
+            workload: Workload::Closed {
+                population: n_jobs,
+                think: Some(exp(think)),
+            },
+            routing: Routing::Sequence(vec![0]),
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
+    })
+    .unwrap();
+    // Exact: m_n = E[time from n to the target], m_target = 0, solved as
+    // the tridiagonal system (lam_n + mu_n) m_n - lam_n m_{n+1} - mu_n
+    // m_{n-1} = 1 for n = 0..target-1 (Thomas algorithm).
+    let b = target as usize;
+    let lam: Vec<f64> = (0..b)
+        .map(|n| f64::from(n_jobs - n as u32) / think)
+        .collect();
+    let mu: Vec<f64> = (0..b)
+        .map(|n| if n == 0 { 0.0 } else { rate(n as f64) })
+        .collect();
+    let (mut c, mut d) = (vec![0.0; b], vec![0.0; b]);
+    for n in 0..b {
+        let (lower, diag, upper) = (-mu[n], lam[n] + mu[n], -lam[n]);
+        let den = diag - if n > 0 { lower * c[n - 1] } else { 0.0 };
+        c[n] = upper / den;
+        d[n] = (1.0 - if n > 0 { lower * d[n - 1] } else { 0.0 }) / den;
+    }
+    let mut m = vec![0.0; b + 1];
+    for n in (0..b).rev() {
+        m[n] = d[n] - c[n] * m[n + 1];
+    }
+    let exact = m[0];
+    assert!(exact >= 1e5 * 0.1, "the chain is not rare enough: {exact}");
+    let cfg = RareConfig {
+        seed: 11,
+        replications: 10,
+        effort: 400,
+        ..RareConfig::default()
+    };
+    let level = Level {
+        of: LevelOf::Station(0),
+        at_least: target,
+    };
+    let got = escape_time(&net, level, &cfg).unwrap();
+    assert!(got.warnings.is_empty(), "{:?}", got.warnings);
+    check(&got, exact, 2.5, 0.3);
+}
+
+/// A copy follows the original until reseeded; copies reseeded with the
+/// same key agree, with different keys they part.
+#[test]
+fn snapshot_and_reseed() {
+    let net = mm1(0.5);
+    let cfg = RunConfig {
+        stop: Stop::Time(1e6),
+        warmup: Warmup::None,
+        ..RunConfig::default()
+    };
+    let mut sim = Simulation::new(&net, &cfg, 0).unwrap();
+    for _ in 0..100 {
+        sim.step().unwrap();
+    }
+    let run = |mut s: Simulation| {
+        for _ in 0..1000 {
+            s.step().unwrap();
+        }
+        (s.time().seconds(), s.jobs_in_network())
+    };
+    let same = run(sim.snapshot());
+    let (mut a, mut b, mut c) = (sim.snapshot(), sim.snapshot(), sim.snapshot());
+    a.reseed(5);
+    b.reseed(5);
+    c.reseed(6);
+    assert_eq!(run(sim), same);
+    let (a, b, c) = (run(a), run(b), run(c));
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert_ne!(a, same);
+}
+
+/// A start level at or above the target is refused; so is a single
+/// replication (no interval), and a tail of a model that is not an M/M/1.
+#[test]
+fn refusals() {
+    let net = mm1(0.5);
+    let level = Level {
+        of: LevelOf::System,
+        at_least: 3,
+    };
+    let cfg = RareConfig {
+        start: Some(3),
+        ..RareConfig::default()
+    };
+    assert!(matches!(
+        reach_probability(&net, level, None, &cfg),
+        Err(RareError::StartAtTarget { .. })
+    ));
+    let one = RareConfig {
+        replications: 1,
+        ..RareConfig::default()
+    };
+    assert!(reach_probability(&net, level, None, &one).is_err());
+    let few = RareConfig {
+        effort: 1,
+        replications: 2,
+        ..RareConfig::default()
+    };
+    let deep = Level {
+        of: LevelOf::System,
+        at_least: 60,
+    };
+    assert!(matches!(
+        reach_probability(&net, deep, None, &few),
+        Err(RareError::NoSurvivors { .. })
+    ));
+}
