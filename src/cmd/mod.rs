@@ -12,6 +12,7 @@ pub mod schema;
 pub mod solve;
 pub mod sweep;
 pub mod trace;
+pub mod verdict;
 pub mod whatif;
 
 use std::io::ErrorKind;
