@@ -13,6 +13,7 @@ pub mod solve;
 pub mod sweep;
 pub mod trace;
 pub mod transient;
+pub mod verdict;
 pub mod whatif;
 
 use std::io::ErrorKind;

@@ -689,25 +689,38 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         warnings.push(w);
     }
     let mut checks = Vec::new();
+    let mut state = initial_state(&model.network);
     if !args.no_bistability_check
-        && let Some((other, station)) = qsim_kernel::bistable::other_end(&model.network)
+        && let Some((other, _)) = qsim_kernel::bistable::other_end(&model.network)
     {
-        // The second run is not traced: the trace is of the model as given.
+        // The other end is not traced: the trace is of the model as given.
         let config = RunConfig {
             trace: None,
             ..config.clone()
         };
         args.guards
             .check(&other, &config, &args.model, Some(&args.options))?;
-        let second = run_with_progress(&other, &config)
+        let verdict = super::verdict::decide_with_progress(&model.network, &config, &results)
             .map_err(|e| interrupted(e, &config))
             .context("bistability check run")?;
-        let verdict = qsim_kernel::bistable::compare(&model.network, station, &results, &second);
-        if verdict.bistable {
-            warnings.push(verdict.describe());
-        } else {
-            checks.push(verdict.describe());
+        if let Some(v) = verdict {
+            if v.bistable {
+                warnings.push(v.describe());
+                state = v.state_of_given();
+            } else {
+                checks.push(v.describe());
+            }
         }
+    }
+    // Replications in different modes are said so, with each mode's
+    // figures, whether or not the two-ended check ran.
+    let modes = qsim_kernel::bistable::modes_of(&results);
+    if modes.len() > 1 {
+        warnings.push(super::verdict::mixed_warning(
+            &model.network,
+            &config,
+            &modes,
+        ));
     }
     let transient = super::transient::of(
         &model.network,
@@ -720,7 +733,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         config: &config,
         results: &results,
         derived,
-        initial_state: initial_state(&model.network),
+        initial_state: state,
         open: model
             .network
             .spec()
@@ -731,6 +744,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         warnings,
     };
     let text = match args.format {
+        _ if modes.len() > 1 => super::verdict::mixed_output(
+            &report,
+            &model.network,
+            &modes,
+            args.format == Format::Json,
+            args.format == Format::Csv,
+        )?,
         Format::Table => {
             let mut t = qsim_report::to_table(&report);
             for c in &checks {

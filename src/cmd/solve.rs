@@ -51,6 +51,11 @@ pub struct SolveArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Skip the simulated bistability check (runs from both ends, and a
+    /// short run from each exact operating point) that a model with a
+    /// state-dependent mechanism gets.
+    #[arg(long)]
+    no_bistability_check: bool,
 }
 
 /// The model key that sets a closed class's population.
@@ -212,17 +217,41 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
     if !chain_reasons.is_empty() {
         return outside(&mut out, chain_reasons);
     }
-    let figures = match solve_within(spec, memory_limit) {
+    let mut figures = match solve_within(spec, memory_limit) {
         Ok(f) => f,
         Err(qsim_theory::Error::NotProductForm(reasons)) => return outside(&mut out, reasons),
         Err(e) => return Err(usage(spec, &name, None, e)),
     };
 
-    let sim = if args.compare {
+    // The one verdict on operating points: a model with a state-dependent
+    // mechanism is simulated from both ends, and each exact operating
+    // point is listed only when a run started there stays in it.
+    let check =
+        !args.no_bistability_check && qsim_kernel::bistable::other_end(&model.network).is_some();
+    let sim = if args.compare || check {
         Some(simulate()?)
     } else {
         None
     };
+    let verdict = match (&sim, check) {
+        (Some(first), true) => {
+            let mut config = model.run.clone();
+            args.options.apply(&mut config)?;
+            super::verdict::solve_verdict(
+                &model.network,
+                &config,
+                figures.bistability.as_ref(),
+                first,
+            )?
+        }
+        _ => super::verdict::SolveVerdict {
+            confirmed: figures.bistability.clone(),
+            ..Default::default()
+        },
+    };
+    figures.bistability = verdict.confirmed.clone();
+    // Simulated only for the check: no comparison columns.
+    let sim = sim.filter(|_| args.compare);
     // M/G/1 and finite-capacity stations are solved exactly without being
     // product-form networks: the JSON says which.
     let product_form =
@@ -234,6 +263,7 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
         &figures,
         product_form,
         sim.as_ref(),
+        &verdict,
         args.format,
     )?;
     Ok(ExitCode::SUCCESS)
@@ -406,11 +436,20 @@ fn print_figures(
     f: &Figures,
     product_form: bool,
     sim: Option<&RunResults>,
+    verdict: &super::verdict::SolveVerdict,
     format: Format,
 ) -> Result<()> {
     let rows = rows(spec, f, sim);
     let kind = kind_name(f.exactness);
-    let warnings: Vec<String> = f.bistability.iter().map(bistability_warning).collect();
+    let mut warnings: Vec<String> = f.bistability.iter().map(bistability_warning).collect();
+    warnings.extend(verdict.dropped.iter().cloned());
+    warnings.extend(
+        verdict
+            .verdict
+            .iter()
+            .filter(|v| v.bistable)
+            .map(|v| v.describe()),
+    );
     match format {
         Format::Json => {
             let rows: Vec<Value> = rows
@@ -431,6 +470,7 @@ fn print_figures(
             let v = json!({
                 "model": name, "product_form": product_form, "method": f.method, "exactness": kind,
                 "population": f.population, "bistability": f.bistability,
+                "verdict": verdict.verdict, "unconfirmed_operating_points": verdict.dropped,
                 "warnings": warnings, "rows": rows,
             });
             writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;

@@ -22,7 +22,7 @@ pub enum WhatIfFormat {
     /// One JSON object: the baseline per point and each change's
     /// differences with paired and unpaired intervals.
     Json,
-    /// Long-format CSV: change,point,metric,baseline,baseline_ci95,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable (empty where the two-ended check does not apply).
+    /// Long-format CSV: change,point,metric,baseline,baseline_ci95,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable,baseline_state,state (bistable and state empty where the two-ended check does not apply; state is the start state the figures belong to, with its mode where there are two).
     Csv,
 }
 
@@ -369,6 +369,9 @@ fn table(model: &str, report: &WhatIfReport) -> String {
             e(b.response_time_s.mean, b.response_time_s.ci95, 1e3),
             e(b.response_time_p99_s.mean, b.response_time_p99_s.ci95, 1e3),
         ));
+        if b.bistable == Some(true) {
+            out.push_str(&format!("    state: {}\n", b.state));
+        }
         for w in &b.warnings {
             out.push_str(&format!("    warning: {w}\n"));
         }
@@ -387,6 +390,9 @@ fn table(model: &str, report: &WhatIfReport) -> String {
                 diff_cell(&p.response_time_s, 1e3),
                 diff_cell(&p.response_time_p99_s, 1e3),
             ));
+            if p.bistable == Some(true) || b_bistable(report, &p.point) {
+                out.push_str(&format!("      state: {}\n", p.state));
+            }
             for w in &p.warnings {
                 out.push_str(&format!("      warning: {w}\n"));
             }
@@ -395,9 +401,18 @@ fn table(model: &str, report: &WhatIfReport) -> String {
     out
 }
 
+/// Whether the baseline is bistable at `point`: the difference there is
+/// between two states' figures.
+fn b_bistable(report: &WhatIfReport, point: &str) -> bool {
+    report
+        .baseline
+        .iter()
+        .any(|b| b.point == point && b.bistable == Some(true))
+}
+
 fn csv(report: &WhatIfReport) -> String {
     let mut out = String::from(
-        "change,point,metric,baseline,baseline_ci95,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable\n",
+        "change,point,metric,baseline,baseline_ci95,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable,baseline_state,state\n",
     );
     let q = |s: &str| {
         if s.contains([',', '"', '\n']) {
@@ -419,7 +434,13 @@ fn csv(report: &WhatIfReport) -> String {
             ] {
                 let opt = |v: Option<bool>| v.map_or(String::new(), |v| v.to_string());
                 let sig = opt(d.significant);
-                let bistable = format!("{},{}", opt(b.bistable), opt(p.bistable));
+                let bistable = format!(
+                    "{},{},{},{}",
+                    opt(b.bistable),
+                    opt(p.bistable),
+                    q(&b.state),
+                    q(&p.state)
+                );
                 // A value that is not finite (no interval) is empty.
                 let f = |x: f64| {
                     if x.is_finite() {

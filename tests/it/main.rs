@@ -21,4 +21,5 @@ mod sweep_cli;
 mod switching;
 mod timeline;
 mod trust;
+mod verdict;
 mod whatif;

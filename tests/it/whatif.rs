@@ -216,7 +216,7 @@ fn cli_verdicts_and_errors() {
     );
     let csv = String::from_utf8_lossy(&out.stdout);
     assert!(csv.starts_with(
-        "change,point,metric,baseline,baseline_ci95,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable\n"
+        "change,point,metric,baseline,baseline_ci95,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable,baseline_state,state\n"
     ));
     assert_eq!(csv.lines().count(), 4, "{csv}");
     for (args, want) in [

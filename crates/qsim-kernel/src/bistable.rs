@@ -1,70 +1,269 @@
-//! Two operating points: run a model from both ends and compare.
+//! One verdict on a model's operating points: [`decide`].
 //!
-//! A speed curve that falls faster than the arrival rate of a closed
-//! workload rises can give the network two stable states, fast and
-//! collapsed at the slow station, and a run stays in the one it starts in.
-//! [`check`] runs the model again from the other end (all jobs at the
-//! station whose speed falls the most when it started with all jobs
-//! thinking, all jobs thinking when it started at a station) and calls the
-//! model bistable when the two system throughputs disagree beyond the sum
-//! of their 95% half-widths.
+//! A state-dependent mechanism can give a network more than one stable
+//! state, fast and collapsed, and a run stays in the one it starts in: a
+//! speed curve that falls as jobs crowd a station, and a latch whose NUMA
+//! hand-offs, spinning or wake-all waiting cost more the more threads wait.
+//! Where the spec has such a mechanism ([`collapse_candidate`]), [`decide`]
+//! runs the model again from the other end (all jobs at the collapsing
+//! station when it started with all jobs thinking, all thinking when it
+//! started at a station) and sorts the replications of both ends into
+//! modes by their system throughput ([`split`]): two modes, from the two
+//! ends or within one end's replications (a mixed run), make the model
+//! bistable, and each mode carries its own figures and the start states
+//! its replications came from.
+//!
+//! The other end runs replication by replication and stops as soon as its
+//! answer is decided (the sequential rule of [`decide`], in
+//! docs/glossary.md under "bistable"), so a model costs little more than
+//! one run where the other end clearly stays apart or clearly agrees.
+//!
+//! Open workloads: the other end would be a backlog at the busiest station
+//! against the empty start; the kernel cannot yet place open jobs at a
+//! start (`InitialState::Placed` holds closed jobs only), so the check does
+//! not apply to them and says so ([`not_applicable`]).
 
 use crate::config::RunConfig;
 use crate::control::Control;
 use crate::error::RunError;
-use crate::network::{InitialState, Network, StationId, Workload};
-use crate::results::{Estimate, RunResults};
+use crate::network::{InitialState, Network, StationId, StationKind, Wake, Workload};
+use crate::results::{Estimate, ReplicationResult, RunResults, estimate};
+use serde::Serialize;
 use std::sync::Arc;
 
 /// A speed that drops below this share of its peak at full population
 /// makes a station a collapse candidate.
 const COLLAPSE_RATIO: f64 = 0.95;
 
-/// The outcome of the two-ended check.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Bistability {
-    /// The station of the collapsed end.
-    pub station: String,
-    /// System throughput starting with every closed job thinking.
-    pub thinking: Estimate,
-    /// System throughput starting with every closed job at `station`.
-    pub collapsed: Estimate,
-    /// True when the two disagree beyond their confidence intervals.
-    pub bistable: bool,
+/// Two groups of replications are two modes when the slower group's
+/// fastest replication is below this share of the faster group's slowest.
+pub const SPLIT_RATIO: f64 = 0.8;
+
+/// ... and their gap is wider than this many pooled within-group standard
+/// deviations.
+pub const SPLIT_SDS: f64 = 4.0;
+
+/// What state-dependent mechanism can make a model collapse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mechanism {
+    /// A speed curve that falls as jobs crowd the station.
+    FallingSpeed,
+    /// A latch with NUMA hand-offs.
+    Numa,
+    /// A latch with spin-waiting.
+    Spin,
+    /// A latch whose release wakes every sleeper.
+    WakeAll,
 }
 
-impl Bistability {
-    /// One line for people: the verdict with both throughputs.
-    pub fn describe(&self) -> String {
-        let (a, b, s) = (self.thinking, self.collapsed, &self.station);
-        if self.bistable {
-            format!(
-                "the model is bistable: starting with all jobs thinking gives {:.4} ± {:.4} /s, starting with all jobs at {s} gives {:.4} ± {:.4} /s; the network stays in the state it starts in (metastable collapse), so neither figure alone is the answer (set simulation.initial to choose, or --no-bistability-check to skip this check)",
-                a.mean, a.ci95, b.mean, b.ci95
-            )
-        } else {
-            format!(
-                "bistability check passed: all jobs thinking gives {:.4} ± {:.4} /s, all jobs at {s} gives {:.4} ± {:.4} /s",
-                a.mean, a.ci95, b.mean, b.ci95
-            )
+impl Mechanism {
+    /// The mechanism for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Mechanism::FallingSpeed => "falling speed curve",
+            Mechanism::Numa => "NUMA hand-offs",
+            Mechanism::Spin => "spin-waiting",
+            Mechanism::WakeAll => "wake-all",
         }
     }
 }
 
-/// The station whose speed curve falls furthest below its peak at the full
-/// closed population, when some station's speed falls by more than 5%
-/// and there are at least two closed jobs.
-pub fn collapsing_station(network: &Network) -> Option<StationId> {
-    let spec = network.spec();
-    let closed_jobs: u32 = spec
+/// The replications of one start state that fell into a mode.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModeShare {
+    /// The start state, as `qsim run` names it ("all jobs thinking").
+    pub start: String,
+    /// Indices of its replications in this mode.
+    pub replications: Vec<u32>,
+    /// Replications of this start state that ran.
+    pub of: u32,
+}
+
+/// One operating point seen by the runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Mode {
+    /// System throughput over the replications in this mode.
+    pub throughput_per_s: Estimate,
+    /// Mean jobs at the collapsing station over them.
+    pub jobs_at_station: Estimate,
+    /// Which start states' replications are in it.
+    pub starts: Vec<ModeShare>,
+}
+
+impl Mode {
+    /// "1987.1 ± 12.3 /s (all jobs thinking: 5 of 5 replications)".
+    pub fn describe(&self) -> String {
+        let shares = self
+            .starts
+            .iter()
+            .filter(|s| !s.replications.is_empty())
+            .map(|s| format!("{}: {} of {}", s.start, s.replications.len(), s.of))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "{} /s with {:.1} jobs at the station ({shares} replications)",
+            fmt_est(self.throughput_per_s),
+            self.jobs_at_station.mean
+        )
+    }
+}
+
+fn fmt_est(e: Estimate) -> String {
+    if e.ci95.is_finite() {
+        format!("{:.4} ± {:.4}", e.mean, e.ci95)
+    } else {
+        format!("{:.4} (one replication, no interval)", e.mean)
+    }
+}
+
+/// The verdict of [`decide`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    /// The collapsing station.
+    pub station: String,
+    /// What can make it collapse.
+    pub mechanism: Mechanism,
+    /// The operating points the runs found, slowest first: one, or two
+    /// when the model is bistable.
+    pub modes: Vec<Mode>,
+    /// More than one operating point.
+    pub bistable: bool,
+    /// The run as given mixes modes: its replications are in more than one
+    /// (its averages are of no state).
+    pub mixed: bool,
+    /// System throughput of the run as given.
+    pub given: Estimate,
+    /// System throughput of the other end over the replications it ran.
+    pub other_end: Estimate,
+    /// The start state of the run as given and of the other end.
+    pub starts: [String; 2],
+    /// Replications the other end ran before its answer was decided.
+    pub other_end_replications: u32,
+    /// Replications the full check would have run.
+    pub full_replications: u32,
+}
+
+impl Verdict {
+    /// One line for people: the verdict with every mode's figures.
+    pub fn describe(&self) -> String {
+        let modes = self
+            .modes
+            .iter()
+            .enumerate()
+            .map(|(i, m)| format!("mode {} of {}: {}", i + 1, self.modes.len(), m.describe()))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let ran = format!(
+            "the other end ({}) ran {} of {} replications before the answer was decided",
+            self.starts[1], self.other_end_replications, self.full_replications
+        );
+        if self.bistable {
+            let mixed = if self.mixed {
+                format!(
+                    "; the run from {} itself mixes the modes, so its averaged figures are of neither state",
+                    self.starts[0]
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "the model is bistable ({} at {}): {modes}{mixed}; the network stays in the state it starts in (metastable collapse), so no single figure is the answer (set simulation.initial to choose, or --no-bistability-check to skip this check; {ran})",
+                self.mechanism.describe(),
+                self.station
+            )
+        } else {
+            format!(
+                "bistability check passed ({} at {}): {} gives {} /s, {} gives {} /s, one operating point ({ran})",
+                self.mechanism.describe(),
+                self.station,
+                self.starts[0],
+                fmt_est(self.given),
+                self.starts[1],
+                fmt_est(self.other_end)
+            )
+        }
+    }
+
+    /// The mode most of the run's own replications are in.
+    fn given_mode(&self) -> Option<usize> {
+        let count = |m: &Mode| {
+            m.starts
+                .iter()
+                .filter(|s| s.start == self.starts[0])
+                .map(|s| s.replications.len())
+                .sum::<usize>()
+        };
+        (0..self.modes.len()).max_by_key(|&i| count(&self.modes[i]))
+    }
+
+    /// The system throughput of the other operating point: the mode the
+    /// run as given is not (mostly) in; the other end's throughput when
+    /// there is one mode.
+    pub fn other_mode_throughput(&self) -> Estimate {
+        match (self.bistable, self.given_mode()) {
+            (true, Some(g)) if self.modes.len() > 1 => self
+                .modes
+                .iter()
+                .enumerate()
+                .find(|&(i, _)| i != g)
+                .map_or(self.other_end, |(_, m)| m.throughput_per_s),
+            _ => self.other_end,
+        }
+    }
+
+    /// Which state the figures of the run as given belong to: "all jobs
+    /// thinking (mode 2 of 2)", or a sentence saying they mix modes.
+    pub fn state_of_given(&self) -> String {
+        if self.mixed {
+            return format!(
+                "{} (replications in {} modes: the averages are of no state)",
+                self.starts[0],
+                self.modes.len()
+            );
+        }
+        match self.given_mode() {
+            Some(i) if self.modes.len() > 1 => {
+                format!(
+                    "{} (mode {} of {})",
+                    self.starts[0],
+                    i + 1,
+                    self.modes.len()
+                )
+            }
+            _ => self.starts[0].clone(),
+        }
+    }
+}
+
+fn closed_jobs(network: &Network) -> u32 {
+    network
+        .spec()
         .classes
         .iter()
         .map(|c| match c.workload {
             Workload::Closed { population, .. } => population,
             Workload::Open { .. } => 0,
         })
-        .fold(0, u32::saturating_add);
-    if closed_jobs < 2 {
+        .fold(0, u32::saturating_add)
+}
+
+/// The station whose speed curve falls furthest below its peak at the full
+/// closed population, when some station's speed falls by more than 5%
+/// and there are at least two closed jobs.
+pub fn collapsing_station(network: &Network) -> Option<StationId> {
+    collapse_candidate(network).map(|(s, _)| s)
+}
+
+/// Where the check applies, decided from the spec: the station a collapse
+/// would crowd and the mechanism, for a closed population of at least two.
+/// A falling speed curve (below 95% of its peak at the full population)
+/// comes first, the one that falls most; else the latch with a NUMA,
+/// spin or wake-all mechanism and the longest mean critical section.
+pub fn collapse_candidate(network: &Network) -> Option<(StationId, Mechanism)> {
+    let spec = network.spec();
+    let jobs = closed_jobs(network);
+    if jobs < 2 {
         return None;
     }
     let mut best: Option<(usize, f64)> = None;
@@ -72,34 +271,83 @@ pub fn collapsing_station(network: &Network) -> Option<StationId> {
         let Some(speed) = &st.speed else { continue };
         // The peak of a table or USL curve lies at small n; scanning the
         // first 100,000 populations bounds the cost for huge ones.
-        let peak = (1..=closed_jobs.min(100_000))
+        let peak = (1..=jobs.min(100_000))
             .map(|n| speed.rate(f64::from(n)))
             .fold(0.0, f64::max);
-        let drop = speed.rate(f64::from(closed_jobs)) / peak;
+        let drop = speed.rate(f64::from(jobs)) / peak;
         if drop < COLLAPSE_RATIO && best.is_none_or(|(_, d)| drop < d) {
             best = Some((i, drop));
         }
     }
-    best.map(|(i, _)| i)
+    if let Some((i, _)) = best {
+        return Some((i, Mechanism::FallingSpeed));
+    }
+    let mut latch: Option<(usize, Mechanism, f64)> = None;
+    for (i, st) in spec.stations.iter().enumerate() {
+        let StationKind::Latch(l) = &st.kind else {
+            continue;
+        };
+        let mechanism = if l.numa.is_some() {
+            Mechanism::Numa
+        } else if l.spin.is_some() && l.wake == Wake::All {
+            Mechanism::WakeAll
+        } else if l.spin.is_some() {
+            Mechanism::Spin
+        } else {
+            continue;
+        };
+        let mean = st
+            .service
+            .iter()
+            .flatten()
+            .map(|d| d.mean())
+            .fold(0.0, f64::max);
+        if latch.is_none_or(|(_, _, m)| mean > m) {
+            latch = Some((i, mechanism, mean));
+        }
+    }
+    latch.map(|(i, m, _)| (i, m))
+}
+
+/// Why the check does not apply to `network`, for people; `None` when it
+/// applies.
+pub fn not_applicable(network: &Network) -> Option<String> {
+    if matches!(network.spec().initial, InitialState::Placed(_)) {
+        return Some("the run starts from a placed state, which is neither end".into());
+    }
+    if closed_jobs(network) < 2 {
+        return Some(
+            if network
+                .spec()
+                .classes
+                .iter()
+                .any(|c| matches!(c.workload, Workload::Open { .. }))
+            {
+                "an open workload's other end (a backlog at its busiest station) cannot be started yet: the kernel places closed jobs only".into()
+            } else {
+                "fewer than two closed jobs cannot crowd a station".into()
+            },
+        );
+    }
+    collapse_candidate(network).is_none().then(|| {
+        "no state-dependent mechanism (falling speed curve, NUMA, spin or wake-all latch)".into()
+    })
 }
 
 /// The network started from the other end, and the collapse station: all
 /// jobs at the collapsing station when `network` starts with them
 /// thinking, all thinking when it starts at a station. `None` when the
-/// model has no collapse candidate (the check does not apply).
+/// check does not apply (see [`not_applicable`]).
 pub fn other_end(network: &Network) -> Option<(Network, StationId)> {
     let mut spec = network.spec().clone();
+    let (candidate, _) = collapse_candidate(network)?;
     let station = match spec.initial {
-        // A placed start is neither end: the check does not apply.
         InitialState::Placed(_) => return None,
         InitialState::Thinking => {
-            let s = collapsing_station(network)?;
-            spec.initial = InitialState::AtStation(s);
-            s
+            spec.initial = InitialState::AtStation(candidate);
+            candidate
         }
         InitialState::AtStation(s) => {
-            // Only models that can collapse have two ends to compare.
-            collapsing_station(network)?;
             spec.initial = InitialState::Thinking;
             s
         }
@@ -107,44 +355,271 @@ pub fn other_end(network: &Network) -> Option<(Network, StationId)> {
     Network::new(spec).ok().map(|n| (n, station))
 }
 
-/// Compares `first` (a run of `network` under `config`) with a run from
-/// the other end; `Ok(None)` when the check does not apply.
-pub fn check(
+/// The start state of a network, as `qsim run` names it.
+pub fn start_label(network: &Network) -> String {
+    match &network.spec().initial {
+        InitialState::Thinking => "all jobs thinking".into(),
+        InitialState::AtStation(s) => format!("all jobs at {}", network.spec().stations[*s].name),
+        InitialState::Placed(_) => "a placed state".into(),
+    }
+}
+
+/// The mixed-mode detector: where sorted values `xs` fall into two modes,
+/// the threshold between them (values above it are the upper mode).
+///
+/// The split is at the largest relative gap between neighbours in sorted
+/// order; it is two modes when the lower group's largest value is below
+/// [`SPLIT_RATIO`] times the upper group's smallest and the gap is wider
+/// than [`SPLIT_SDS`] pooled within-group standard deviations (with no
+/// spread to pool, as with two values, the ratio alone decides).
+pub fn split(xs: &[f64]) -> Option<f64> {
+    let mut s: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    if s.len() < 2 {
+        return None;
+    }
+    s.sort_by(f64::total_cmp);
+    let (i, _) = (1..s.len())
+        .map(|i| (i, s[i - 1].max(0.0) / s[i].max(f64::MIN_POSITIVE)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+    let (lo, hi) = (&s[..i], &s[i..]);
+    if lo[lo.len() - 1] >= SPLIT_RATIO * hi[0] {
+        return None;
+    }
+    let ss = |g: &[f64]| {
+        let m = g.iter().sum::<f64>() / g.len() as f64;
+        g.iter().map(|x| (x - m) * (x - m)).sum::<f64>()
+    };
+    let df = s.len() - 2;
+    if df > 0 {
+        let sd = ((ss(lo) + ss(hi)) / df as f64).sqrt();
+        if hi[0] - lo[lo.len() - 1] <= SPLIT_SDS * sd {
+            return None;
+        }
+    }
+    Some(0.5 * (lo[lo.len() - 1] + hi[0]))
+}
+
+/// One replication of one end.
+struct Rep<'a> {
+    end: usize,
+    r: &'a ReplicationResult,
+}
+
+/// The sequential rule's answer on a prefix of the other end, if decided:
+/// `Some(true)` two modes, `Some(false)` one.
+fn decided(given: &[ReplicationResult], other: &[ReplicationResult], full: bool) -> Option<bool> {
+    let xs: Vec<f64> = given
+        .iter()
+        .chain(other)
+        .map(|r| r.system.throughput_per_s)
+        .collect();
+    if split(&xs).is_some() {
+        return Some(true);
+    }
+    if other.len() < 2 && !full {
+        return None;
+    }
+    let a = estimate(given.iter().map(|r| r.system.throughput_per_s));
+    let b = estimate(other.iter().map(|r| r.system.throughput_per_s));
+    let apart = (a.mean - b.mean).abs() > a.ci95 + b.ci95;
+    if full {
+        return Some(apart);
+    }
+    // One mode as soon as two replications of the other end agree with the
+    // run as given.
+    (other.len() >= 2 && !apart).then_some(false)
+}
+
+/// Decides whether `network` under `config` has more than one operating
+/// point, given `first`, its run as given; `Ok(None)` when the check does
+/// not apply (see [`not_applicable`]).
+///
+/// The sequential rule: the other end runs replications 0, 1, … in order
+/// (in rounds as wide as the run's threads; the answer depends only on the
+/// replications in index order, never on the thread count), and after each
+/// one the pooled throughputs of the run as given and of the other end so
+/// far are tested, from two replications of the other end on (or all, when
+/// the run has fewer): two modes by [`split`] decide "bistable"; a mean of the other end within the sum of the two 95%
+/// half-widths of the run's mean decides "one operating point". Undecided
+/// after as many replications as the run as given had, the full check
+/// decides: [`split`] on all of them, else the two means apart beyond the
+/// sum of their half-widths.
+pub fn decide(
     network: &Network,
     config: &RunConfig,
     first: &RunResults,
     control: Option<&Arc<Control>>,
-) -> Result<Option<Bistability>, RunError> {
+) -> Result<Option<Verdict>, RunError> {
+    decide_with(network, config, first, control, true)
+}
+
+/// [`decide`] with the sequential rule (`early`) or the full check (every
+/// replication of the other end): the two must agree (tests/verdict.rs).
+pub fn decide_with(
+    network: &Network,
+    config: &RunConfig,
+    first: &RunResults,
+    control: Option<&Arc<Control>>,
+    early: bool,
+) -> Result<Option<Verdict>, RunError> {
     let Some((other, station)) = other_end(network) else {
         return Ok(None);
     };
-    let second = match control {
-        Some(c) => crate::run::run_with(&other, config, c)?,
-        None => crate::run::run(&other, config)?,
+    let (_, mechanism) = collapse_candidate(network).expect("other_end found one");
+    let given = &first.replication_results;
+    let total = given.len().max(1) as u32;
+    let width = match config.threads {
+        0 => rayon::current_num_threads(),
+        t => t,
+    }
+    .max(1) as u32;
+    let config = RunConfig {
+        trace: None,
+        ..config.clone()
     };
-    Ok(Some(compare(network, station, first, &second)))
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(config.threads)
+        .build()
+        .map_err(|e| RunError::Config(format!("cannot start {} threads: {e}", config.threads)))?;
+    let mut reps: Vec<ReplicationResult> = Vec::new();
+    let mut used = None;
+    'rounds: while (reps.len() as u32) < total {
+        let from = reps.len() as u32;
+        let to = if early {
+            (from + width).min(total)
+        } else {
+            total
+        };
+        let round: Vec<ReplicationResult> = pool.install(|| {
+            use rayon::prelude::*;
+            (from..to)
+                .into_par_iter()
+                .map(|i| crate::run::replication(&other, &config, i, control))
+                .collect::<Result<Vec<_>, RunError>>()
+        })?;
+        reps.extend(round);
+        if early {
+            // At least two replications of the other end (one round on two
+            // threads), so that each mode it shows has an interval.
+            for k in (from as usize + 1).max(2.min(total as usize))..=reps.len() {
+                if decided(given, &reps[..k], false).is_some() {
+                    used = Some(k);
+                    break 'rounds;
+                }
+            }
+        }
+    }
+    let k = used.unwrap_or(reps.len());
+    reps.truncate(k);
+    let bistable = decided(given, &reps, used.is_none()).unwrap_or(false);
+    let all: Vec<Rep> = given
+        .iter()
+        .map(|r| Rep { end: 0, r })
+        .chain(reps.iter().map(|r| Rep { end: 1, r }))
+        .collect();
+    let xs: Vec<f64> = all.iter().map(|x| x.r.system.throughput_per_s).collect();
+    let starts = [start_label(network), start_label(&other)];
+    let counts = [given.len() as u32, reps.len() as u32];
+    let mode_of = |members: Vec<&Rep>| {
+        let x = estimate(members.iter().map(|m| m.r.system.throughput_per_s));
+        let j = estimate(members.iter().map(|m| m.r.stations[station].mean_jobs));
+        Mode {
+            throughput_per_s: x,
+            jobs_at_station: j,
+            starts: (0..2)
+                .map(|e| ModeShare {
+                    start: starts[e].clone(),
+                    replications: members
+                        .iter()
+                        .filter(|m| m.end == e)
+                        .map(|m| m.r.index)
+                        .collect(),
+                    of: counts[e],
+                })
+                .collect(),
+        }
+    };
+    let modes: Vec<Mode> = match (bistable, split(&xs)) {
+        (true, Some(t)) => vec![
+            mode_of(
+                all.iter()
+                    .filter(|m| m.r.system.throughput_per_s <= t)
+                    .collect(),
+            ),
+            mode_of(
+                all.iter()
+                    .filter(|m| m.r.system.throughput_per_s > t)
+                    .collect(),
+            ),
+        ],
+        (true, None) => {
+            let mut m: Vec<Mode> = (0..2)
+                .map(|e| mode_of(all.iter().filter(|m| m.end == e).collect()))
+                .collect();
+            m.sort_by(|a, b| a.throughput_per_s.mean.total_cmp(&b.throughput_per_s.mean));
+            m
+        }
+        (false, _) => vec![mode_of(all.iter().collect())],
+    };
+    let given_xs: Vec<f64> = given.iter().map(|r| r.system.throughput_per_s).collect();
+    Ok(Some(Verdict {
+        station: network.spec().stations[station].name.clone(),
+        mechanism,
+        modes,
+        bistable,
+        mixed: split(&given_xs).is_some(),
+        given: first.system.throughput_per_s,
+        other_end: estimate(reps.iter().map(|r| r.system.throughput_per_s)),
+        starts,
+        other_end_replications: k as u32,
+        full_replications: total,
+    }))
 }
 
-/// The verdict from two runs of the same model from its two ends (in
-/// either order: the initial state of `network` tells which is which).
-pub fn compare(
-    network: &Network,
-    station: StationId,
-    first: &RunResults,
-    second: &RunResults,
-) -> Bistability {
-    let (a, b) = (
-        first.system.throughput_per_s,
-        second.system.throughput_per_s,
-    );
-    let (thinking, collapsed) = match network.spec().initial {
-        InitialState::Thinking | InitialState::Placed(_) => (a, b),
-        InitialState::AtStation(_) => (b, a),
-    };
-    Bistability {
-        station: network.spec().stations[station].name.clone(),
-        thinking,
-        collapsed,
-        bistable: (a.mean - b.mean).abs() > a.ci95 + b.ci95,
+/// The replications of `results` in each mode of its own (the mixed-mode
+/// detector on its replications' system throughputs), slowest first; one
+/// group when they do not split.
+pub fn modes_of(results: &RunResults) -> Vec<Vec<ReplicationResult>> {
+    let reps = &results.replication_results;
+    let xs: Vec<f64> = reps.iter().map(|r| r.system.throughput_per_s).collect();
+    match split(&xs) {
+        Some(t) => vec![
+            reps.iter()
+                .filter(|r| r.system.throughput_per_s <= t)
+                .cloned()
+                .collect(),
+            reps.iter()
+                .filter(|r| r.system.throughput_per_s > t)
+                .cloned()
+                .collect(),
+        ],
+        None => vec![reps.clone()],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_clusters_split_between_them() {
+        // Four replications near 2000/s and one near 220/s: the run from
+        // all jobs at a latch where one replication stayed collapsed.
+        let t = split(&[1990.0, 2011.0, 219.0, 2003.0, 1985.0]).expect("two modes");
+        assert!(t > 219.0 && t < 1985.0);
+        // Two modes of two values each.
+        assert!(split(&[10.0, 11.0, 50.0, 52.0]).is_some());
+    }
+
+    #[test]
+    fn one_cluster_does_not_split() {
+        // Spread of a steady run: a few percent.
+        assert_eq!(split(&[100.0, 103.0, 97.0, 101.0, 99.5]), None);
+        // Evenly spread values have no gap that stands out.
+        assert_eq!(split(&[100.0, 110.0, 121.0, 133.0, 146.0]), None);
+        // A gap over 20% but within the groups' own noise.
+        assert_eq!(split(&[10.0, 30.0, 5.0, 60.0, 90.0, 40.0]), None);
+        assert_eq!(split(&[5.0]), None);
+        assert_eq!(split(&[]), None);
     }
 }

@@ -148,7 +148,7 @@ pub mod steady;
 pub mod time;
 pub mod trace;
 
-pub use bistable::Bistability;
+pub use bistable::Verdict;
 pub use budget::{Budget, BudgetError};
 pub use config::{DEFAULT_WARMUP, Precision, RunConfig, Stop, Warmup};
 pub use control::Control;

@@ -453,13 +453,24 @@ fn points(s: &Series, y: impl Fn(&ChartPoint) -> f64) -> Vec<(f64, f64)> {
     v
 }
 
+/// The throughput axis: every mode on it, the other end's throughput of a
+/// bistable point too (its cross would otherwise be clipped off the top).
+fn throughput_y_range(c: &SweepCharts) -> std::ops::Range<f64> {
+    let all = || c.series.iter().flat_map(|s| s.points.iter());
+    y_range(
+        all()
+            .map(|p| p.throughput_per_s + p.throughput_ci95.max(0.0))
+            .chain(all().filter_map(|p| p.other_end_throughput_per_s)),
+    )
+}
+
 fn throughput<DB: DrawingBackend>(
     c: &SweepCharts,
     root: &DrawingArea<DB, Shift>,
 ) -> DrawResult<DB> {
     let all = || c.series.iter().flat_map(|s| s.points.iter());
     let xr = x_range(all().map(|p| p.x));
-    let yr = y_range(all().map(|p| p.throughput_per_s + p.throughput_ci95.max(0.0)));
+    let yr = throughput_y_range(c);
     let plotted: Vec<(f64, f64)> = all().map(|p| (p.x, p.throughput_per_s)).collect();
     let pos = corner(&plotted, &xr, &yr, false);
     let mut chart = chart!(
@@ -884,6 +895,22 @@ mod tests {
                 response_time: vec![(100.0, 0.01), (900.0, 0.4)],
             }],
         }
+    }
+
+    #[test]
+    fn the_throughput_axis_holds_every_mode() {
+        let mut c = demo();
+        let top = c
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .map(|p| p.throughput_per_s + p.throughput_ci95)
+            .fold(0.0, f64::max);
+        // A fast mode far above every point's own throughput.
+        let p = &mut c.series[0].points[0];
+        p.bistable = true;
+        p.other_end_throughput_per_s = Some(5.0 * top);
+        assert!(throughput_y_range(&c).end >= 5.0 * top);
     }
 
     #[test]

@@ -1,34 +1,41 @@
 //! The two-ended (bistability) check of `qsim run`, point by point.
 //!
-//! A closed model whose speed curve falls can have two stable operating
-//! points, and a run stays in the one it starts in. Where the check
+//! A closed model with a state-dependent mechanism (a falling speed curve,
+//! a NUMA, spin or wake-all latch) can have two stable operating points,
+//! and a run stays in the one it starts in. Where the check
 //! applies (see [`qsim_kernel::bistable::other_end`]), each point runs a
 //! second time from the other end, with the point's own configuration and
 //! seed (derived from its grid index), so the verdict is the same at any
 //! thread count or shard split and equals `qsim run --seed <seed>`'s.
-//! Sweeps of models without a falling speed curve run nothing more and
-//! write no extra columns.
+//! Sweeps of models without such a mechanism run nothing more and write no
+//! extra columns.
 
 use crate::record::{Point, PointBistability, PointRecord};
-use qsim_kernel::bistable::{compare, other_end};
+use qsim_kernel::bistable::{decide, other_end};
 use qsim_kernel::{Control, Estimate, Network, RunConfig, RunError, RunResults, names};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Whether the check may apply somewhere in a sweep of this model: a closed
-/// class and a station with a speed curve. Decides the extra CSV columns;
+/// class and a state-dependent mechanism (a speed curve, a NUMA or spin
+/// latch). Decides the extra CSV columns;
 /// each point still asks [`other_end`] whether it applies there.
 pub(crate) fn may_apply(network: &Network) -> bool {
     let spec = network.spec();
-    spec.stations.iter().any(|s| s.speed.is_some())
+    let mechanism = spec.stations.iter().any(|s| {
+        s.speed.is_some()
+            || matches!(&s.kind, qsim_kernel::StationKind::Latch(l) if l.numa.is_some() || l.spin.is_some())
+    });
+    mechanism
         && spec
             .classes
             .iter()
             .any(|c| matches!(c.workload, qsim_kernel::Workload::Closed { .. }))
 }
 
-/// Runs `network` from its other end under `config` and compares with
-/// `first`; `Ok(None)` when the check does not apply at this point.
+/// Decides the point's verdict with [`qsim_kernel::bistable::decide`] (the
+/// one verdict `qsim run` gives, from the point's own configuration and
+/// seed); `Ok(None)` when the check does not apply at this point.
 /// Cancellation is returned as [`RunError::Cancelled`] so the point stays
 /// unfinished (for `--resume`); any other failure is kept in the verdict.
 pub(crate) fn check(
@@ -37,17 +44,15 @@ pub(crate) fn check(
     first: &RunResults,
     control: Option<&Arc<Control>>,
 ) -> Result<Option<PointBistability>, RunError> {
-    let Some((other, station)) = other_end(network) else {
+    let Some((_, station)) = other_end(network) else {
         return Ok(None);
     };
-    let run = || match control {
-        Some(c) => qsim_kernel::run_with(&other, config, c),
-        None => qsim_kernel::run(&other, config),
-    };
+    let run = || decide(network, config, first, control);
     // A panic is a failed check, as a panicking replication is a failed
     // point: the sweep goes on.
-    let second = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
-        Ok(Ok(r)) => Ok(r),
+    let verdict = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        Ok(Ok(Some(v))) => Ok(v),
+        Ok(Ok(None)) => return Ok(None),
         Ok(Err(RunError::Cancelled)) => return Err(RunError::Cancelled),
         Ok(Err(e)) => Err(e.to_string()),
         Err(p) => Err(format!(
@@ -59,20 +64,23 @@ pub(crate) fn check(
         )),
     };
     let name = network.spec().stations[station].name.clone();
-    Ok(Some(match second {
-        Ok(second) => {
-            let v = compare(network, station, first, &second);
-            PointBistability {
-                station: name,
-                bistable: Some(v.bistable),
-                other_end_throughput_per_s: second.system.throughput_per_s,
-                error: None,
-            }
-        }
+    Ok(Some(match verdict {
+        Ok(v) => PointBistability {
+            station: name,
+            bistable: Some(v.bistable),
+            other_end_throughput_per_s: v.other_mode_throughput(),
+            state: v.state_of_given(),
+            mixed: v.mixed,
+            verdict: Some(v.describe()),
+            error: None,
+        },
         Err(e) => PointBistability {
             station: name,
             bistable: None,
             other_end_throughput_per_s: Estimate::UNKNOWN,
+            state: String::new(),
+            mixed: false,
+            verdict: None,
             error: Some(format!("the run from the other end failed: {e}")),
         },
     }))
@@ -109,9 +117,15 @@ pub(crate) fn figure_warning(figure: &str, r: &PointRecord) -> Option<String> {
         return None;
     }
     let x = r.results.as_ref()?.system(names::THROUGHPUT_PER_S).mean;
+
+    let mixed = if b.mixed {
+        " (the point's own replications mix the two states, so its figure is an average of neither)"
+    } else {
+        ""
+    };
     Some(format!(
-        "the {figure} ({x:.1}/s at {}) is at a bistable point: started with all jobs at {} the network stays at {:.1}/s, so neither is the single answer there",
-        r.point, b.station, b.other_end_throughput_per_s.mean
+        "the {figure} ({x:.1}/s at {}, from {}){mixed} is at a bistable point: its other operating point (collapse at {} or not) gives {:.1}/s, so neither is the single answer there",
+        r.point, b.state, b.station, b.other_end_throughput_per_s.mean
     ))
 }
 
@@ -128,6 +142,9 @@ mod tests {
                 mean: 53.0,
                 ci95: 1.0,
             },
+            state: "all jobs thinking (mode 2 of 2)".into(),
+            mixed: false,
+            verdict: None,
             error: None,
         };
         let v = serde_json::to_value(&b).unwrap();

@@ -160,8 +160,21 @@ pub struct PointBistability {
     /// the point's figures are one of two answers. `None` when the second
     /// run failed (see `error`).
     pub bistable: Option<bool>,
-    /// System throughput of the run started from the other end.
+    /// System throughput of the other operating point where the point is
+    /// bistable (the mode its own figures are not in, from the replications
+    /// of both ends), else of the run started from the other end.
     pub other_end_throughput_per_s: Estimate,
+    /// The start state the point's figures belong to, and which mode
+    /// ("all jobs thinking (mode 2 of 2)"); empty when unknown.
+    #[serde(default)]
+    pub state: String,
+    /// The point's own replications fall into different modes: its
+    /// figures average states and belong to none.
+    #[serde(default)]
+    pub mixed: bool,
+    /// The verdict for people, with every mode's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
     /// Why the second run gave no verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -418,6 +431,7 @@ impl Columns {
         if self.bistability {
             h.push(names::BISTABLE.to_string());
             est(&mut h, names::OTHER_END_THROUGHPUT_PER_S.to_string());
+            h.push(names::STATE.to_string());
         }
         for s in &self.stations {
             for m in sweep_metrics(MetricScope::Station) {
@@ -481,6 +495,7 @@ impl Columns {
                     .unwrap_or_default(),
             );
             est(&mut row, b.map(|b| b.other_end_throughput_per_s));
+            row.push(b.map(|b| b.state.clone()).unwrap_or_default());
         }
         let item = |list: Option<&Vec<ItemMetrics>>, name: &str| {
             list.and_then(|l| l.iter().find(|x| x.name == name))
@@ -644,6 +659,9 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
                         station: String::new(),
                         bistable: Some(v == "true"),
                         other_end_throughput_per_s: est(names::OTHER_END_THROUGHPUT_PER_S),
+                        state: field(names::STATE).to_string(),
+                        mixed: field(names::STATE).contains("modes"),
+                        verdict: None,
                         error: None,
                     }),
                 },

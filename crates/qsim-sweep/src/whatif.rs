@@ -189,13 +189,15 @@ pub struct Baseline {
     /// 99th percentile of the response time, seconds.
     pub response_time_p99_s: Estimate,
     /// Whether the baseline has two operating points here, so that its
-    /// figures are those of the state the runs start in: decided exactly
-    /// when the theory covers the model (one closed class of MVA
-    /// stations), otherwise by running it again from the other end (all
-    /// jobs at the collapsing station, or all thinking) and comparing;
-    /// `None` when the check does not apply (no falling speed curve) or
-    /// was skipped.
+    /// figures are those of the state the runs start in: decided by
+    /// [`qsim_kernel::bistable::decide`], the one verdict of every
+    /// command; `None` when the check does not apply (no state-dependent
+    /// mechanism) or was skipped.
     pub bistable: Option<bool>,
+    /// The start state the figures belong to, and its mode where the model
+    /// has two ("all jobs thinking (mode 2 of 2)"); empty where the check
+    /// does not apply or was skipped.
+    pub state: String,
     /// Why the baseline's figures cannot be taken at face value (not in
     /// steady state, precision not reached, two operating points...), each
     /// with a remedy.
@@ -216,6 +218,9 @@ pub struct PointDifference {
     /// Whether the changed model has two operating points here (as
     /// [`Baseline::bistable`]).
     pub bistable: Option<bool>,
+    /// The start state the changed model's figures belong to (as
+    /// [`Baseline::state`]).
+    pub state: String,
     /// Why the changed model's figures cannot be taken at face value.
     pub warnings: Vec<String>,
 }
@@ -339,36 +344,21 @@ pub fn what_if(
         // replication indices.
         let verdict = |net: &Network,
                        reps: &[ReplicationResult]|
-         -> Result<(Vec<String>, Option<bool>), RunError> {
+         -> Result<(Vec<String>, Option<bool>, String), RunError> {
             let first = summarize(net, config, reps);
             let mut warnings: Vec<String> = first.warnings.iter().map(|w| w.to_string()).collect();
             if options.no_bistability_check {
-                return Ok((warnings, None));
+                return Ok((warnings, None, String::new()));
             }
-            // Exact where the theory covers the model (one closed class of
-            // MVA stations): no second run, and no false alarm from a
-            // short run that has not left a shallow basin yet.
-            if let Some(verdict) = exact_bistability(net) {
-                if let Some(b) = &verdict {
-                    warnings.push(format!(
-                        "the model is bistable: the falling speed curve of {} gives {} stable operating points ({}); a run stays near the one it starts in, so these figures are those of the state the runs start in (set simulation.initial to choose)",
-                        b.station,
-                        b.operating_points.len(),
-                        b.points_text()
-                    ));
-                }
-                return Ok((warnings, Some(verdict.is_some())));
-            }
-            let Some((other, station)) = qsim_kernel::bistable::other_end(net) else {
-                return Ok((warnings, None));
+            // The one verdict (`qsim_kernel::bistable::decide`): the
+            // other end runs with the same replication indices.
+            let Some(v) = qsim_kernel::bistable::decide(net, config, &first, None)? else {
+                return Ok((warnings, None, String::new()));
             };
-            let second = all_reps(&other)?;
-            let second = summarize(&other, config, &second);
-            let b = qsim_kernel::bistable::compare(net, station, &first, &second);
-            if b.bistable {
-                warnings.push(b.describe());
+            if v.bistable {
+                warnings.push(v.describe());
             }
-            Ok((warnings, Some(b.bistable)))
+            Ok((warnings, Some(v.bistable), v.state_of_given()))
         };
         // The baseline's and every change's verdicts at once, on the pool
         // (each second run's replications depend on their index only, so
@@ -384,17 +374,19 @@ pub fn what_if(
                     .collect::<Result<Vec<_>, RunError>>()
             })?
             .into_iter();
-        let (base_warnings, base_bistable) = verdicts.next().expect("the baseline's verdict");
+        let (base_warnings, base_bistable, base_state) =
+            verdicts.next().expect("the baseline's verdict");
         baselines.push(Baseline {
             warnings: base_warnings,
             bistable: base_bistable,
+            state: base_state,
             point: label.clone(),
             replications: n,
             throughput_per_s: estimate(fig(&base_reps, x)),
             response_time_s: estimate(fig(&base_reps, rt)),
             response_time_p99_s: estimate(fig(&base_reps, p99)),
         });
-        for ((c, reps), (warnings, bistable)) in
+        for ((c, reps), (warnings, bistable, state)) in
             changed_reps.chunks(n as usize).enumerate().zip(verdicts)
         {
             diffs[c].push(PointDifference {
@@ -403,6 +395,7 @@ pub fn what_if(
                 response_time_s: Difference::of(&fig(&base_reps, rt), &fig(reps, rt)),
                 response_time_p99_s: Difference::of(&fig(&base_reps, p99), &fig(reps, p99)),
                 bistable,
+                state,
                 warnings,
             });
         }
@@ -422,18 +415,6 @@ pub fn what_if(
         baseline: baselines,
         changes: results,
     })
-}
-
-/// The exact verdict on several operating points, when the theory covers
-/// the model and the model can collapse (see [`qsim_kernel::bistable`]);
-/// `None` when it does not apply.
-fn exact_bistability(net: &Network) -> Option<Option<qsim_theory::closed::Bistability>> {
-    qsim_kernel::bistable::collapsing_station(net)?;
-    let spec = net.spec();
-    if spec.classes.len() != 1 {
-        return None;
-    }
-    qsim_theory::closed::bistability(spec, 0).ok()
 }
 
 fn load(source: &dyn ModelSource, ov: &[Override], label: &str) -> Result<Model, WhatIfError> {

@@ -191,8 +191,13 @@ pub mod names {
     /// [`METRICS`]: super::METRICS
     pub const BISTABLE: &str = "bistable";
     /// System throughput of the run started from the other end (all jobs
-    /// at the collapsing station, or all thinking), beside the point's own.
+    /// at the collapsing station, or all thinking), beside the point's own;
+    /// at a bistable point, that of the other operating point (the mode the
+    /// point's own figures are not in).
     pub const OTHER_END_THROUGHPUT_PER_S: &str = "other_end_throughput_per_s";
+    /// The start state a figure belongs to, and its mode where the model
+    /// has two ("all jobs thinking (mode 2 of 2)").
+    pub const STATE: &str = "state";
     /// Arrivals lost per second at a full station.
     pub const DROPPED_PER_S: &str = "dropped_per_s";
     /// Fraction of arrivals lost at a full station.
