@@ -18,7 +18,7 @@ use qsim::kernel::{
     StationSpec, Stop, Warmup, Workload, run,
 };
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let spec = NetworkSpec {
         stations: vec![StationSpec {
             name: "cpu".into(),

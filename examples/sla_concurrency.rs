@@ -80,7 +80,7 @@ fn exact_p99(n: u32) -> f64 {
     lo
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let vary = vec![VarySpec::parse("workload.population=70..110:1")?];
     let source = |ov: &[qsim_model::Override]| qsim_model::load_str("users_and_db.toml", MODEL, ov);
     let sweep = Sweep::with_source(

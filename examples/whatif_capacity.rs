@@ -56,7 +56,7 @@ fn mva(cpu_s: f64, disk_s: f64, n: u32) -> f64 {
         .throughput_per_s
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub fn main() -> Result<(), Box<dyn std::error::Error>> {
     let source =
         |ov: &[Override]| -> Result<Model, ModelErrors> { load_str("capacity", MODEL, ov) };
     let changes = ["cpu", "disk"].map(|s| Change::SpeedUp {

@@ -8,6 +8,7 @@ mod claims;
 mod cli;
 mod docs;
 mod exact;
+mod examples;
 mod grammar;
 mod guards;
 mod names;

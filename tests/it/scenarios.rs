@@ -657,3 +657,60 @@ fn app_db_blocking_moves_the_queue_into_the_app_tier() {
     );
     assert!(station(&open, "app").mean_jobs.mean < app.mean_jobs.mean / 5.0);
 }
+
+#[test]
+fn read_write_header_figures_hold() {
+    // The header's arithmetic: a read turns into a write with probability
+    // 0.3, so the chain's demands are 3.333 x 4 + 6 = 19.33 ms (cpu) and
+    // 2.333 x 5 + 9 = 20.67 ms (disk), both PS: exact MVA with 8 users and 50
+    // ms think gives the figures the header prints (42.24/s, 139.4 ms, 81.7%
+    // and 87.3%), and the simulated chain (the model file itself) lands on
+    // them within its 99.9% interval, each guarded at 2-3% width.
+    let cpu = (1.0 / 0.3) * 0.004 + 0.006;
+    let disk = (0.7 / 0.3) * 0.005 + 0.009;
+    let stations = [
+        mva::Station::queue("cpu", cpu),
+        mva::Station::queue("disk", disk),
+    ];
+    let e = mva::exact(&stations, 0.050, 8).unwrap();
+    let e = e.at(8).unwrap();
+    for (what, value, header, digits) in [
+        ("throughput", e.throughput_per_s, 42.24, 0.005),
+        ("response", e.response_time_s, 0.1394, 0.00005),
+        ("cpu utilization", e.stations[0].utilization, 0.817, 0.0005),
+        ("disk utilization", e.stations[1].utilization, 0.873, 0.0005),
+    ] {
+        assert!(
+            (value - header).abs() <= digits,
+            "header {what} {header}, exact {value}"
+        );
+    }
+    let m = load("read_write", &[]);
+    let r = run(&m, 10, 50_000, 5_000);
+    assert_close(
+        "read_write throughput",
+        r.system.throughput_per_s,
+        e.throughput_per_s,
+        10,
+        0.0,
+        0.02,
+    );
+    assert_close(
+        "read_write response",
+        mean_of(&r.system.response_time_s),
+        e.response_time_s,
+        10,
+        0.0,
+        0.03,
+    );
+    for (i, name) in ["cpu", "disk"].iter().enumerate() {
+        assert_close(
+            &format!("read_write {name} utilization"),
+            station(&r, name).utilization,
+            e.stations[i].utilization,
+            10,
+            0.0,
+            0.02,
+        );
+    }
+}

@@ -165,7 +165,10 @@ pub fn phases(w: TriggerWindow, traces: &[&Trace]) -> Vec<PhaseFigures> {
         (Phase::During, w.start_s, w.end_s),
         (Phase::After, w.end_s, f64::INFINITY),
     ] {
-        let per: Vec<Sums> = traces.iter().filter_map(|t| sums(within(t, a, b))).collect();
+        let per: Vec<Sums> = traces
+            .iter()
+            .filter_map(|t| sums(within(t, a, b)))
+            .collect();
         let Some(first) = per.first() else {
             continue;
         };
