@@ -91,11 +91,14 @@ fn a_short_run_prints_no_p999() {
 /// the histogram).
 #[test]
 fn a_long_run_brackets_the_exact_tail() {
-    let r = run(&model(MM1, &[]), 5, 60_000, 2_000);
+    let r = run(&model(MM1, &[]), 10, 200_000, 2_000);
     let rt = &r.system.response_time_s;
-    for (q, e) in [(0.99, rt.p99), (0.999, rt.p999)] {
+    // The 95% half-width guarded at 4% (p99) and 6% (p99.9): with the 99.9%
+    // widening (x2.11 at 9 degrees of freedom) and the 1% bucket allowance,
+    // a bias of about 9.5% (p99) or 14% (p99.9) fails.
+    for (q, e, width) in [(0.99, rt.p99, 0.04), (0.999, rt.p999, 0.06)] {
         let exact = -(1.0_f64 - q).ln() / 0.5;
-        assert_close(&format!("p{}", 100.0 * q), e, exact, 5, 0.01, 0.1);
+        assert_close(&format!("p{}", 100.0 * q), e, exact, 10, 0.01, width);
     }
     assert!(
         !r.warnings

@@ -111,11 +111,21 @@ fn mm1_rho_09_tail_from_short_replications() {
         ),
         &[],
     );
-    let r = run(&m, 30, 50_000, 5_000);
+    let r = run(&m, 30, 200_000, 5_000);
     let rt = &r.system.response_time_s;
-    for (label, sim, q) in [("p99", rt.p99, 0.99), ("p99.9", rt.p999, 0.999)] {
+    // Width guards of 6% (p99) and 10% (p99.9) of the exact value: with the
+    // 99.9% widening (x1.79 at 29 degrees of freedom) and the 1% bucket
+    // allowance, a bias of about 12% (p99) or 19% (p99.9) fails.
+    for (label, sim, q, width) in [("p99", rt.p99, 0.99, 0.06), ("p99.9", rt.p999, 0.999, 0.10)] {
         let exact = single::mm1_response_time_percentile_s(0.9, 1.0, q).unwrap();
-        assert_close(&format!("M/M/1 rho 0.9 {label}"), sim, exact, 30, 0.01, 0.5);
+        assert_close(
+            &format!("M/M/1 rho 0.9 {label}"),
+            sim,
+            exact,
+            30,
+            0.01,
+            width,
+        );
     }
 }
 
