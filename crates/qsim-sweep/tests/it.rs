@@ -375,7 +375,11 @@ fn throttle_sweep_recommends_a_limit_and_finds_the_knee() {
         .unwrap()
         .number()
         .unwrap();
-    assert!((1.0..=7.0).contains(&knee_n), "knee at {knee_n}");
+    // Exact MVA of the queue (D = 10 ms, Z = 50 ms) gives the power X/R on
+    // the grid 1, 4, 7, 10, 13 as 1667, 3650, 2972, 1892 and 1246: the knee
+    // is N = 4, 19% above its nearest rival, so a knee rule or a power that
+    // is off by that much fails here.
+    assert_eq!(knee_n, 4.0, "knee at {knee_n}");
     assert!(s.bottlenecks.iter().all(|b| b.station == "cpu"));
     // Derived metrics are evaluated at every point.
     for r in &out.records {
