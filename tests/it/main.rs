@@ -11,6 +11,7 @@ mod exact;
 mod examples;
 mod grammar;
 mod guards;
+mod library;
 mod names;
 mod perclass;
 mod report;
