@@ -60,7 +60,8 @@ pub fn main() -> Result<(), Box<dyn std::error::Error>> {
         (r.mean - exact.response_time_s).abs() <= half,
         "simulation disagrees with Erlang C"
     );
-    let u = results.stations[0].utilization;
+    // Results are looked up by the names the network gives its parts.
+    let u = results.station("cpu").ok_or("no station cpu")?.utilization;
     assert!(
         (u.mean - 0.8).abs() <= u.ci95 * 4.781 / 2.262,
         "utilization {u:?}"

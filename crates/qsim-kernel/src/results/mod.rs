@@ -330,6 +330,24 @@ pub struct RunResults {
     pub warnings: Vec<RunWarning>,
 }
 
+/// Results looked up by name, as the model names its parts.
+impl RunResults {
+    /// The station called `name` (a group member is `NAME[k]`), if any.
+    pub fn station(&self, name: &str) -> Option<&StationResults> {
+        self.stations.iter().find(|s| s.name == name)
+    }
+
+    /// The class called `name`, if any.
+    pub fn class(&self, name: &str) -> Option<&ClassResults> {
+        self.classes.iter().find(|c| c.name == name)
+    }
+
+    /// The region called `name`, if any.
+    pub fn region(&self, name: &str) -> Option<&RegionResults> {
+        self.regions.iter().find(|r| r.name == name)
+    }
+}
+
 /// Raw figures of one replication (after warm-up).
 #[derive(Clone, Debug, PartialEq, Serialize, Default)]
 pub struct ReplicationResult {
