@@ -10,6 +10,7 @@ mod docs;
 mod exact;
 mod grammar;
 mod guards;
+mod limits;
 mod names;
 mod perclass;
 mod report;
