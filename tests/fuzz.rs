@@ -19,6 +19,8 @@
 mod exec;
 #[path = "fuzz/mutate.rs"]
 mod mutate;
+#[path = "fuzz/probes.rs"]
+mod probes;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -92,6 +94,7 @@ struct Case {
     sub: Subcommand,
     mutations: Vec<Mutation>,
     sets: Vec<SetOverride>,
+    probe: Option<probes::Probe>,
 }
 
 fn case_strategy(models: usize) -> impl Strategy<Value = Case> {
@@ -105,12 +108,14 @@ fn case_strategy(models: usize) -> impl Strategy<Value = Case> {
         sub,
         vec(mutate::mutation(), 0..4),
         vec(mutate::set_override(), 0..3),
+        probes::probe(),
     )
-        .prop_map(|(model, sub, mutations, sets)| Case {
+        .prop_map(|(model, sub, mutations, sets, probe)| Case {
             model,
             sub,
             mutations,
             sets,
+            probe,
         })
 }
 
@@ -135,17 +140,32 @@ struct Concrete {
     sub: Subcommand,
     text: Vec<u8>,
     sets: Vec<String>,
+    /// Arguments after the `--set`s (a probe's flags).
+    args: Vec<String>,
+    /// `-o` names a hard link of the model: the model must survive.
+    hard_link: bool,
 }
 
 impl Concrete {
     fn from_case(label: String, case: &Case, seeds: &[Seed]) -> Concrete {
         let original = &seeds[case.model].text;
+        let probe = probes::apply(&case.probe, case.sub == Subcommand::Run);
+        let mut text = mutate::apply(original, &case.mutations);
+        if probe.padding_mib > 0 {
+            text.extend_from_slice(b"\n# ");
+            text.resize(text.len() + ((probe.padding_mib as usize) << 20), b'x');
+            text.push(b'\n');
+        }
+        let mut sets = mutate::set_args(original, &case.sets);
+        sets.extend(probe.sets);
         Concrete {
             label,
             model: case.model,
             sub: case.sub,
-            text: mutate::apply(original, &case.mutations),
-            sets: mutate::set_args(original, &case.sets),
+            text,
+            sets,
+            args: probe.args,
+            hard_link: probe.hard_link,
         }
     }
 }
@@ -167,7 +187,20 @@ fn pinned(seeds: &[Seed]) -> Vec<Concrete> {
             sub,
             text: seeds[model].text.clone().into_bytes(),
             sets: sets.iter().map(|s| s.to_string()).collect(),
+            args: Vec::new(),
+            hard_link: false,
         }
+    };
+    // The probes of issue 24, each once.
+    let probe_case = |label: &str, name: &str, sub, probe| {
+        let case = Case {
+            model: find(name),
+            sub,
+            mutations: Vec::new(),
+            sets: Vec::new(),
+            probe: Some(probe),
+        };
+        Concrete::from_case(format!("pinned-{label}"), &case, seeds)
     };
     let huge_population = "workload.population=1000000000";
     let endless_samples = r#"stations.server.service={ dist = "empirical", file = "/dev/zero" }"#;
@@ -176,6 +209,7 @@ fn pinned(seeds: &[Seed]) -> Vec<Concrete> {
         sub: Subcommand::Run,
         mutations: vec![Mutation::AllDists { kind: 0 }],
         sets: Vec::new(),
+        probe: None,
     };
     vec![
         set_case(
@@ -215,6 +249,48 @@ fn pinned(seeds: &[Seed]) -> Vec<Concrete> {
             &["simulation.warmup={ jobs = 4294967295 }"],
         ),
         Concrete::from_case("pinned-zero-time".to_string(), &zero_time, seeds),
+        probe_case(
+            "model-size",
+            "mm1.toml",
+            Subcommand::Check,
+            probes::Probe::ModelSize { mib: 40 },
+        ),
+        probe_case(
+            "replications",
+            "mm1.toml",
+            Subcommand::Run,
+            probes::Probe::Replications(100_000),
+        ),
+        probe_case(
+            "trace-interval",
+            "mm1.toml",
+            Subcommand::Run,
+            probes::Probe::TraceInterval(1e-12),
+        ),
+        probe_case(
+            "time-warmup",
+            "mm1.toml",
+            Subcommand::Run,
+            probes::Probe::TimeStop(4_294_967_295.0),
+        ),
+        probe_case(
+            "time-stop",
+            "mm1.toml",
+            Subcommand::Check,
+            probes::Probe::TimeStop(1e10),
+        ),
+        probe_case(
+            "dropped-arrivals",
+            "connection_pool.toml",
+            Subcommand::Run,
+            probes::Probe::DroppedArrivals(4_294_967_295.0),
+        ),
+        probe_case(
+            "hard-link",
+            "mm1.toml",
+            Subcommand::Run,
+            probes::Probe::HardLink,
+        ),
     ]
 }
 
@@ -243,7 +319,7 @@ fn load_seeds(qsim: &Path, work: &Path, limits: Limits) -> Vec<Seed> {
         let text = block.split("```").next().unwrap_or_default().to_string();
         let path = work.join("doc-example.toml");
         std::fs::write(&path, &text).expect("write a docs example");
-        if run_qsim(qsim, work, Subcommand::Check, &path, &[], limits).0 == Outcome::Ok {
+        if run_qsim(qsim, work, Subcommand::Check, &path, &[], &[], limits).0 == Outcome::Ok {
             seeds.push(Seed {
                 name: format!("docs/model-format.md#{}", i + 1),
                 text,
@@ -320,7 +396,24 @@ fn signature(sub: Subcommand, outcome: &Outcome) -> String {
 fn execute(qsim: &Path, work: &Path, c: &Concrete, limits: Limits) -> (Outcome, String) {
     let model = work.join("model.toml");
     std::fs::write(&model, &c.text).expect("write the mutated model");
-    run_qsim(qsim, work, c.sub, &model, &c.sets, limits)
+    let link = work.join("link.toml");
+    let _ = std::fs::remove_file(&link);
+    let _ = std::fs::remove_file(work.join("trace.csv"));
+    if c.hard_link {
+        std::fs::hard_link(&model, &link).expect("link the model");
+    }
+    let (outcome, stderr) = run_qsim(qsim, work, c.sub, &model, &c.sets, &c.args, limits);
+    // An output written through a hard link replaces the model itself.
+    if c.hard_link
+        && !outcome.is_failure()
+        && std::fs::read(&model).ok().as_deref() != Some(c.text.as_slice())
+    {
+        return (
+            Outcome::Suspect("output replaced the model through a hard link".into()),
+            stderr,
+        );
+    }
+    (outcome, stderr)
 }
 
 /// Prints how to reproduce a failure: the saved model, the command, and the
@@ -338,6 +431,12 @@ fn reproducer(
     let _ = write!(s, "  qsim {} {}", c.sub.args().join(" "), saved.display());
     for set in &c.sets {
         let _ = write!(s, " --set '{set}'");
+    }
+    for arg in &c.args {
+        let _ = write!(s, " {arg}");
+    }
+    if c.hard_link {
+        let _ = write!(s, "  (link.toml: a hard link of the model)");
     }
     let _ = writeln!(s);
     let _ = writeln!(s, "  from {}", seeds[c.model].name);

@@ -624,6 +624,23 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let model = args.model.load_echoing(echo)?;
     let mut config = model.run.clone();
     args.options.apply(&mut config)?;
+    // A precision target with no length given: each replication runs long
+    // enough for its interval to be trusted (a length the user fixed with
+    // --jobs or --time is kept, and warned about after the run).
+    let mut lengthened = None;
+    if args.options.jobs.is_none()
+        && args.options.time.is_none()
+        && let Some(stop) =
+            qsim_theory::relaxation::stop_for_precision(model.network.spec(), &config)
+    {
+        lengthened = Some(format!(
+            "each replication was lengthened from {} to {} for the precision target: this model needs about {} relaxation times per replication before its intervals can be trusted",
+            describe_stop(config.stop),
+            describe_stop(stop),
+            qsim_theory::relaxation::RELAXATIONS_NEEDED
+        ));
+        config.stop = stop;
+    }
     config.trace = args.trace.plan(&model.network, &config)?;
     args.trace.check_memory(
         &model.network,
@@ -672,6 +689,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         })
     );
     let mut new_warnings: Vec<String> = results.warnings.iter().map(|w| w.to_string()).collect();
+    new_warnings.extend(lengthened);
     // A schedule changes the load, so neither the model's own bound nor its
     // steady-state relaxation time speaks for the run as a whole.
     if config.schedule.is_empty() {
@@ -806,6 +824,14 @@ pub fn refuse_overwriting_input(output: &std::path::Path, input: &std::path::Pat
         .into());
     }
     Ok(())
+}
+
+/// A stop rule in words: "200000 jobs", "1000 s".
+fn describe_stop(stop: Stop) -> String {
+    match stop {
+        Stop::Jobs(n) => format!("{n} jobs"),
+        Stop::Time(t) => format!("{t} s"),
+    }
 }
 
 /// `qsim check`'s line about the cost of a run.

@@ -21,9 +21,9 @@ const DEFAULT_INTERVALS: f64 = 200.0;
 const DEFAULT_MAX: u32 = 400;
 /// Most intervals kept per phase with an explicit `--trace-interval`.
 const EXPLICIT_MAX: u32 = 100_000;
-/// The most bytes a trace file may hold: far past what a chart or a
+/// The most bytes a trace file may hold: past what a chart or a
 /// spreadsheet reads (a 441 MB trace of M/M/1 was a typo in the interval).
-const MAX_TRACE_FILE_BYTES: u64 = 256 << 20;
+const MAX_TRACE_FILE_BYTES: u64 = 64 << 20;
 /// Bytes of one trace CSV line at most (index, interval ends, phase,
 /// scope, a quoted station name, metric and a 17-digit value).
 const CSV_LINE_BYTES: u64 = 100;
@@ -134,7 +134,14 @@ impl TraceArgs {
         let per_interval = (stations * std::mem::size_of::<qsim_kernel::trace::TraceStation>()
             + std::mem::size_of::<qsim_kernel::trace::TraceInterval>())
             as u64;
-        let lines = (per / per_interval.max(1)).saturating_mul(2 + 4 * stations as u64);
+        // Intervals at most what the memory estimate allows, and at most
+        // the run's guessed length over the interval (the guess errs short
+        // for a closed model, so a refusal is certain).
+        let guessed = config.trace.map_or(0.0, |plan| {
+            run_length_guess(network, config) / plan.interval_s + 3.0
+        });
+        let intervals = ((per / per_interval.max(1)) as f64).min(guessed.max(0.0)) as u64;
+        let lines = intervals.saturating_mul(2 + 4 * stations as u64);
         let text = lines
             .saturating_mul(CSV_LINE_BYTES)
             .saturating_mul(u64::from(reps));

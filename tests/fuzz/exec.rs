@@ -133,7 +133,7 @@ pub struct Limits {
     pub memory_bytes: u64,
 }
 
-/// Runs `qsim ARGS MODEL SETS` in `dir` under `limits` and classifies the result.
+/// Runs `qsim ARGS MODEL SETS EXTRA` in `dir` under `limits` and classifies the result.
 /// Output goes to files (capped by RLIMIT_FSIZE) so a chatty process can
 /// neither block on a full pipe nor fill the disk.
 pub fn run_qsim(
@@ -142,6 +142,7 @@ pub fn run_qsim(
     sub: Subcommand,
     model: &Path,
     sets: &[String],
+    extra: &[String],
     limits: Limits,
 ) -> (Outcome, String) {
     let out_path = dir.join("stdout.txt");
@@ -161,6 +162,7 @@ pub fn run_qsim(
     for s in sets {
         cmd.arg("--set").arg(s);
     }
+    cmd.args(extra);
     cmd.current_dir(dir)
         .stdin(Stdio::null())
         .stdout(stdout)

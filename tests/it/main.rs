@@ -12,6 +12,7 @@ mod examples;
 mod grammar;
 mod guards;
 mod library;
+mod limits;
 mod names;
 mod perclass;
 mod report;

@@ -295,7 +295,7 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
                 }
             }
         }
-        per_job += dropped_per_job(network, config, c, visits);
+        per_job += dropped_per_job(network, config, c, visits.map(Vec::as_slice));
         events_per_job.push(per_job);
     }
     if key.is_empty() {
@@ -410,12 +410,7 @@ fn timed_events_per_s(network: &Network, config: &RunConfig, events_per_job: &[f
 /// most that station's peak rate over its visits (`servers / mean service`
 /// of a fixed-speed queue), so an arrival rate above it spends
 /// `rate / peak - 1` dropped arrivals per completion at least.
-fn dropped_per_job(
-    network: &Network,
-    config: &RunConfig,
-    c: usize,
-    visits: Option<&Vec<f64>>,
-) -> f64 {
+fn dropped_per_job(network: &Network, config: &RunConfig, c: usize, visits: Option<&[f64]>) -> f64 {
     let spec = network.spec();
     let Workload::Open { interarrival } = &spec.classes[c].workload else {
         return 0.0;

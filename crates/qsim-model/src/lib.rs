@@ -265,9 +265,10 @@ impl std::str::FromStr for Override {
 }
 
 /// Most bytes of a model file. The largest catalogue model is a few
-/// kilobytes and a generated model of ten thousand stations well under a
-/// megabyte; reading builds a located tree of about a hundred bytes of
-/// memory per byte of text, so 16 MiB keeps loading within about 2 GiB.
+/// kilobytes and a generated model of ten thousand stations written out
+/// about two megabytes; reading builds a located tree of about 45 bytes of
+/// memory per byte of text (a 16 MiB file of 331,000 schedule steps
+/// peaked at 713 MB), so the limit keeps loading under a gigabyte.
 /// It is a property of the model format, the same on every machine (the
 /// run's own memory limit, `--max-memory`, is the machine's), and an
 /// endless device (`/dev/zero`) is refused after reading one byte past it.

@@ -742,8 +742,14 @@ impl<'a> Engine<'a> {
                 let summary = catch_unwind(AssertUnwindSafe(|| summarize(net, cfg, &reps)));
                 match summary {
                     Ok(s) => {
-                        let results = PointMetrics::from_results(&s)
+                        let mut results = PointMetrics::from_results(&s)
                             .with_derived(crate::record::derived_values(net, derived, &reps));
+                        // A point too short to forget its start says so,
+                        // as `qsim run` does.
+                        results.warnings.extend(
+                            qsim_theory::relaxation::short_run(net.spec(), &s)
+                                .map(|w| w.to_string()),
+                        );
                         first = Some(s);
                         PointRecord {
                             index: k,

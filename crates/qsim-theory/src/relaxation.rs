@@ -167,6 +167,28 @@ pub fn short_run(spec: &NetworkSpec, results: &RunResults) -> Option<ShortRun> {
     })
 }
 
+/// The stop rule a run with a precision target needs so that each
+/// replication measures [`RELAXATIONS_NEEDED`] relaxation times, when the
+/// configured one is shorter and theory gives the time (the target asks
+/// for intervals that can be trusted, which more replications of a run too
+/// short never give: they narrow the interval around a biased mean).
+pub fn stop_for_precision(
+    spec: &NetworkSpec,
+    config: &qsim_kernel::RunConfig,
+) -> Option<qsim_kernel::Stop> {
+    use qsim_kernel::Stop;
+    config.precision?;
+    let r = relaxation_time(spec)?;
+    let needed_s = RELAXATIONS_NEEDED * r.time_s;
+    match config.stop {
+        Stop::Jobs(n) => {
+            let jobs = (needed_s * r.arrivals_per_s).ceil();
+            (jobs > n as f64 && jobs < 1e15).then_some(Stop::Jobs(jobs as u64))
+        }
+        Stop::Time(t) => (needed_s > t && needed_s < 1e12).then_some(Stop::Time(needed_s)),
+    }
+}
+
 /// Three significant figures, without an exponent below 10^7.
 fn sig(x: f64) -> String {
     if !x.is_finite() || x == 0.0 {

@@ -27,6 +27,13 @@ pub enum Speed {
     },
 }
 
+/// The highest rate a speed curve may give, units of work per second: a
+/// unit then takes 1e-12 s, below what the clock resolves at any time a
+/// run reaches, and every product the solvers form with it (rate × jobs,
+/// the rates' products in MVA) stays finite, so `check`, `run` and
+/// `solve` refuse the same values at the same key.
+pub const MAX_RATE_PER_S: f64 = 1e12;
+
 impl Speed {
     /// The completion rate with `n` jobs present (n >= 1).
     pub fn rate(&self, n: f64) -> f64 {
@@ -86,6 +93,14 @@ impl Speed {
                             &at("rate"),
                             format!("expected a positive rate, found {}", fmt_num(r)),
                         );
+                    } else if r > MAX_RATE_PER_S {
+                        c.error(
+                            &at("rate"),
+                            format!(
+                                "expected a rate of at most 1e12 per second, found {}",
+                                fmt_num(r)
+                            ),
+                        );
                     }
                 }
             }
@@ -107,6 +122,14 @@ impl Speed {
                     c.error(
                         &[SPEED, usl, Field::Key("lambda")],
                         format!("expected a positive rate, found {}", fmt_num(*lambda)),
+                    );
+                } else if *lambda > MAX_RATE_PER_S {
+                    c.error(
+                        &[SPEED, usl, Field::Key("lambda")],
+                        format!(
+                            "expected a rate of at most 1e12 per second (the rate of one job; the rates of more jobs are products of it), found {}",
+                            fmt_num(*lambda)
+                        ),
                     );
                 }
             }
