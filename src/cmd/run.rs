@@ -571,7 +571,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     if config.schedule.is_empty() {
         new_warnings.extend(above_bound_warning(&model.network, &results));
     }
-    new_warnings.extend(args.trace.write(&model.network, &results, &model_name)?);
+    new_warnings.extend(
+        args.trace
+            .write(&model.network, &config, &results, &model_name)?,
+    );
     for w in new_warnings {
         if echo {
             eprintln!("warning: {w}");

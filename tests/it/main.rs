@@ -20,5 +20,6 @@ mod support;
 mod sweep_cli;
 mod switching;
 mod timeline;
+mod transient;
 mod trust;
 mod whatif;

@@ -64,7 +64,8 @@ fn figure_text(f: &RecoveryFigure) -> String {
 impl Transient<'_> {
     /// The table section.
     pub fn table(&self) -> String {
-        let mut out = String::from("\nphases (the load changes during the run: figures per phase)\n");
+        let mut out =
+            String::from("\nphases (the load changes during the run: figures per phase)\n");
         let mut rows = vec![vec![
             "phase".to_string(),
             "from s".into(),
@@ -82,7 +83,12 @@ impl Transient<'_> {
             ]);
         }
         crate::table::columns(&mut out, &rows);
-        let mut rows = vec![vec!["station".to_string(), "phase".into(), "mean jobs".into(), "utilization".into()]];
+        let mut rows = vec![vec![
+            "station".to_string(),
+            "phase".into(),
+            "mean jobs".into(),
+            "utilization".into(),
+        ]];
         for (s, name) in self.stations.iter().enumerate() {
             for p in self.phases {
                 rows.push(vec![
@@ -111,8 +117,16 @@ impl Transient<'_> {
                     "  collapsed          {} of {} replications",
                     r.collapsed, r.replications
                 );
-                let _ = writeln!(out, "  time to collapse   {}", figure_text(&r.time_to_collapse_s));
-                let _ = writeln!(out, "  time to recover    {}", figure_text(&r.time_to_recover_s));
+                let _ = writeln!(
+                    out,
+                    "  time to collapse   {}",
+                    figure_text(&r.time_to_collapse_s)
+                );
+                let _ = writeln!(
+                    out,
+                    "  time to recover    {}",
+                    figure_text(&r.time_to_recover_s)
+                );
                 match r.recovered_fraction {
                     Some((p, lo, hi)) => {
                         let _ = writeln!(
@@ -126,7 +140,8 @@ impl Transient<'_> {
                         );
                     }
                     None => {
-                        let _ = writeln!(out, "  recovered          n/a (no replication collapsed)");
+                        let _ =
+                            writeln!(out, "  recovered          n/a (no replication collapsed)");
                     }
                 }
             }
@@ -200,7 +215,13 @@ impl Transient<'_> {
     /// `recovery`.
     pub fn csv(&self) -> String {
         let mut out = String::new();
-        let n = |x: f64| if x.is_finite() { x.to_string() } else { String::new() };
+        let n = |x: f64| {
+            if x.is_finite() {
+                x.to_string()
+            } else {
+                String::new()
+            }
+        };
         let mut row = |scope: &str, name: &str, metric: &str, e: &Estimate, error: &str| {
             let _ = writeln!(
                 out,
@@ -218,7 +239,13 @@ impl Transient<'_> {
             let st = format!("phases.{}.stations", p.phase.name());
             for (s, name) in self.stations.iter().enumerate() {
                 row(&st, name, MEAN_JOBS, &p.mean_jobs[s], "");
-                row(&st, name, THROUGHPUT_PER_S, &p.station_throughput_per_s[s], "");
+                row(
+                    &st,
+                    name,
+                    THROUGHPUT_PER_S,
+                    &p.station_throughput_per_s[s],
+                    "",
+                );
                 row(&st, name, UTILIZATION, &p.utilization[s], "");
             }
         }
@@ -257,7 +284,13 @@ impl Transient<'_> {
                         row("recovery", name, RECOVERED_FRACTION_LOW, &one(lo), "");
                         row("recovery", name, RECOVERED_FRACTION_HIGH, &one(hi), "");
                     }
-                    None => row("recovery", name, RECOVERED_FRACTION, &none, "no replication collapsed"),
+                    None => row(
+                        "recovery",
+                        name,
+                        RECOVERED_FRACTION,
+                        &none,
+                        "no replication collapsed",
+                    ),
                 }
             }
         }
