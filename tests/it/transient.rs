@@ -187,3 +187,88 @@ fn per_phase_figures_are_in_the_table_and_the_csv() {
         }
     }
 }
+
+/// The mean time the latch chain at population `p` takes to leave its
+/// fast state: the mean first passage from the fast mode up to the least
+/// likely state between it and the collapsed mode (0 when the fast mode
+/// is gone).
+fn escape_s(p: usize) -> f64 {
+    let birth = |n: usize| (p - n) as f64 / THINK_S;
+    let mut lp = vec![0.0f64];
+    for n in 1..=p {
+        lp.push(lp[n - 1] + birth(n - 1).ln() - latch_rate(n).ln());
+    }
+    let argmax =
+        |r: std::ops::RangeInclusive<usize>| r.max_by(|&a, &b| lp[a].total_cmp(&lp[b])).unwrap();
+    let (fast, slow) = (argmax(0..=50), argmax(100..=p));
+    let barrier = (fast..=slow)
+        .min_by(|&a, &b| lp[a].total_cmp(&lp[b]))
+        .unwrap();
+    (fast..barrier)
+        .map(|k| (0..=k).map(|j| (lp[j] - lp[k]).exp()).sum::<f64>() / birth(k))
+        .sum()
+}
+
+#[test]
+fn boundary_search_brackets_the_burst_that_tips_burst_collapse() {
+    // A 10 s burst to population P tips a replication when the chain at P
+    // leaves its fast state within the burst: with a mean escape time T,
+    // the chance is about 1 − e^(−10/T). Below P_hold (T >= 45 s, a chance
+    // under 0.2, so a majority of 8 replications tips with a chance near
+    // 0.01) values hold; from P_tip (T <= 3.5 s, a chance over 0.94) they
+    // tip.
+    let p_hold = (121..300).filter(|&p| escape_s(p) >= 45.0).max().unwrap();
+    let p_tip = (121..300).find(|&p| escape_s(p) <= 3.5).unwrap();
+    assert!(
+        (165..=175).contains(&p_hold) && (176..=185).contains(&p_tip),
+        "{p_hold} {p_tip}"
+    );
+    let out = qsim(&[
+        "boundary",
+        "models/burst_collapse.toml",
+        "--vary",
+        "workload.schedule[0].population=121..241",
+        "--replications",
+        "8",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["verdict"]["verdict"], "between", "{json}");
+    let below = json["verdict"]["below"].as_f64().unwrap();
+    let above = json["verdict"]["above"].as_f64().unwrap();
+    assert!(
+        below < p_tip as f64 && above > p_hold as f64,
+        "bracket ({below}, {above}] against the chain's ({p_hold}, {p_tip})"
+    );
+    // The refinement narrows the bracket to a few threads.
+    assert!(above - below <= 4.0, "({below}, {above}]");
+    // Every value tried has its fraction with an interval around it.
+    for p in json["points"].as_array().unwrap() {
+        let f = p["fraction"].as_array().unwrap();
+        let (x, lo, hi) = (
+            f[0].as_f64().unwrap(),
+            f[1].as_f64().unwrap(),
+            f[2].as_f64().unwrap(),
+        );
+        assert!(lo <= x && x <= hi, "{p}");
+    }
+}
+
+#[test]
+fn boundary_refuses_a_model_without_a_schedule() {
+    let out = qsim(&[
+        "boundary",
+        "models/mm1.toml",
+        "--vary",
+        "workload.rate_per_s=0.5..0.9",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no schedule"), "{err}");
+}
