@@ -32,6 +32,8 @@ enum Command {
     Plot(cmd::sweep::PlotArgs),
     /// Write DIR/report.html: one self-contained page with a sweep's charts, knee summary, model and settings.
     Report(cmd::report::ReportArgs),
+    /// Find the smallest trigger (a schedule's size or length) that tips a model into a lasting collapse.
+    Boundary(cmd::boundary::BoundaryArgs),
     /// Compare changes (station speed-ups, overrides) with the baseline at operating points, with common random numbers.
     Whatif(cmd::whatif::WhatIfArgs),
     /// Combine the outputs of `qsim sweep --shard` into one sweep.
@@ -112,6 +114,7 @@ fn main() -> ExitCode {
         Command::Plot(args) => cmd::sweep::plot(args),
         Command::Merge(args) => cmd::sweep::merge(args),
         Command::Whatif(args) => cmd::whatif::whatif(args),
+        Command::Boundary(args) => cmd::boundary::boundary(args),
         Command::Report(args) => cmd::report::report(args),
         Command::Completions(args) => cmd::completions::completions(args, Cli::command()),
         Command::Man(args) => cmd::man::man(args, Cli::command()),

@@ -1,6 +1,7 @@
 //! One module per subcommand; each turns its parsed arguments into work and
 //! prints the outcome. Only this layer prints.
 
+pub mod boundary;
 pub mod charts;
 pub mod completions;
 pub mod fit;

@@ -699,7 +699,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                 .map(|s| s.to_string()),
         );
     }
-    new_warnings.extend(args.trace.write(&model.network, &results, &model_name)?);
+    new_warnings.extend(
+        args.trace
+            .write(&model.network, &config, &results, &model_name)?,
+    );
     for w in new_warnings {
         if echo {
             eprintln!("warning: {w}");

@@ -29,7 +29,11 @@ const MAX_TRACE_FILE_BYTES: u64 = 64 << 20;
 const CSV_LINE_BYTES: u64 = 100;
 
 /// The CSV header of a trace.
-pub const TRACE_HEADER: &str = "replication,start_s,end_s,phase,scope,name,metric,value";
+pub const TRACE_HEADER: &str = "replication,start_s,end_s,phase,scope,name,metric,value,ci95";
+
+/// The `replication` of the rows that give the mean over the replications
+/// (with `ci95`, the half-width of its 95% interval).
+pub const ENSEMBLE_REPLICATION: &str = "mean";
 
 /// Trace options of `qsim run`.
 #[derive(Args, Debug, Clone)]
@@ -171,6 +175,7 @@ impl TraceArgs {
     pub fn write(
         &self,
         network: &Network,
+        config: &RunConfig,
         results: &RunResults,
         model_name: &str,
     ) -> Result<Vec<String>> {
@@ -185,6 +190,14 @@ impl TraceArgs {
         std::fs::write(path, trace_csv(network, results))
             .with_context(|| format!("writing {}", path.display()))?;
         let mut warnings = Vec::new();
+        let ens = qsim_kernel::ensemble::ensemble(&traces);
+        if ens.left_out > 0 {
+            warnings.push(format!(
+                "the trace's mean over the replications covers the {} intervals every replication has; {} later intervals of some replications (a run stopped by a count of jobs ends each at its own time) are only in their own rows",
+                ens.intervals.len(),
+                ens.left_out
+            ));
+        }
         if let (Some(asked), Some(t)) = (self.trace_interval, traces.iter().find(|t| t.widened)) {
             warnings.push(format!(
                 "the trace interval was widened from {asked} s to {} s to keep at most {EXPLICIT_MAX} intervals per phase",
@@ -199,7 +212,9 @@ impl TraceArgs {
                 .map(|s| s.name.clone())
                 .collect();
             let title = format!("{model_name}: the system over time");
-            qsim_report::trace_chart::trace_chart(plot, &title, &traces, &names)
+            let trigger = qsim_kernel::recovery::trigger_window(&config.schedule)
+                .map(|w| (w.start_s, w.end_s));
+            qsim_report::trace_chart::trace_chart(plot, &title, &traces, &names, trigger)
                 .with_context(|| format!("drawing {}", plot.display()))?;
         }
         Ok(warnings)
@@ -259,56 +274,105 @@ fn run_length_guess(network: &Network, config: &RunConfig) -> f64 {
 /// name and metric; `phase` is `warmup` or `measured`; a response time is
 /// left empty for an interval in which no interaction finished (it does
 /// not exist), and utilization is not written for stations without
-/// servers (delay, fork, join), as in the run's own output.
+/// servers (delay, fork, join), as in the run's own output. After the
+/// replications' rows, rows with `replication` = `mean` give each figure's
+/// mean over the replications in the intervals they share, with `ci95` the
+/// half-width of its 95% interval (empty with one replication; a mean
+/// response time is over the replications in which some interaction
+/// finished).
 pub fn trace_csv(network: &Network, results: &RunResults) -> String {
     let spec = network.spec();
     let system = MetricScope::System.key();
     let stations = MetricScope::Station.key();
     let mut out = String::from(TRACE_HEADER);
     out.push('\n');
+    let has_utilization = |k: &StationKind| {
+        !matches!(
+            k,
+            StationKind::Delay | StationKind::Fork(_) | StationKind::Join(_)
+        )
+    };
+    let head = |rep: &str, start: f64, end: f64, measured: bool| {
+        let phase = if measured { "measured" } else { "warmup" };
+        format!("{rep},{},{},{phase}", boundary(start), boundary(end))
+    };
+    let traces: Vec<&Trace> = results
+        .replication_results
+        .iter()
+        .filter_map(|r| r.trace.as_deref())
+        .collect();
     for rep in &results.replication_results {
         let Some(t) = rep.trace.as_deref() else {
             continue;
         };
         for iv in &t.intervals {
-            let phase = if iv.measured { "measured" } else { "warmup" };
-            let head = format!(
-                "{},{},{},{phase}",
-                rep.index,
-                boundary(iv.start_s),
-                boundary(iv.end_s)
-            );
+            let head = head(&rep.index.to_string(), iv.start_s, iv.end_s, iv.measured);
             let _ = writeln!(
                 out,
-                "{head},{system},,{THROUGHPUT_PER_S},{}",
+                "{head},{system},,{THROUGHPUT_PER_S},{},",
                 iv.throughput_per_s()
             );
             let r = iv
                 .response_time_s()
                 .map_or(String::new(), |r| r.to_string());
-            let _ = writeln!(out, "{head},{system},,{RESPONSE_TIME_S},{r}");
+            let _ = writeln!(out, "{head},{system},,{RESPONSE_TIME_S},{r},");
             for (s, st) in spec.stations.iter().enumerate() {
                 let name = qsim_report::quote(&st.name);
                 let _ = writeln!(
                     out,
-                    "{head},{stations},{name},{MEAN_JOBS},{}",
+                    "{head},{stations},{name},{MEAN_JOBS},{},",
                     iv.mean_jobs(s)
                 );
                 let _ = writeln!(
                     out,
-                    "{head},{stations},{name},{THROUGHPUT_PER_S},{}",
+                    "{head},{stations},{name},{THROUGHPUT_PER_S},{},",
                     iv.station_throughput_per_s(s)
                 );
-                if !matches!(
-                    st.kind,
-                    StationKind::Delay | StationKind::Fork(_) | StationKind::Join(_)
-                ) {
+                if has_utilization(&st.kind) {
                     let _ = writeln!(
                         out,
-                        "{head},{stations},{name},{UTILIZATION},{}",
+                        "{head},{stations},{name},{UTILIZATION},{},",
                         iv.utilization(s)
                     );
                 }
+            }
+        }
+    }
+    let num = |x: f64| {
+        if x.is_finite() {
+            x.to_string()
+        } else {
+            String::new()
+        }
+    };
+    let est = |e: &qsim_kernel::Estimate| format!("{},{}", num(e.mean), num(e.ci95));
+    for iv in &qsim_kernel::ensemble::ensemble(&traces).intervals {
+        let head = head(ENSEMBLE_REPLICATION, iv.start_s, iv.end_s, iv.measured);
+        let _ = writeln!(
+            out,
+            "{head},{system},,{THROUGHPUT_PER_S},{}",
+            est(&iv.throughput_per_s)
+        );
+        let r = iv.response_time_s.as_ref().map_or(",".to_string(), est);
+        let _ = writeln!(out, "{head},{system},,{RESPONSE_TIME_S},{r}");
+        for (s, st) in spec.stations.iter().enumerate() {
+            let name = qsim_report::quote(&st.name);
+            let _ = writeln!(
+                out,
+                "{head},{stations},{name},{MEAN_JOBS},{}",
+                est(&iv.mean_jobs[s])
+            );
+            let _ = writeln!(
+                out,
+                "{head},{stations},{name},{THROUGHPUT_PER_S},{}",
+                est(&iv.station_throughput_per_s[s])
+            );
+            if has_utilization(&st.kind) {
+                let _ = writeln!(
+                    out,
+                    "{head},{stations},{name},{UTILIZATION},{}",
+                    est(&iv.utilization[s])
+                );
             }
         }
     }

@@ -23,6 +23,7 @@ mod support;
 mod sweep_cli;
 mod switching;
 mod timeline;
+mod transient;
 mod trust;
 mod verdict;
 mod whatif;

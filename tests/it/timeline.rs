@@ -39,13 +39,24 @@ fn run_trace_writes_a_long_csv_with_the_metric_names_and_a_chart() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
-        Some("replication,start_s,end_s,phase,scope,name,metric,value")
+        Some("replication,start_s,end_s,phase,scope,name,metric,value,ci95")
     );
+    let mut means = 0;
     let mut intervals = std::collections::BTreeSet::new();
     let mut phases = std::collections::BTreeSet::new();
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
-        assert_eq!(f.len(), 8, "{line}");
+        assert_eq!(f.len(), 9, "{line}");
+        // The mean over the replications, with its interval's half-width;
+        // a replication's own rows have none.
+        if f[0] == "mean" {
+            means += 1;
+            if f[6] == "throughput_per_s" {
+                assert!(f[8].parse::<f64>().unwrap() >= 0.0, "{line}");
+            }
+            continue;
+        }
+        assert!(f[8].is_empty(), "{line}");
         let scope = match f[4] {
             "system" => MetricScope::System,
             "stations" => MetricScope::Station,
@@ -61,6 +72,7 @@ fn run_trace_writes_a_long_csv_with_the_metric_names_and_a_chart() {
             assert!(f[7].parse::<f64>().unwrap() >= 0.0, "{line}");
         }
     }
+    assert!(means > 0, "no rows of the mean over the replications");
     // The default interval aims at 200 per replication (merging keeps the
     // count within 200..400 per phase when the length guess is off).
     let per_rep = intervals.len() / 2;

@@ -11,9 +11,10 @@
 //! [`recovery`] reads each replication's trace as a time series of one
 //! named metric ([`RecoveryMetric`]): its level before the trigger is the
 //! baseline; the replication has collapsed at the first interval after the
-//! trigger starts whose value is below `fraction` of the baseline, and has
-//! recovered at the first interval after both the trigger's end and the
-//! collapse whose value is back at `fraction` of it or above. Times are
+//! trigger starts that begins [`HOLD`] intervals in a row below `fraction`
+//! of the baseline, and has recovered at the first interval after both the
+//! trigger's end and the collapse that begins [`HOLD`] intervals in a row
+//! at `fraction` of it or above. Times are
 //! those intervals' midpoints, so they are known to within half an
 //! interval ([`Recovery::resolution_s`]).
 
@@ -232,6 +233,11 @@ impl RecoveryMetric {
     }
 }
 
+/// Intervals in a row on one side of the level that make a collapse or a
+/// recovery (or all the intervals left, when fewer): one noisy interval
+/// is neither.
+pub const HOLD: usize = 3;
+
 /// The default fraction of the level before the trigger that counts as
 /// recovered (and below which the system has collapsed).
 pub const DEFAULT_RECOVERY_FRACTION: f64 = 0.9;
@@ -317,27 +323,38 @@ fn replication(
     w: TriggerWindow,
     metric: RecoveryMetric,
     fraction: f64,
+    level: Option<f64>,
 ) -> Option<ReplicationRecovery> {
-    let before = sums(within(t, f64::NEG_INFINITY, w.start_s))?;
-    let baseline = match metric {
-        RecoveryMetric::Throughput => before.completions as f64 / before.length,
+    let baseline = match level {
+        Some(b) => b,
+        None => {
+            let before = sums(within(t, f64::NEG_INFINITY, w.start_s))?;
+            match metric {
+                RecoveryMetric::Throughput => before.completions as f64 / before.length,
+            }
+        }
     };
     let level = fraction * baseline;
     let mid = |i: &TraceInterval| 0.5 * (i.start_s + i.end_s);
-    let fell = t
-        .intervals
-        .iter()
-        .position(|i| mid(i) >= w.start_s && metric.of(i) < level);
-    let end = t.intervals.last().map_or(w.end_s, |i| i.end_s);
-    let recover_s = fell.and_then(|k| {
-        t.intervals[k..]
-            .iter()
-            .find(|i| mid(i) >= w.end_s && metric.of(i) >= level)
-            .map(|i| mid(i) - w.end_s)
-    });
+    let ivs = &t.intervals;
+    // The first interval from `from` on at or after `after` that starts
+    // HOLD intervals in a row (or all the rest) on the side `below`.
+    let first_run = |from: usize, after: f64, below: bool| {
+        (from..ivs.len()).find(|&k| {
+            mid(&ivs[k]) >= after
+                && ivs[k..(k + HOLD).min(ivs.len())]
+                    .iter()
+                    .all(|i| (metric.of(i) < level) == below)
+        })
+    };
+    let fell = first_run(0, w.start_s, true);
+    let end = ivs.last().map_or(w.end_s, |i| i.end_s);
+    let recover_s = fell
+        .and_then(|k| first_run(k, w.end_s, false))
+        .map(|k| mid(&ivs[k]) - w.end_s);
     Some(ReplicationRecovery {
         baseline,
-        collapse_s: fell.map(|k| mid(&t.intervals[k]) - w.start_s),
+        collapse_s: fell.map(|k| mid(&ivs[k]) - w.start_s),
         recover_s,
         watched_s: (end - w.end_s).max(0.0),
     })
@@ -352,9 +369,23 @@ pub fn recovery(
     metric: RecoveryMetric,
     fraction: f64,
 ) -> Result<Recovery, String> {
+    recovery_to(w, traces, metric, fraction, None)
+}
+
+/// As [`recovery`], judged against `level` (the same for every
+/// replication) instead of each replication's own level before the
+/// trigger when `level` is given: for a run that starts collapsed (its
+/// initial state is the trigger) and a level known otherwise.
+pub fn recovery_to(
+    w: TriggerWindow,
+    traces: &[&Trace],
+    metric: RecoveryMetric,
+    fraction: f64,
+    level: Option<f64>,
+) -> Result<Recovery, String> {
     let per: Vec<ReplicationRecovery> = traces
         .iter()
-        .filter_map(|t| replication(t, w, metric, fraction))
+        .filter_map(|t| replication(t, w, metric, fraction, level))
         .collect();
     if per.is_empty() {
         return Err(format!(

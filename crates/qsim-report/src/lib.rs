@@ -7,6 +7,7 @@
 //! [`to_table`] and [`to_csv`] render it.
 #![warn(missing_docs)]
 
+pub mod boundary_chart;
 pub mod charts;
 mod csv_out;
 pub mod fit_chart;
