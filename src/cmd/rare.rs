@@ -30,9 +30,11 @@ pub enum Format {
 /// What to estimate about the level.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 pub enum What {
-    /// Mean time from the start level until the level first reaches the target, seconds.
+    // Mean time from the start level until the level first reaches the
+    // target, seconds (listed inline in --help: only formats get a list).
     Escape,
-    /// Probability that the level reaches the target before it returns to the start level.
+    // Probability that the level reaches the target before it returns to
+    // the start level.
     Cycle,
 }
 
@@ -86,7 +88,7 @@ pub struct RareArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Write the output to this file instead of standard output.
-    #[arg(long)]
+    #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
 }
 
