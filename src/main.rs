@@ -36,6 +36,8 @@ enum Command {
     Boundary(cmd::boundary::BoundaryArgs),
     /// Compare changes (station speed-ups, overrides) with the baseline at operating points, with common random numbers.
     Whatif(cmd::whatif::WhatIfArgs),
+    /// Rare events by splitting or importance sampling: escape times, probabilities of reaching a level, deep tails.
+    Rare(cmd::rare::RareArgs),
     /// Combine the outputs of `qsim sweep --shard` into one sweep.
     Merge(cmd::sweep::MergeArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
@@ -116,6 +118,7 @@ fn main() -> ExitCode {
         Command::Whatif(args) => cmd::whatif::whatif(args),
         Command::Boundary(args) => cmd::boundary::boundary(args),
         Command::Report(args) => cmd::report::report(args),
+        Command::Rare(args) => cmd::rare::rare(args),
         Command::Completions(args) => cmd::completions::completions(args, Cli::command()),
         Command::Man(args) => cmd::man::man(args, Cli::command()),
         Command::Schema(args) => cmd::schema::schema(args),

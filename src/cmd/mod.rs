@@ -7,6 +7,7 @@ pub mod completions;
 pub mod fit;
 pub mod hysteresis;
 pub mod man;
+pub mod rare;
 pub mod report;
 pub mod run;
 pub mod schema;

@@ -459,19 +459,32 @@ pub fn run_with_progress(network: &Network, config: &RunConfig) -> Result<RunRes
 
 /// Runs `work` on a second thread while this one shows the jobs `control`
 /// counts as done: a bar towards `total` (a spinner when it is unknown), on
-/// a terminal only and only after the first second.
+/// a terminal only and only after the first second. The waiting thread
+/// wakes as soon as the work is done (a channel, not a polling sleep), and
+/// when stderr is not a terminal the work runs on this thread alone.
 pub fn with_progress<T: Send>(
     control: &Control,
     total: Option<u64>,
     work: impl FnOnce() -> T + Send,
 ) -> T {
+    use std::io::IsTerminal;
+    use std::sync::mpsc::{RecvTimeoutError, channel};
+    if !std::io::stderr().is_terminal() {
+        return work();
+    }
     let start_jobs = control.jobs_done();
     std::thread::scope(|scope| {
-        let worker = scope.spawn(work);
+        let (done_tx, done_rx) = channel::<()>();
+        let worker = scope.spawn(move || {
+            let out = work();
+            // The receiver only goes away once the worker is joined.
+            let _ = done_tx.send(());
+            out
+        });
         let started = Instant::now();
         let mut bar: Option<indicatif::ProgressBar> = None;
-        while !worker.is_finished() {
-            std::thread::sleep(Duration::from_millis(50));
+        // A panicking worker drops the sender: the wait ends as well.
+        while let Err(RecvTimeoutError::Timeout) = done_rx.recv_timeout(Duration::from_millis(50)) {
             if bar.is_none() && started.elapsed() > Duration::from_secs(1) {
                 bar = Some(progress_bar(total));
             }

@@ -2,6 +2,7 @@
 //! the scenario catalogue, and the command-line tool's behaviour.
 
 mod blocking;
+mod budget_events;
 mod capacity;
 mod charts;
 mod claims;

@@ -289,6 +289,7 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
                 if steps.is_finite() {
                     per_job += v * f64::from(f.fan_out) * steps;
                 }
+                per_job += v * f64::from(f.fan_out) * sub_job_row_visits(spec, c, f, &own_event);
                 if subs > biggest {
                     biggest = subs;
                     key = format!("stations.{}.fan_out", st.name);
@@ -445,6 +446,116 @@ fn dropped_per_job(network: &Network, config: &RunConfig, c: usize, visits: Opti
     } else {
         0.0
     }
+}
+
+/// Most stations a sub-job's routing rows may reach for
+/// [`sub_job_row_visits`] to solve its visits (a dense solve, cubic in
+/// them); beyond it they are not counted, which keeps the count a lower
+/// bound.
+const SUB_JOB_STATIONS: usize = 200;
+
+/// The mean visits with their own event that one sub-job of fork `f`
+/// (class `c`) makes after its first station by following its class's
+/// routing rows until it is routed to the join (fixed sub-job routes are
+/// counted by the caller): the traffic equations over the stations its
+/// rows reach from each target, solved exactly. A sub-job that loops
+/// (a cpu and a latch until it leaves with probability 1/1600) makes
+/// thousands of visits, each an event.
+fn sub_job_row_visits(
+    spec: &crate::network::NetworkSpec,
+    c: usize,
+    f: &crate::network::ForkSpec,
+    own_event: &dyn Fn(usize) -> bool,
+) -> f64 {
+    use crate::network::{Routing, Target};
+    let Routing::Probabilistic { from, .. } = &spec.classes[c].routing else {
+        return 0.0;
+    };
+    let n = spec.stations.len();
+    let weight: f64 = f.targets.iter().map(|t| t.1).sum();
+    if weight.is_nan() || weight <= 0.0 {
+        return 0.0;
+    }
+    let row_targets = |s: usize| {
+        from.get(s)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter_map(move |&(target, p)| match target {
+                Target::Station(to) | Target::Switch { station: to, .. }
+                    if to != f.join && to < n =>
+                {
+                    Some((to, p))
+                }
+                _ => None,
+            })
+    };
+    let mut total = 0.0;
+    for (k, &(t, w)) in f.targets.iter().enumerate() {
+        if f.routes.get(k).is_some_and(|r| !r.is_empty()) || t >= n {
+            continue;
+        }
+        // The stations the rows reach from t.
+        let mut reach = vec![t];
+        let mut at = vec![usize::MAX; n];
+        at[t] = 0;
+        let mut i = 0;
+        while i < reach.len() && reach.len() <= SUB_JOB_STATIONS {
+            for (to, _) in row_targets(reach[i]) {
+                if at[to] == usize::MAX {
+                    at[to] = reach.len();
+                    reach.push(to);
+                }
+            }
+            i += 1;
+        }
+        let r = reach.len();
+        if r > SUB_JOB_STATIONS {
+            continue;
+        }
+        // x = e_t + P^T x, i.e. (I - P^T) x = e_t, by Gaussian elimination.
+        let mut a = vec![vec![0.0f64; r + 1]; r];
+        for (row, &s) in reach.iter().enumerate() {
+            a[row][row] += 1.0;
+            for (to, p) in row_targets(s) {
+                a[at[to]][row] -= p;
+            }
+        }
+        a[0][r] = 1.0;
+        let mut solved = true;
+        for col in 0..r {
+            let Some(piv) = (col..r).max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))
+            else {
+                solved = false;
+                break;
+            };
+            if a[piv][col].abs() < 1e-12 {
+                solved = false;
+                break;
+            }
+            a.swap(col, piv);
+            let pivot = a[col].clone();
+            for (row, line) in a.iter_mut().enumerate() {
+                let m = line[col] / pivot[col];
+                if row != col && m != 0.0 {
+                    for (x, p) in line[col..].iter_mut().zip(&pivot[col..]) {
+                        *x -= m * p;
+                    }
+                }
+            }
+        }
+        if !solved {
+            continue;
+        }
+        let visits: f64 = (0..r)
+            .filter(|&row| own_event(reach[row]))
+            .map(|row| a[row][r] / a[row][row])
+            .sum::<f64>()
+            - if own_event(t) { 1.0 } else { 0.0 };
+        if visits.is_finite() && visits > 0.0 {
+            total += w / weight * visits;
+        }
+    }
+    total
 }
 
 /// Bytes a trace of `stations` stations may hold per replication under

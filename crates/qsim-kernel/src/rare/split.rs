@@ -134,23 +134,30 @@ impl Ctx<'_> {
         let t0 = s0.time().seconds();
         let deadline = self.horizon_s.map_or(f64::INFINITY, |h| t0 + h);
         let mut used = 0u64;
-        let mut starts = vec![Particle {
+        let mut starts = vec![Some(Particle {
             sim: s0.snapshot(),
             side: 0,
-        }];
+        })];
         let mut fractions = Vec::with_capacity(self.levels.len());
         let mut survivors = Vec::with_capacity(self.levels.len());
         for (k, &up) in self.levels.iter().enumerate() {
             let mut next = Vec::new();
+            let (effort, n) = (self.cfg.effort as usize, starts.len());
             for i in 0..self.cfg.effort {
-                let src = &starts[i as usize % starts.len()];
-                let mut p = Particle {
-                    sim: src.sim.snapshot(),
-                    side: src.side,
+                let at = i as usize % n;
+                // A start's last copy is the start itself (no copy made).
+                let mut p = if i as usize + n >= effort {
+                    starts[at].take().expect("a start is used up only once")
+                } else {
+                    let src = starts[at].as_ref().expect("a start in use");
+                    Particle {
+                        sim: src.sim.snapshot(),
+                        side: src.side,
+                    }
                 };
                 p.sim.reseed(key(r, k as u32 + 1, i));
                 if self.advance(&mut p, up, deadline, &mut used)? == Outcome::Up {
-                    next.push(p);
+                    next.push(Some(p));
                 }
             }
             let hits = next.len() as u32;

@@ -1,0 +1,198 @@
+//! Rare events: the time to a ±10% interval (95%) with splitting or
+//! importance sampling against the time a plain run would need.
+//!
+//! Cases (the exact answers are checked in `tests/rare.rs`):
+//! * `wait_tail_1e6`: P(W > t) = 1e-6 in an M/M/1 at rho 0.5, importance
+//!   sampling; a plain run needs about 384 (1 - p)/p waits (independent
+//!   samples assumed, which favours the plain run), timed per job on a
+//!   plain run of the same queue;
+//! * `busy_period_40`: P(a busy period of that M/M/1 reaches 40 jobs) =
+//!   1/(2^40 - 1), splitting; a plain run needs 384/p busy periods of 2
+//!   jobs on average;
+//! * `escape_40`: the mean time from all thinking to 32 jobs at the slow
+//!   queue of a 40-job metastable chain (8.1e6 mean service times),
+//!   splitting; a plain run needs about 384 escapes (the escape time is
+//!   close to exponential, coefficient of variation 1), each as many events
+//!   as the chain makes in that time, timed per event on a plain run.
+//!
+//! The report (printed before criterion's own measurements) scales the
+//! measured time of one estimate by (half-width / 10%)^2 and gives the
+//! ratio. Criterion then times one estimate of each case.
+
+use criterion::Criterion;
+use qsim_kernel::rare::*;
+use qsim_kernel::*;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+fn exp(m: f64) -> Dist {
+    Dist::exponential(m).unwrap()
+}
+
+fn mm1(lambda: f64) -> Network {
+    Network::new(NetworkSpec {
+        stations: vec![StationSpec {
+            name: "server".into(),
+            kind: StationKind::Queue {
+                servers: 1,
+                discipline: Discipline::Fcfs,
+            },
+            service: vec![Some(exp(1.0))],
+            speed: None,
+        }],
+        classes: vec![ClassSpec {
+            name: "default".into(),
+            workload: Workload::Open {
+                interarrival: exp(1.0 / lambda),
+            },
+            routing: Routing::Sequence(vec![0]),
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
+    })
+    .unwrap()
+}
+
+/// 40 jobs think 8 s and visit one queue whose speed is 10/s up to 10
+/// jobs, falling to 1/s at 20.
+fn chain() -> Network {
+    Network::new(NetworkSpec {
+        stations: vec![StationSpec {
+            name: "queue".into(),
+            kind: StationKind::Queue {
+                servers: 1,
+                discipline: Discipline::Fcfs,
+            },
+            service: vec![Some(exp(0.1))],
+            speed: Some(Speed::Table(vec![(10.0, 10.0), (20.0, 1.0)])),
+        }],
+        classes: vec![ClassSpec {
+            name: "default".into(),
+            workload: Workload::Closed {
+                population: 40,
+                think: Some(exp(8.0)),
+            },
+            routing: Routing::Sequence(vec![0]),
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
+    })
+    .unwrap()
+}
+
+/// Seconds per event and events per simulated second of a plain run.
+fn plain_cost(net: &Network, time_s: f64) -> (f64, f64) {
+    let cfg = RunConfig {
+        replications: 1,
+        stop: Stop::Time(time_s),
+        warmup: Warmup::None,
+        threads: 1,
+        ..RunConfig::default()
+    };
+    let mut sim = Simulation::new(net, &cfg, 0).unwrap();
+    let t = Instant::now();
+    sim.run().unwrap();
+    let dt = t.elapsed().as_secs_f64();
+    let events = sim.events() as f64;
+    (dt / events, events / time_s)
+}
+
+fn timed(f: impl Fn() -> RareEstimate) -> (RareEstimate, f64) {
+    let t = Instant::now();
+    let e = f();
+    (e, t.elapsed().as_secs_f64())
+}
+
+/// Seconds to a ±10% interval, from one estimate's time and half-width.
+fn to_ten_percent(e: &RareEstimate, secs: f64) -> f64 {
+    secs * (e.relative_half_width() / 0.1).powi(2)
+}
+
+fn cfg(effort: u32, replications: u32) -> RareConfig {
+    RareConfig {
+        seed: 1,
+        replications,
+        effort,
+        ..RareConfig::default()
+    }
+}
+
+fn report() {
+    let m = mm1(0.5);
+    let (per_event, events_per_s) = plain_cost(&m, 2e6);
+    // Two events (arrival, completion) per job.
+    let per_job = 2.0 * per_event;
+    let t = 2.0 * (0.5f64 / 1e-6).ln();
+    let (e, s) = timed(|| tail_probability(&m, TailOf::Wait, t, &cfg(2000, 10)).unwrap());
+    let p = e.value.mean;
+    let brute = 384.0 * (1.0 - p) / p * per_job;
+    let fast = to_ten_percent(&e, s);
+    println!(
+        "wait_tail_1e6: p = {p:.3e} ± {:.1}%; to ±10%: {fast:.3e} s by importance sampling, {brute:.3e} s plain; ratio {:.0}",
+        100.0 * e.relative_half_width(),
+        brute / fast
+    );
+    let level = Level {
+        of: LevelOf::Station(0),
+        at_least: 40,
+    };
+    let (e, s) = timed(|| reach_probability(&m, level, None, &cfg(300, 10)).unwrap());
+    let p = e.value.mean;
+    let brute = 384.0 / p * 2.0 * per_job;
+    let fast = to_ten_percent(&e, s);
+    println!(
+        "busy_period_40: p = {p:.3e} ± {:.1}%; to ±10%: {fast:.3e} s by splitting, {brute:.3e} s plain; ratio {:.0} (plain: {:.1e} events/s simulated)",
+        100.0 * e.relative_half_width(),
+        brute / fast,
+        events_per_s
+    );
+    let c = chain();
+    let (per_event, events_per_s) = plain_cost(&c, 2e5);
+    let level = Level {
+        of: LevelOf::Station(0),
+        at_least: 32,
+    };
+    let (e, s) = timed(|| escape_time(&c, level, &cfg(200, 10)).unwrap());
+    let escape = e.value.mean;
+    let brute = 384.0 * escape * events_per_s * per_event;
+    let fast = to_ten_percent(&e, s);
+    println!(
+        "escape_40: mean escape {escape:.3e} s ± {:.1}%; to ±10%: {fast:.3e} s by splitting, {brute:.3e} s plain; ratio {:.0}",
+        100.0 * e.relative_half_width(),
+        brute / fast
+    );
+}
+
+fn benches(c: &mut Criterion) {
+    let m = mm1(0.5);
+    let t = 2.0 * (0.5f64 / 1e-6).ln();
+    let mut g = c.benchmark_group("rare");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(5));
+    g.bench_function("wait_tail_1e6", |b| {
+        b.iter(|| black_box(tail_probability(&m, TailOf::Wait, t, &cfg(2000, 10)).unwrap()))
+    });
+    let level = Level {
+        of: LevelOf::Station(0),
+        at_least: 40,
+    };
+    g.bench_function("busy_period_40", |b| {
+        b.iter(|| black_box(reach_probability(&m, level, None, &cfg(300, 10)).unwrap()))
+    });
+    let ch = chain();
+    let level = Level {
+        of: LevelOf::Station(0),
+        at_least: 32,
+    };
+    g.bench_function("escape_40", |b| {
+        b.iter(|| black_box(escape_time(&ch, level, &cfg(200, 10)).unwrap()))
+    });
+    g.finish();
+}
+
+fn main() {
+    report();
+    let mut c = Criterion::default().configure_from_args();
+    benches(&mut c);
+    c.final_summary();
+}
