@@ -600,8 +600,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         }
     }
     // Replications in different modes are said so, with each mode's
-    // figures, whether or not the two-ended check ran.
-    let modes = qsim_kernel::bistable::modes_of(&results);
+    // figures, whether or not the two-ended check ran (in a model with a
+    // state-dependent mechanism: elsewhere an outlier is not a state).
+    let modes = match qsim_kernel::bistable::collapse_candidate(&model.network) {
+        Some(_) => qsim_kernel::bistable::modes_of(&results),
+        None => Vec::new(),
+    };
     if modes.len() > 1 {
         warnings.push(super::verdict::mixed_warning(
             &model.network,
@@ -648,7 +652,16 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
             s.push('\n');
             s
         }
-        Format::Csv => qsim_report::to_csv(&report),
+        Format::Csv => {
+            // Where the model is bistable, the state the figures belong
+            // to, as a comment line like the warnings (the rows stay one
+            // table for CSV readers).
+            let mut c = qsim_report::to_csv(&report);
+            if report.initial_state != initial_state(&model.network) {
+                c.push_str(&format!("# state: {}\n", report.initial_state));
+            }
+            c
+        }
     };
     match &args.output {
         Some(path) => {

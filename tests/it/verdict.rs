@@ -20,17 +20,38 @@ fn json(args: &[&str]) -> serde_json::Value {
 /// The verdict of each command on `model` with `population` threads.
 fn verdicts(model: &str, population: u32, station: &str) -> [bool; 4] {
     let set = format!("workload.population={population}");
-    let run = json(&[&["run", model, "--set", &set, "--format", "json"], &SHORT[..]].concat());
+    let run = json(
+        &[
+            &["run", model, "--set", &set, "--format", "json"],
+            &SHORT[..],
+        ]
+        .concat(),
+    );
     let run_bistable = run["warnings"]
         .as_array()
         .unwrap()
         .iter()
         .any(|w| w.as_str().unwrap().starts_with("the model is bistable"));
     // The table says which state the figures belong to.
-    let state = run["initial_state"].as_str().unwrap_or_default().to_string();
-    assert_eq!(run_bistable, state.contains("mode "), "{model} {population}: {state}");
+    // (A run whose replications mix the modes is given mode by mode.)
+    let state = run["run"]["initial_state"]
+        .as_str()
+        .or_else(|| run["modes"][0]["state"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        run_bistable,
+        state.contains("mode "),
+        "{model} {population}: {state}"
+    );
 
-    let solve = json(&[&["solve", model, "--set", &set, "--format", "json"], &SHORT[..]].concat());
+    let solve = json(
+        &[
+            &["solve", model, "--set", &set, "--format", "json"],
+            &SHORT[..],
+        ]
+        .concat(),
+    );
     let solve_bistable = solve["verdict"]["bistable"].as_bool().unwrap();
     // solve lists only operating points a run stays in.
     if let Some(points) = solve["bistability"]["operating_points"].as_array() {
@@ -41,8 +62,16 @@ fn verdicts(model: &str, population: u32, station: &str) -> [bool; 4] {
     let whatif = json(
         &[
             &[
-                "whatif", model, "--speedup", "x1.1", "--stations", station, "--at", &at,
-                "--format", "json",
+                "whatif",
+                model,
+                "--speedup",
+                "x1.1",
+                "--stations",
+                station,
+                "--at",
+                &at,
+                "--format",
+                "json",
             ],
             &SHORT[..],
         ]
@@ -50,7 +79,11 @@ fn verdicts(model: &str, population: u32, station: &str) -> [bool; 4] {
     );
     let whatif_bistable = whatif["baseline"][0]["bistable"].as_bool().unwrap();
     let whatif_state = whatif["baseline"][0]["state"].as_str().unwrap();
-    assert_eq!(whatif_bistable, whatif_state.contains("mode "), "{whatif:#}");
+    assert_eq!(
+        whatif_bistable,
+        whatif_state.contains("mode "),
+        "{whatif:#}"
+    );
 
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("verdict-{}-{population}", model.replace('/', "_")));
@@ -58,7 +91,14 @@ fn verdicts(model: &str, population: u32, station: &str) -> [bool; 4] {
     let vary = format!("workload.population={population}");
     let out = qsim(
         &[
-            &["sweep", model, "--vary", &vary, "--output", dir.to_str().unwrap()],
+            &[
+                "sweep",
+                model,
+                "--vary",
+                &vary,
+                "--output",
+                dir.to_str().unwrap(),
+            ],
             &SHORT[..],
         ]
         .concat(),
@@ -71,7 +111,12 @@ fn verdicts(model: &str, population: u32, station: &str) -> [bool; 4] {
     let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
     let sweep_bistable = col("bistable") == "true";
     assert_eq!(sweep_bistable, col("state").contains("mode "), "{csv}");
-    [run_bistable, sweep_bistable, whatif_bistable, solve_bistable]
+    [
+        run_bistable,
+        sweep_bistable,
+        whatif_bistable,
+        solve_bistable,
+    ]
 }
 
 #[test]
@@ -84,7 +129,10 @@ fn run_sweep_whatif_and_solve_agree() {
         let v = verdicts(model, population, station);
         // All four say bistable: each model's two ends are measured apart
         // (see its header).
-        assert_eq!(v, [true; 4], "{model} at {population} (run, sweep, whatif, solve)");
+        assert_eq!(
+            v, [true; 4],
+            "{model} at {population} (run, sweep, whatif, solve)"
+        );
     }
 }
 
@@ -98,7 +146,8 @@ fn early_stopped_check_decides_as_the_full_check_on_every_model() {
         .collect();
     entries.sort();
     for path in entries {
-        let m = qsim_model::load_file(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let m =
+            qsim_model::load_file(&path, &[]).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         if other_end(&m.network).is_none() {
             continue;
         }
@@ -107,17 +156,30 @@ fn early_stopped_check_decides_as_the_full_check_on_every_model() {
         let jobs = match m.run.stop {
             Stop::Jobs(n) if path.to_str().unwrap().contains("spin") => n.min(40),
             Stop::Jobs(n) => n.min(20_000),
-            s => panic!("{}: {s:?}", path.display()),
+            // A timed run (with a load schedule) keeps its own length.
+            Stop::Time(_) => 0,
         };
         let config = RunConfig {
-            stop: Stop::Jobs(jobs),
-            warmup: Warmup::Jobs(jobs / 5),
+            stop: if jobs > 0 {
+                Stop::Jobs(jobs)
+            } else {
+                m.run.stop
+            },
+            warmup: if jobs > 0 {
+                Warmup::Jobs(jobs / 5)
+            } else {
+                m.run.warmup
+            },
             trace: None,
             ..m.run.clone()
         };
         let first = qsim_kernel::run(&m.network, &config).unwrap();
-        let early = decide_with(&m.network, &config, &first, None, true).unwrap().unwrap();
-        let full = decide_with(&m.network, &config, &first, None, false).unwrap().unwrap();
+        let early = decide_with(&m.network, &config, &first, None, true)
+            .unwrap()
+            .unwrap();
+        let full = decide_with(&m.network, &config, &first, None, false)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             early.bistable,
             full.bistable,
