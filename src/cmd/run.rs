@@ -747,8 +747,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         }
     }
     // Replications in different modes are said so, with each mode's
-    // figures, whether or not the two-ended check ran.
-    let modes = qsim_kernel::bistable::modes_of(&results);
+    // figures, whether or not the two-ended check ran (in a model with a
+    // state-dependent mechanism: elsewhere an outlier is not a state).
+    let modes = match qsim_kernel::bistable::collapse_candidate(&model.network) {
+        Some(_) => qsim_kernel::bistable::modes_of(&results),
+        None => Vec::new(),
+    };
     if modes.len() > 1 {
         warnings.push(super::verdict::mixed_warning(
             &model.network,
@@ -811,6 +815,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         }
         Format::Csv => {
             let mut c = qsim_report::to_csv(&report);
+            // Where the model is bistable, the state the figures belong
+            // to, as a comment line like the warnings (the rows stay one
+            // table for CSV readers).
+            if report.initial_state != initial_state(&model.network) {
+                c.push_str(&format!("# state: {}\n", report.initial_state));
+            }
             if let Some(tr) = &transient {
                 c.push_str(&tr.view().csv());
             }

@@ -237,6 +237,11 @@ fn sweep_columns_and_json_lines_use_the_table_names() {
         sweep_columns::POWER_PER_S2,
         sweep_columns::BOTTLENECK,
         sweep_columns::BOTTLENECK_UTILIZATION,
+        // The bistability verdict's columns (a latch mechanism): not rows
+        // of the metric table (docs/glossary.md).
+        qsim_kernel::names::BISTABLE,
+        qsim_kernel::names::OTHER_END_THROUGHPUT_PER_S,
+        qsim_kernel::names::STATE,
     ];
     let mut columns = BTreeSet::new();
     for h in header {
@@ -244,6 +249,9 @@ fn sweep_columns_and_json_lines_use_the_table_names() {
             continue;
         }
         let h = h.strip_suffix(sweep_columns::CI95_SUFFIX).unwrap_or(h);
+        if not_metrics.contains(&h) {
+            continue;
+        }
         columns.insert(h.to_string());
     }
     // Exactly the sweep columns the table asks for, under their key paths.

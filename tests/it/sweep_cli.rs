@@ -365,10 +365,7 @@ fn whatif_two_ended_runs_are_identical_at_any_thread_count() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|w| w
-                .as_str()
-                .unwrap()
-                .contains("starting with all jobs at latch")),
+            .any(|w| w.as_str().unwrap().contains("(all jobs at latch: ")),
         "{v:#}"
     );
 }
