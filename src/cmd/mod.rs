@@ -3,15 +3,18 @@
 
 pub mod charts;
 pub mod completions;
+pub mod figures;
 pub mod fit;
 pub mod hysteresis;
 pub mod man;
 pub mod report;
+pub mod report_plots;
 pub mod run;
 pub mod schema;
 pub mod solve;
 pub mod sweep;
 pub mod trace;
+pub mod version;
 pub mod whatif;
 
 use std::io::ErrorKind;

@@ -7,6 +7,7 @@ mod charts;
 mod claims;
 mod cli;
 mod docs;
+mod edges;
 mod exact;
 mod grammar;
 mod guards;

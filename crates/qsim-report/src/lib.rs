@@ -12,6 +12,7 @@ mod csv_out;
 pub mod fit_chart;
 pub mod html;
 pub mod hysteresis_chart;
+pub mod interactive;
 mod json;
 mod table;
 pub mod trace_chart;

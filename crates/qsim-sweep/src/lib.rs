@@ -70,6 +70,7 @@
 #![warn(missing_docs)]
 
 pub mod bistable;
+pub mod edge;
 pub mod error;
 pub mod grid;
 pub mod hysteresis;
