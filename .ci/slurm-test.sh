@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Runs docs/sweeps.md's Slurm job-array recipe for real: a one-node Slurm
-# cluster (munged, slurmctld, slurmd) on this machine, the docs' sbatch
-# script with a smaller array and shorter runs, the docs' dependent merge
-# job, then a byte-for-byte comparison with a one-machine `qsim sweep` of
-# the same grid.
+# Runs docs/sweeps.md's Slurm job-array recipe for real, byte for byte: a
+# one-node Slurm cluster (munged, slurmctld, slurmd) sized from this machine,
+# the docs' sbatch script and submit commands exactly as printed (the submit
+# command sizes --cpus-per-task from the node), then a byte-for-byte
+# comparison of the merged sweep with a one-machine `qsim sweep` of the same
+# grid. The wait is bounded: an array that stays pending (a task asking for
+# more CPUs than a node has) fails with the queue's state and reasons shown.
 #
 # Needs root. The daemons run in a private network namespace, so they can
 # listen only on its loopback; they are stopped on exit, whatever happens.
@@ -91,7 +93,7 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 ReturnToService=2
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=2 State=UNKNOWN
+NodeName=localhost NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=ci Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 EOF
 slurmctld -f "$SLURM_CONF"
@@ -122,34 +124,49 @@ awk '/^```sh$/ {inblock = 1; n = 0; next}
      inblock && n++ == 0 && /^#!\/bin\/bash/ {take = 1}
      inblock && take {print}
      !inblock {take = 0}' "$repo/docs/sweeps.md" >sweep.docs.sbatch
-submit=$(awk '/^```sh$/ {inblock = 1; next} /^```$/ {inblock = 0; next}
-              inblock && /sbatch/ && !/^#/' "$repo/docs/sweeps.md")
-grep -q -- '--array=0-15' sweep.docs.sbatch || { echo "slurm-test: no --array=0-15 in the docs' script" >&2; exit 1; }
-grep -q '^N=16$' sweep.docs.sbatch || { echo "slurm-test: no N=16 in the docs' script" >&2; exit 1; }
-grep -q -- '--no-charts$' sweep.docs.sbatch || { echo "slurm-test: the docs' qsim line does not end in --no-charts" >&2; exit 1; }
-grep -q 'sbatch --parsable sweep.sbatch' <<<"$submit" || { echo "slurm-test: no submit commands found" >&2; exit 1; }
-
-# Smaller: 4 shards on 1 CPU each, short runs. Everything else as documented.
-sed -e 's/--array=0-15/--array=0-3/' -e 's/^N=16$/N=4/' \
-    -e 's/--cpus-per-task=8/--cpus-per-task=1/' \
-    -e 's/--no-charts$/--no-charts --jobs 5000 --replications 2/' \
-    sweep.docs.sbatch >sweep.sbatch
-model=$(grep -o 'models/[A-Za-z0-9_]*\.toml' sweep.sbatch | head -n 1)
-mapfile -t vary < <(grep -o -- '--vary [^ ]*' sweep.sbatch | sed 's/^--vary //')
+# The submit commands: the whole sh block that runs `sbatch --parsable`.
+submit=$(awk '/^```sh$/ {inblock = 1; buf = ""; next}
+              /^```$/   {if (inblock && buf ~ /sbatch --parsable/) printf "%s", buf; inblock = 0; next}
+              inblock   {buf = buf $0 "\n"}' "$repo/docs/sweeps.md")
+grep -q 'sbatch --parsable' <<<"$submit" || { echo "slurm-test: no submit commands found" >&2; exit 1; }
+# The script is submitted as the docs print it: the file name the submit
+# command uses, the docs' text unchanged.
+script=$(grep -o 'sbatch --parsable[^)]* \([A-Za-z0-9_.]*\.sbatch\)' <<<"$submit" | grep -o '[A-Za-z0-9_.]*\.sbatch$' | head -n 1)
+cp sweep.docs.sbatch "$script"
+array=$(sed -n 's/^#SBATCH --array=0-\([0-9]*\)$/\1/p' "$script")
+n=$(sed -n 's/^N=\([0-9]*\)$/\1/p' "$script")
+[[ -n $array && -n $n && $((array + 1)) == "$n" ]] || { echo "slurm-test: the docs' script has no matching --array=0-(N-1) and N=" >&2; exit 1; }
+model=$(grep -o 'models/[A-Za-z0-9_]*\.toml' "$script" | head -n 1)
+mapfile -t vary < <(grep -o -- '--vary [^ ]*' "$script" | sed 's/^--vary //')
+mapfile -t length < <(grep -oE -- '--(replications|jobs|time) [^ ]*' "$script" | tr ' ' '\n')
 merged=$(grep -o -- "--output [^ ']*" <<<"$submit" | head -n 1 | sed 's/^--output //')
 
-bash -euo pipefail -c "$submit"
-wait_for 240 "the array and the merge job to finish" bash -c '[[ -z $(squeue -h -o %i) ]]'
+# What a user sees of a stuck array: every job's state and the reason it
+# waits, and what Slurm recorded of the finished ones.
+show_queue() {
+    echo "slurm-test: squeue:" >&2
+    squeue -a -o '%.14i %.9T %.6C %.10M %R' >&2 || true
+    echo "slurm-test: sacct:" >&2
+    sacct -a -X -o JobID,State,ExitCode,AllocCPUS,Reason 2>&1 | head -n 40 >&2 || true
+    scontrol show job 2>/dev/null | grep -E 'JobId=|JobState=|NumCPUs=' | head -n 60 >&2 || true
+}
 
-for i in 0 1 2 3; do
-    [[ -s "shards/$i/points.jsonl" ]] || { echo "slurm-test: shard $i wrote nothing" >&2; exit 1; }
+bash -euo pipefail -c "$submit"
+limit=${QSIM_SLURM_WAIT_S:-600}
+if ! wait_for "$limit" "the array and the merge job to finish" bash -c '[[ -z $(squeue -h -o %i) ]]'; then
+    show_queue
+    exit 1
+fi
+
+for ((i = 0; i < n; i++)); do
+    [[ -s "shards/$i/points.jsonl" ]] || { echo "slurm-test: shard $i wrote nothing" >&2; show_queue; exit 1; }
 done
-[[ -s "$merged/summary.json" ]] || { echo "slurm-test: the merge job wrote no $merged/summary.json" >&2; exit 1; }
+[[ -s "$merged/summary.json" ]] || { echo "slurm-test: the merge job wrote no $merged/summary.json" >&2; show_queue; exit 1; }
 
 # The same grid on one machine, one thread: the merged bytes must match.
 vary_args=()
 for v in "${vary[@]}"; do vary_args+=(--vary "$v"); done
-qsim sweep "$model" "${vary_args[@]}" --threads 1 --jobs 5000 --replications 2 \
+qsim sweep "$model" "${vary_args[@]}" "${length[@]}" --threads 1 \
     --output one-machine --no-charts >/dev/null
 for f in points.csv points.jsonl summary.json; do
     if ! cmp "one-machine/$f" "$merged/$f"; then
@@ -158,10 +175,10 @@ for f in points.csv points.jsonl summary.json; do
     fi
 done
 # A 1-based array's last task is refused, naming the fix.
-if qsim sweep "$model" "${vary_args[@]}" --shard 4/4 --output bad 2>err.txt; then
-    echo "slurm-test: --shard 4/4 was accepted" >&2
+if qsim sweep "$model" "${vary_args[@]}" --shard "$n/$n" --output bad 2>err.txt; then
+    echo "slurm-test: --shard $n/$n was accepted" >&2
     exit 1
 fi
-grep -q -- '--array=0-3' err.txt
+grep -q -- "--array=0-$((n - 1))" err.txt
 points=$(($(wc -l <"$merged/points.csv") - 1))
-echo "slurm-test: ok: 4 array tasks + merge job on Slurm, $points points identical to one machine, $(($(date +%s) - started)) s"
+echo "slurm-test: ok: the docs' script verbatim, $n array tasks on $(nproc) CPUs + merge job on Slurm, $points points identical to one machine, $(($(date +%s) - started)) s"

@@ -10,7 +10,7 @@ mod cmd;
 /// Discrete-event simulator for queueing networks whose service centers
 /// slow down under contention.
 #[derive(Parser, Debug)]
-#[command(name = "qsim", version, about, long_about = None)]
+#[command(name = "qsim", version = cmd::version::SHORT, long_version = cmd::version::LONG, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

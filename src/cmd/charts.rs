@@ -141,7 +141,9 @@ pub(crate) fn chart_data(title: &str, axes: &Axes, records: &[PointRecord]) -> S
             throughput_per_s: m.system(names::THROUGHPUT_PER_S).mean,
             throughput_ci95: m.system(names::THROUGHPUT_PER_S).ci95,
             response_time_s: m.system(names::RESPONSE_TIME_S).mean,
+            response_time_ci95: m.system(names::RESPONSE_TIME_S).ci95,
             response_time_p99_s: m.system(names::RESPONSE_TIME_P99_S).mean,
+            response_time_p99_ci95: m.system(names::RESPONSE_TIME_P99_S).ci95,
             bottleneck_utilization: m.bottleneck_utilization(),
             bistable: qsim_sweep::bistable::is_bistable(r),
             other_end_throughput_per_s: m

@@ -3,7 +3,7 @@
 use super::UsageError;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use qsim_analytic::usl;
+use qsim_analytic::{usl, usl_ci};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -79,6 +79,19 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
         ))
         .into());
     }
+    // 95% intervals (Student's t with n − 3 degrees of freedom), as R's
+    // `usl` package reports them; none when the points cannot pin the
+    // three coefficients down.
+    let df = points.len().saturating_sub(3) as u32;
+    let ci = usl_ci::intervals(
+        &fit.model,
+        &points,
+        fit.residual_std_error,
+        qsim_kernel::results::t975(df),
+    );
+    let hw = |f: fn(&usl_ci::UslIntervals) -> Option<usl_ci::Interval>| {
+        ci.as_ref().and_then(f).map(|i| i.half_width)
+    };
     let mut chart_warning = None;
     if let Some(path) = &args.plot {
         let measured: Vec<(f64, f64)> = points
@@ -86,21 +99,32 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
             .map(|p| (p.concurrency, p.throughput_per_s))
             .collect();
         let m = fit.model;
+        let coef = |name: &str, v: f64, h: Option<f64>| match h {
+            Some(h) => format!("{name} = {} ± {}", sig4(v), sig4(h)),
+            None => format!("{name} = {}", sig4(v)),
+        };
+        let label = format!(
+            "USL fit: {}, {}, {} (95%)",
+            coef("σ", m.sigma, hw(|c| Some(c.sigma))),
+            coef("κ", m.kappa, hw(|c| Some(c.kappa))),
+            coef("λ", m.lambda, hw(|c| Some(c.lambda)))
+        );
+        let band = |n: f64| ci.as_ref().map_or(f64::NAN, |c| c.band(&m, n).1);
+        let lines = qsim_report::fit_chart::FitLines {
+            curve: &|n| m.throughput(n),
+            band: ci.is_some().then_some(&band as &dyn Fn(f64) -> f64),
+            label: &label,
+        };
         // A chart that cannot be drawn is a warning: the fit is still printed.
-        chart_warning = qsim_report::fit_chart::usl_fit_chart(
-            path,
-            &measured,
-            &|n| m.throughput(n),
-            &args.x,
-            &args.y,
-        )
-        .err()
-        .map(|e| {
-            format!(
-                "warning: chart {} not drawn: {e}; the fit below is complete",
-                path.display()
-            )
-        });
+        chart_warning =
+            qsim_report::fit_chart::usl_fit_chart(path, &measured, &lines, &args.x, &args.y)
+                .err()
+                .map(|e| {
+                    format!(
+                        "warning: chart {} not drawn: {e}; the fit below is complete",
+                        path.display()
+                    )
+                });
     }
     let mut out = String::new();
     match args.format {
@@ -116,6 +140,13 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
                 "kappa": m.kappa,
                 "lambda": m.lambda,
                 "std_errors": se.map(|s| serde_json::json!({"sigma": s.sigma, "kappa": s.kappa, "lambda": s.lambda})),
+                "ci95": ci.as_ref().map(|_| serde_json::json!({
+                    "sigma": hw(|c| Some(c.sigma)),
+                    "kappa": hw(|c| Some(c.kappa)),
+                    "lambda": hw(|c| Some(c.lambda)),
+                    "peak_concurrency": hw(|c| c.peak_concurrency),
+                    "peak_throughput": hw(|c| c.peak_throughput),
+                })),
                 "r_squared": fit.r_squared,
                 "residual_std_error": fit.residual_std_error,
                 "peak_concurrency": fit.peak_concurrency,
@@ -134,33 +165,62 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
                 v.filter(|x| x.is_finite())
                     .map_or(String::new(), |x| x.to_string())
             };
-            writeln!(out, "metric,value,std_error")?;
-            writeln!(out, "points,{},", fit.points)?;
-            for (name, value, err) in [
-                ("sigma", m.sigma, se.map(|s| s.sigma)),
-                ("kappa", m.kappa, se.map(|s| s.kappa)),
-                ("lambda", m.lambda, se.map(|s| s.lambda)),
+            writeln!(out, "metric,value,std_error,ci95")?;
+            writeln!(out, "points,{},,", fit.points)?;
+            for (name, value, err, half) in [
+                ("sigma", m.sigma, se.map(|s| s.sigma), hw(|c| Some(c.sigma))),
+                ("kappa", m.kappa, se.map(|s| s.kappa), hw(|c| Some(c.kappa))),
+                (
+                    "lambda",
+                    m.lambda,
+                    se.map(|s| s.lambda),
+                    hw(|c| Some(c.lambda)),
+                ),
             ] {
-                writeln!(out, "{name},{},{}", num(Some(value)), num(err))?;
+                writeln!(
+                    out,
+                    "{name},{},{},{}",
+                    num(Some(value)),
+                    num(err),
+                    num(half)
+                )?;
             }
-            writeln!(out, "r_squared,{},", num(Some(fit.r_squared)))?;
+            writeln!(out, "r_squared,{},,", num(Some(fit.r_squared)))?;
             writeln!(
                 out,
-                "residual_std_error,{},",
+                "residual_std_error,{},,",
                 num(Some(fit.residual_std_error))
             )?;
-            writeln!(out, "peak_concurrency,{},", num(fit.peak_concurrency))?;
-            writeln!(out, "peak_throughput,{},", num(fit.peak_throughput_per_s))?;
+            writeln!(
+                out,
+                "peak_concurrency,{},,{}",
+                num(fit.peak_concurrency),
+                num(fit.peak_concurrency.and(hw(|c| c.peak_concurrency)))
+            )?;
+            writeln!(
+                out,
+                "peak_throughput,{},,{}",
+                num(fit.peak_throughput_per_s),
+                num(fit.peak_throughput_per_s.and(hw(|c| c.peak_throughput)))
+            )?;
             if let Some(why) = &fit.no_peak {
                 writeln!(out, "# no peak: {why}")?;
             }
         }
         Format::Table => {
             let m = &fit.model;
-            let se = |f: fn(&usl::UslStdErrors) -> f64| {
+            let se = |f: fn(&usl::UslStdErrors) -> f64, c: Option<f64>, v: f64| {
                 fit.std_errors.as_ref().map_or(
                     "n/a (the points do not pin all three coefficients down)".to_string(),
-                    |s| sig4(f(s)),
+                    |s| match c {
+                        Some(h) => format!(
+                            "std. error {}  95% CI [{}, {}]",
+                            sig4(f(s)),
+                            sig4(v - h),
+                            sig4(v + h)
+                        ),
+                        None => format!("std. error {}", sig4(f(s))),
+                    },
                 )
             };
             writeln!(
@@ -174,21 +234,21 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
             // data rarely support more.
             writeln!(
                 out,
-                "  sigma  (contention) {:>12}  std. error {}",
+                "  sigma  (contention) {:>12}  {}",
                 sig4(m.sigma),
-                se(|s| s.sigma)
+                se(|s| s.sigma, hw(|c| Some(c.sigma)), m.sigma)
             )?;
             writeln!(
                 out,
-                "  kappa  (coherency)  {:>12}  std. error {}",
+                "  kappa  (coherency)  {:>12}  {}",
                 sig4(m.kappa),
-                se(|s| s.kappa)
+                se(|s| s.kappa, hw(|c| Some(c.kappa)), m.kappa)
             )?;
             writeln!(
                 out,
-                "  lambda (1-job rate) {:>12}  std. error {}",
+                "  lambda (1-job rate) {:>12}  {}",
                 sig4(m.lambda),
-                se(|s| s.lambda)
+                se(|s| s.lambda, hw(|c| Some(c.lambda)), m.lambda)
             )?;
             writeln!(
                 out,
@@ -200,8 +260,14 @@ pub fn fit(args: &FitArgs) -> Result<ExitCode> {
                 (Some(n), Some(x)) => writeln!(
                     out,
                     "  predicted peak: {} at concurrency {}{}",
-                    sig4(x),
-                    sig4(n),
+                    match hw(|c| c.peak_throughput) {
+                        Some(h) => format!("{} ± {}", sig4(x), sig4(h)),
+                        None => sig4(x),
+                    },
+                    match hw(|c| c.peak_concurrency) {
+                        Some(h) => format!("{} ± {}", sig4(n), sig4(h)),
+                        None => sig4(n),
+                    },
                     if fit.peak_extrapolated {
                         " (beyond the largest concurrency measured: an extrapolation)"
                     } else {

@@ -172,6 +172,8 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
     match args.format {
         SweepFormat::Json => print!("{json}"),
         SweepFormat::Table => {
+            // The verdict first: it is the answer; the table is its evidence.
+            println!("{}", h.verdict());
             println!(
                 "{:>12}  {:>22}  {:>22}  differ",
                 h.parameter, "up throughput /s", "down throughput /s"
@@ -200,14 +202,25 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
                     }
                 );
             }
+            // Warnings grouped: each text once, with the points it concerns.
+            let mut grouped: Vec<(&str, Vec<String>)> = Vec::new();
             for (branch, points) in [("up", &h.up), ("down", &h.down)] {
                 for p in points.iter() {
                     for w in &p.warnings {
-                        println!("warning: {} = {} ({branch}): {w}", h.parameter, p.value);
+                        let at = format!("{} {branch}", p.value);
+                        match grouped.iter_mut().find(|(t, _)| *t == w.as_str()) {
+                            Some((_, ats)) => ats.push(at),
+                            None => grouped.push((w.as_str(), vec![at])),
+                        }
                     }
                 }
             }
-            println!("{}", h.verdict());
+            if !grouped.is_empty() {
+                println!("warnings, each with the points (and branches) it concerns:");
+            }
+            for (w, ats) in &grouped {
+                println!("  {} = {}: {w}", h.parameter, ats.join(", "));
+            }
             println!("written to {}", out.display());
         }
     }

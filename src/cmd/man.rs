@@ -7,6 +7,46 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// The sections clap does not generate: EXIT STATUS and EXAMPLES (roff).
+pub const TRAILER: &str = r#".SH "EXIT STATUS"
+.TP
+.B 0
+Success.
+.TP
+.B 1
+A failure other than bad input: a run error (an unstable open workload, the
+event limit), every point of a sweep failed, an output file that could not be
+written.
+.TP
+.B 2
+A bad model or bad arguments: the message names the file, line, column and
+key path, or the option at fault.
+.TP
+.B 130
+Interrupted (Ctrl-C); a sweep keeps the points it finished (\fB\-\-resume\fR
+continues it).
+.SH EXAMPLES
+.TP
+.B qsim check models/cpu_two_disks.toml
+Validate a model and estimate its run's cost.
+.TP
+.B qsim run models/latch_numa.toml \-\-set workload.population=500
+Simulate with one value overridden; figures with 95% confidence intervals.
+.TP
+.B qsim run models/mm1.toml \-\-format json \-\-seed 7
+Machine-readable output; the same seed gives the same bytes at any thread count.
+.TP
+.B qsim sweep models/latch_numa.toml \-\-vary workload.population=10..600:10 \-\-report
+Run a grid in parallel, find the peak, knee and saturation point, draw charts
+and write report.html.
+.TP
+.B qsim solve models/cpu_two_disks.toml \-\-compare
+Exact MVA beside simulation.
+.TP
+.B qsim fit examples/data/measurements.csv \-\-x threads \-\-y tps
+Fit the Universal Scalability Law to measurements.
+"#;
+
 /// Arguments of `qsim man`.
 #[derive(Args, Debug)]
 pub struct ManArgs {
@@ -27,6 +67,13 @@ pub fn man(args: &ManArgs, cli: clap::Command) -> Result<ExitCode> {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
             clap_mangen::generate_to(cli.clone(), dir)
                 .with_context(|| format!("writing manual pages into {}", dir.display()))?;
+            let main = dir.join("qsim.1");
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&main)
+                .with_context(|| format!("opening {}", main.display()))?;
+            f.write_all(TRAILER.as_bytes())
+                .with_context(|| format!("writing {}", main.display()))?;
             let mut out = std::io::stdout().lock();
             let mut names = vec!["qsim".to_string()];
             names.extend(
@@ -56,6 +103,7 @@ pub fn man(args: &ManArgs, cli: clap::Command) -> Result<ExitCode> {
                     }
                 }
             }
+            page.extend_from_slice(TRAILER.as_bytes());
             std::io::stdout().lock().write_all(&page)?;
         }
     }

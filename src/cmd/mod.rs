@@ -4,11 +4,13 @@
 pub mod boundary;
 pub mod charts;
 pub mod completions;
+pub mod figures;
 pub mod fit;
 pub mod hysteresis;
 pub mod man;
 pub mod rare;
 pub mod report;
+pub mod report_plots;
 pub mod run;
 pub mod schema;
 pub mod solve;
@@ -16,6 +18,7 @@ pub mod sweep;
 pub mod trace;
 pub mod transient;
 pub mod verdict;
+pub mod version;
 pub mod whatif;
 
 use std::io::ErrorKind;

@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use qsim_report::charts::{self, CHARTS};
 use qsim_report::html::{self, PageChart, SummaryRow, SweepPage};
-use qsim_sweep::output::{CSV_FILE, HYSTERESIS_FILE, MANIFEST_FILE, SUMMARY_FILE};
+use qsim_sweep::output::{CSV_FILE, HYSTERESIS_FILE, JSONL_FILE, MANIFEST_FILE, SUMMARY_FILE};
 use qsim_sweep::{Point, SavedSweep, SweepSummary};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -102,6 +102,7 @@ pub fn write(dir: &Path, saved: &SavedSweep) -> Result<PathBuf> {
             Ok(svg) => page_charts.push(PageChart {
                 title: stem.replace('_', " "),
                 svg,
+                plot: super::report_plots::plot(&drawn, &summary, stem),
             }),
             Err(e) => {
                 eprintln!("warning: chart left out of the report: {e}");
@@ -137,84 +138,116 @@ fn modified_after(file: &Path, reference: &Path) -> bool {
     matches!((time(file), time(reference)), (Some(f), Some(r)) if f > r)
 }
 
-fn seconds(s: f64) -> String {
-    if s < 1.0 {
-        format!("{:.3} ms", s * 1e3)
-    } else {
-        format!("{s:.3} s")
-    }
-}
-
-/// The knee summary as `qsim sweep` prints it, one row per figure.
+/// The knee summary as `qsim sweep` prints it, one row per figure: the same
+/// figures with the same intervals (`2024 ± 114/s`) and the same caveats
+/// (ties, bistable points, transients), so the page promises no more than
+/// the terminal.
 fn summary_rows(s: &SweepSummary) -> Vec<SummaryRow> {
-    let row = |name: &str, value: String, point: &Point, note: &str| SummaryRow {
+    use super::figures::{ms, ms_ci, rate};
+    let row = |name: &str, value: String, point: &Point, note: String| SummaryRow {
         name: name.into(),
         value,
         point: point.to_string(),
-        note: note.into(),
+        note,
+    };
+    let bistable = |b: bool, note: &str| {
+        if b {
+            format!("{note}; on a bistable point: one of two answers")
+        } else {
+            note.to_string()
+        }
     };
     let mut rows = Vec::new();
     if let Some(p) = &s.peak {
+        let tied = match p.tied {
+            0 => String::new(),
+            1 => "; 1 other point's interval overlaps it: run longer to tell them apart".into(),
+            n => format!("; {n} other points' intervals overlap it: run longer to tell them apart"),
+        };
         rows.push(row(
             "peak",
-            format!("{:.1}/s", p.throughput_per_s),
+            rate(p.throughput_per_s, p.ci95),
             &p.point,
-            "highest throughput",
+            bistable(p.bistable, &format!("highest throughput{tied}")),
         ));
     }
     if let Some(h) = &s.highest_stable {
         rows.push(row(
             "stable up to",
             format!(
-                "{:.4}/s, R = {}",
-                h.throughput_per_s,
-                seconds(h.response_time_s)
+                "{}, R = {}",
+                rate(h.throughput_per_s, h.ci95),
+                ms(h.response_time_s)
             ),
             &h.point,
-            "the highest load with a steady-state answer",
+            "the highest load with a steady-state answer".into(),
         ));
     }
     for p in &s.unstable {
-        rows.push(row("unstable", "no steady state".into(), p, "not run"));
+        rows.push(row(
+            "unstable",
+            "no steady state".into(),
+            p,
+            "not run".into(),
+        ));
     }
     if let Some(k) = &s.knee {
         rows.push(row(
             "knee",
             format!(
-                "{:.1}/s, R = {}",
-                k.throughput_per_s,
-                seconds(k.response_time_s)
+                "{}, R = {}",
+                rate(k.throughput_per_s, k.throughput_ci95),
+                ms_ci(k.response_time_s, k.response_time_ci95)
             ),
             &k.point,
-            "max power X/R",
+            bistable(k.bistable, "max power X/R"),
         ));
     }
     if let Some(sat) = &s.saturation {
         rows.push(row(
             "saturation",
-            format!("{:.1}/s", sat.throughput_per_s),
+            rate(sat.throughput_per_s, sat.ci95),
             &sat.point,
-            "first to reach 95% of the peak",
+            bistable(sat.bistable, "first to reach 95% of the peak"),
         ));
     }
     if let Some(r) = &s.recommended {
         rows.push(row(
             "recommended",
             format!(
-                "{:.1}/s, R = {}",
-                r.throughput_per_s,
-                seconds(r.response_time_s)
+                "{}, R = {}",
+                rate(r.throughput_per_s, r.ci95),
+                ms(r.response_time_s)
             ),
             &r.point,
-            "the limit that does best at the highest load",
+            bistable(
+                r.bistable,
+                "the limit that does best at the highest load; limits whose throughput intervals overlap count as tied and the fastest answer wins",
+            ),
         ));
+    }
+    for p in &s.not_steady {
+        rows.push(row(
+            "not steady",
+            "transient".into(),
+            p,
+            format!("the run measured a transient (see its warnings in {JSONL_FILE})"),
+        ));
+    }
+    for n in &s.not_applicable {
+        rows.push(SummaryRow {
+            name: "n/a".into(),
+            value: String::new(),
+            point: String::new(),
+            note: n.clone(),
+        });
     }
     if s.curves.len() > 1 {
         for c in &s.curves {
             if let (Some(p), Some(k)) = (&c.peak, &c.knee) {
                 rows.push(SummaryRow {
                     name: format!("curve {}", c.fixed),
-                    value: format!("peak {:.1}/s", p.throughput_per_s),
+                    value: format!("peak {}", super::figures::rate(p.throughput_per_s, p.ci95)),
                     point: p.point.to_string(),
                     note: format!("knee at {}", k.point),
                 });

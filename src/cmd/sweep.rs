@@ -1,6 +1,7 @@
 //! `qsim sweep`, `qsim plot` and `qsim merge`.
 
 use super::UsageError;
+use super::figures::{ms, ms_ci, rate};
 use super::run::{GuardArgs, ModelArgs, RunOptions, parse_overrides};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
@@ -440,46 +441,6 @@ fn draw_or_warn(saved: &SavedSweep, dir: &Path) -> Vec<PathBuf> {
         );
         Vec::new()
     })
-}
-
-/// A response time to four significant digits, in ms below a second
-/// (a mean from a run claims no more).
-fn ms(s: f64) -> String {
-    if s < 1.0 {
-        let m = s * 1e3;
-        let d = super::whatif::decimals(m);
-        format!("{m:.d$} ms")
-    } else {
-        let d = super::whatif::decimals(s);
-        format!("{s:.d$} s")
-    }
-}
-
-/// A response time with its interval, to the interval's second
-/// significant digit, in ms below a second; as [`ms`] without one.
-fn ms_ci(s: f64, ci: Option<f64>) -> String {
-    let Some(c) = ci.filter(|c| c.is_finite() && *c > 0.0) else {
-        return ms(s);
-    };
-    let (k, unit) = if s < 1.0 { (1e3, "ms") } else { (1.0, "s") };
-    let (x, c) = (s * k, c * k);
-    let d = (1 - c.log10().floor() as i32).clamp(0, 9) as usize;
-    format!("{x:.d$} ± {c:.d$} {unit}")
-}
-
-/// A throughput with its interval, to the interval's second significant
-/// digit (`0.9006 ± 0.0093/s`); four significant digits without one.
-fn rate(x: f64, ci: Option<f64>) -> String {
-    match ci.filter(|c| c.is_finite() && *c > 0.0) {
-        Some(c) => {
-            let d = (1 - c.log10().floor() as i32).clamp(0, 9) as usize;
-            format!("{x:.d$} ± {c:.d$}/s")
-        }
-        None => {
-            let d = super::whatif::decimals(x);
-            format!("{x:.d$}/s")
-        }
-    }
 }
 
 fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> {

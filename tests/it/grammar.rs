@@ -255,16 +255,20 @@ fn fit_writes_csv_with_the_json_names() {
         serde_json::from_str(&ok(&[&args[..], &["--format", "json"]].concat())).unwrap();
     let csv = ok(&[&args[..], &["--format", "csv"]].concat());
     let mut lines = csv.lines();
-    assert_eq!(lines.next(), Some("metric,value,std_error"));
+    assert_eq!(lines.next(), Some("metric,value,std_error,ci95"));
     let mut rows = 0;
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
-        assert_eq!(f.len(), 3, "{line}");
+        assert_eq!(f.len(), 4, "{line}");
         let value: f64 = f[1].parse().unwrap();
         assert_eq!(Some(value), json[f[0]].as_f64(), "{}", f[0]);
         if !f[2].is_empty() {
             let se: f64 = f[2].parse().unwrap();
             assert_eq!(Some(se), json["std_errors"][f[0]].as_f64(), "{}", f[0]);
+        }
+        if !f[3].is_empty() {
+            let ci: f64 = f[3].parse().unwrap();
+            assert_eq!(Some(ci), json["ci95"][f[0]].as_f64(), "{}", f[0]);
         }
         rows += 1;
     }

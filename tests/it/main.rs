@@ -8,6 +8,7 @@ mod charts;
 mod claims;
 mod cli;
 mod docs;
+mod edges;
 mod exact;
 mod examples;
 mod grammar;

@@ -80,23 +80,62 @@ fn report_page_holds_charts_summary_settings_and_model() {
             "{fig} row missing or at the wrong point"
         );
     }
-    let peak = summary["peak"]["throughput_per_s"].as_f64().unwrap();
+    // Each figure as the terminal prints it: with its interval, and the
+    // terminal's caveat on ties.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    for fig in ["peak", "knee", "saturation"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(fig))
+            .unwrap_or_else(|| panic!("no {fig} line in {stdout}"));
+        let value = line.trim_start()[fig.len()..].trim_start();
+        let value = &value[..value.find(" at ").unwrap()];
+        assert!(value.contains(" ± "), "{fig}: {value}");
+        assert!(
+            page.contains(&format!("<td class=\"value\">{value}")),
+            "the page shows {fig} without the terminal's {value}"
+        );
+        if fig == "peak"
+            && let Some(i) = line.find("other point")
+        {
+            let n = line[..i].rsplit('(').next().unwrap();
+            assert!(page.contains(&format!("; {n}other point")), "tie note");
+        }
+    }
+    // The interactive charts' data: every chart, each point's text with its
+    // interval, and one inline script.
+    assert_eq!(page.matches("class=\"qsim-plot\"").count(), 4);
     assert!(
-        page.contains(&format!("{peak:.1}/s")),
-        "peak value {peak:.1}/s"
+        page.contains("workload.population = 9: "),
+        "hover text names the point"
     );
+    assert_eq!(page.matches("<script>").count(), 1);
 
     // Settings and the model text, escaped.
     assert!(page.contains("<td>workload.population=1..41:8</td>"));
     assert!(page.contains("<tr><th>seed</th><td>11</td></tr>"));
     assert!(page.contains("# cpu &amp; disk &lt;closed&gt;"));
     assert!(page.contains("route = [&quot;cpu&quot;, &quot;disk&quot;]"));
-    assert!(!page.contains("class=\"warnings\""), "no warnings expected");
+    // The only warning: throughput still rises at the top of the grid (no
+    // contention in this model), so the peak is at its edge and the page
+    // says so, with the values to add.
+    let warnings = page
+        .split("<div class=\"warnings\"")
+        .nth(1)
+        .expect("the edge warning is shown")
+        .split("</div>")
+        .next()
+        .unwrap();
+    assert_eq!(warnings.matches("<li>").count(), 1, "{warnings}");
+    assert!(
+        warnings.contains(
+            "the peak is at the highest workload.population swept (41): it may lie above the grid; add higher values, e.g. --vary workload.population=49..81:8"
+        ),
+        "{warnings}"
+    );
 
     // Self-contained: nothing is loaded from anywhere.
-    for external in [
-        "<script", "<link", "<img", "src=", "href=", "url(", "@import",
-    ] {
+    for external in ["<link", "<img", "src=", "href=", "url(", "@import"] {
         assert!(!page.contains(external), "page refers to {external}");
     }
 

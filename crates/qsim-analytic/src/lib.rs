@@ -54,5 +54,6 @@ pub mod jackson;
 pub mod mva;
 pub mod single;
 pub mod usl;
+pub mod usl_ci;
 
 pub use error::{Error, Result};

@@ -27,8 +27,12 @@ pub struct ChartPoint {
     pub throughput_ci95: f64,
     /// Mean response time, seconds.
     pub response_time_s: f64,
+    /// Half-width of its 95% confidence interval (NaN when unknown).
+    pub response_time_ci95: f64,
     /// 99th percentile of the response time, seconds.
     pub response_time_p99_s: f64,
+    /// Half-width of its 95% confidence interval (NaN when unknown).
+    pub response_time_p99_ci95: f64,
     /// Utilization of the bottleneck station (0..1), if known.
     pub bottleneck_utilization: Option<f64>,
     /// The point is bistable: its figures are one of two operating points.
@@ -865,7 +869,9 @@ mod tests {
                             throughput_per_s: x,
                             throughput_ci95: 0.03 * x,
                             response_time_s: r,
+                            response_time_ci95: 0.02 * r,
                             response_time_p99_s: 4.6 * r,
+                            response_time_p99_ci95: 0.1 * r,
                             bottleneck_utilization: Some((x / 2000.0).min(1.0)),
                             // The unthrottled curve collapses past 600.
                             bistable: j == 0 && n >= 500.0,
@@ -961,7 +967,9 @@ mod tests {
                 throughput_per_s: f64::NAN,
                 throughput_ci95: 0.0,
                 response_time_s: 0.0,
+                response_time_ci95: f64::NAN,
                 response_time_p99_s: f64::NAN,
+                response_time_p99_ci95: f64::NAN,
                 bottleneck_utilization: None,
                 bistable: true,
                 other_end_throughput_per_s: Some(f64::NAN),

@@ -1,4 +1,5 @@
-//! The chart of a USL fit: measured points and the fitted curve.
+//! The chart of a USL fit: measured points, the fitted curve named with its
+//! coefficients, and the 95% prediction band around it.
 
 use plotters::prelude::*;
 use std::path::Path;
@@ -65,12 +66,22 @@ where
         .map_err(err)
 }
 
-/// Draws measured `(x, y)` points and `curve(x)` to `path`; the extension
-/// (`.svg` or `.png`) picks the format.
+/// What the fit chart shows besides the measured points.
+pub struct FitLines<'a> {
+    /// The fitted curve.
+    pub curve: &'a dyn Fn(f64) -> f64,
+    /// The half-width of the 95% prediction band at x, when known.
+    pub band: Option<&'a dyn Fn(f64) -> f64>,
+    /// The curve's legend text, naming its coefficients.
+    pub label: &'a str,
+}
+
+/// Draws measured `(x, y)` points, the fitted curve and its prediction band
+/// to `path`; the extension (`.svg` or `.png`) picks the format.
 pub fn usl_fit_chart(
     path: &Path,
     measured: &[(f64, f64)],
-    curve: &dyn Fn(f64) -> f64,
+    lines: &FitLines,
     x_label: &str,
     y_label: &str,
 ) -> Result<(), ChartError> {
@@ -78,14 +89,14 @@ pub fn usl_fit_chart(
         ChartFormat::Svg => draw(
             SVGBackend::new(path, (900, 600)).into_drawing_area(),
             measured,
-            curve,
+            lines,
             x_label,
             y_label,
         ),
         ChartFormat::Png => draw(
             BitMapBackend::new(path, (900, 600)).into_drawing_area(),
             measured,
-            curve,
+            lines,
             x_label,
             y_label,
         ),
@@ -95,7 +106,7 @@ pub fn usl_fit_chart(
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     measured: &[(f64, f64)],
-    curve: &dyn Fn(f64) -> f64,
+    lines: &FitLines,
     x_label: &str,
     y_label: &str,
 ) -> Result<(), ChartError>
@@ -107,12 +118,21 @@ where
     let steps = 200;
     let line: Vec<(f64, f64)> = (1..=steps)
         .map(|i| x_max * f64::from(i) / f64::from(steps))
-        .map(|x| (x, curve(x)))
+        .map(|x| (x, (lines.curve)(x)))
         .collect();
+    let band: Vec<(f64, f64, f64)> = match lines.band {
+        Some(b) => line
+            .iter()
+            .map(|&(x, y)| (x, y - b(x), y + b(x)))
+            .filter(|(_, lo, hi)| lo.is_finite() && hi.is_finite())
+            .collect(),
+        None => Vec::new(),
+    };
     let y_max = measured
         .iter()
         .map(|p| p.1)
         .chain(line.iter().map(|p| p.1))
+        .chain(band.iter().map(|p| p.2))
         .fold(0.0, f64::max)
         * 1.1;
     let mut chart = ChartBuilder::on(&root)
@@ -129,6 +149,21 @@ where
         .label_style(("sans-serif", 16))
         .draw()
         .map_err(err)?;
+    if !band.is_empty() {
+        let outline: Vec<(f64, f64)> = band
+            .iter()
+            .map(|&(x, _, hi)| (x, hi))
+            .chain(band.iter().rev().map(|&(x, lo, _)| (x, lo.max(0.0))))
+            .collect();
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                outline,
+                RED.mix(0.15).filled(),
+            )))
+            .map_err(err)?
+            .label("95% prediction band")
+            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 20, y + 5)], RED.mix(0.15).filled()));
+    }
     chart
         .draw_series(
             measured
@@ -141,7 +176,7 @@ where
     chart
         .draw_series(LineSeries::new(line, RED.stroke_width(2)))
         .map_err(err)?
-        .label("USL fit")
+        .label(lines.label)
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
     chart
         .configure_series_labels()

@@ -5,6 +5,9 @@
 //! model text and the sweep settings. [`to_html`] lays them out. The page
 //! loads nothing (no scripts, style sheets, fonts or images from elsewhere),
 //! so it can be mailed, archived or opened offline and shows the same thing.
+//! A chart with [`PageChart::plot`] data is also drawn interactively by the
+//! page's one inline script ([`crate::interactive`]); the static SVG stays
+//! in the page for readers without scripts.
 
 use std::fmt::Write;
 
@@ -53,6 +56,9 @@ pub struct PageChart {
     pub title: String,
     /// The chart as one `<svg>` element.
     pub svg: String,
+    /// The chart's data, for the interactive version (hover values with
+    /// intervals, series toggling, zoom).
+    pub plot: Option<crate::interactive::Plot>,
 }
 
 /// Escapes text for HTML element content and attribute values.
@@ -93,6 +99,11 @@ figure svg{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{color:#555}
 pre{background:#f6f6f6;border:1px solid #e4e4e4;border-radius:4px;padding:.8em;overflow-x:auto;font-size:.9em}
 footer{color:#888;font-size:.85em;margin-top:2em}
+.qsim-chart{position:relative;max-width:900px}
+.qsim-chart svg{border:1px solid #eee;cursor:crosshair}
+.qsim-legend button{margin:0 .4em .3em 0;border:2px solid #999;border-radius:3px;background:#fff;cursor:pointer;font:inherit;font-size:.85em}
+.qsim-tip{position:absolute;pointer-events:none;background:#222;color:#fff;padding:.2em .5em;border-radius:3px;font-size:.85em;white-space:nowrap;font-variant-numeric:tabular-nums}
+.qsim-notes{color:#8a4b00;font-size:.9em}
 ";
 
 /// Renders the page.
@@ -139,9 +150,15 @@ pub fn to_html(page: &SweepPage) -> String {
         h.push_str("<p>No charts.</p>\n");
     }
     for c in &page.charts {
+        let data = c.plot.as_ref().map_or_else(String::new, |p| {
+            format!(
+                "<script type=\"application/json\" class=\"qsim-plot\">{}</script>\n",
+                crate::interactive::to_json(p)
+            )
+        });
         let _ = write!(
             h,
-            "<figure>\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
+            "<figure>\n{}\n{data}<figcaption>{}</figcaption>\n</figure>\n",
             svg_element(&c.svg),
             escape(&c.title)
         );
@@ -165,11 +182,25 @@ pub fn to_html(page: &SweepPage) -> String {
         None => h.push_str("<p>The model file could not be read; its text is not shown.</p>\n"),
     }
 
+    let interactive = page.charts.iter().any(|c| c.plot.is_some());
+    if interactive {
+        let _ = writeln!(h, "<script>\n{}</script>", crate::interactive::SCRIPT);
+    }
     let _ = write!(
         h,
-        "<footer>Written by {}. Self-contained: no scripts, no external resources.</footer>\n\
+        "<footer>Written by {}. Self-contained: {}no external resources.{}</footer>\n\
          </body>\n</html>\n",
-        escape(&page.generator)
+        escape(&page.generator),
+        if interactive {
+            "one inline script, "
+        } else {
+            "no scripts, "
+        },
+        if interactive {
+            " Charts: hover a point for its value and 95% interval, click a legend entry to hide or show its series, drag across a chart to zoom, double-click to reset."
+        } else {
+            ""
+        }
     );
     h
 }
@@ -194,6 +225,7 @@ mod tests {
                 svg:
                     "<?xml version=\"1.0\"?>\n<svg width=\"10\" height=\"10\"><text>x</text></svg>"
                         .into(),
+                plot: None,
             }],
             settings: vec![("seed".into(), "1".into())],
             model_path: "m1.toml".into(),
@@ -217,6 +249,35 @@ mod tests {
         for external in ["<script", "<link", "src=", "href=", "url(", "@import"] {
             assert!(!h.contains(external), "page refers to {external}");
         }
+    }
+
+    #[test]
+    fn interactive_chart_data_and_one_inline_script() {
+        use crate::interactive::{Plot, PlotPoint, PlotSeries};
+        let mut p = page();
+        p.charts[0].plot = Some(Plot {
+            title: "throughput".into(),
+            series: vec![PlotSeries {
+                name: "a".into(),
+                dashed: false,
+                points: vec![PlotPoint::with_ci(
+                    1.0,
+                    2024.1,
+                    114.0,
+                    "2024 ± 114/s".into(),
+                )],
+            }],
+            ..Plot::default()
+        });
+        let h = to_html(&p);
+        assert!(h.contains("<script type=\"application/json\" class=\"qsim-plot\">"));
+        assert!(h.contains("2024 ± 114/s"));
+        assert_eq!(h.matches("<script>").count(), 1);
+        for external in ["<link", "src=", "href=", "url(", "@import"] {
+            assert!(!h.contains(external), "page refers to {external}");
+        }
+        // The static chart stays, for readers without scripts.
+        assert_eq!(h.matches("</svg>").count(), 1);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod csv_out;
 pub mod fit_chart;
 pub mod html;
 pub mod hysteresis_chart;
+pub mod interactive;
 mod json;
 pub mod phases;
 mod table;

@@ -71,6 +71,7 @@
 
 pub mod bistable;
 pub mod boundary;
+pub mod edge;
 pub mod error;
 pub mod grid;
 pub mod hysteresis;

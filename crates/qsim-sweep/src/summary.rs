@@ -497,6 +497,22 @@ impl SweepSummary {
         for (figure, r) in &figures {
             warnings.extend(caveat(figure, r));
         }
+        // A peak, knee or recommended limit on the edge of its axis.
+        for (figure, r) in &figures {
+            let axis = match *figure {
+                "peak" | "knee" => axes.load.as_deref(),
+                "recommended limit" => axes.limit.as_deref(),
+                _ => None,
+            };
+            let Some(path) = axis else { continue };
+            let values: Vec<f64> = ok
+                .iter()
+                .filter_map(|(o, _)| o.point.get(path)?.number())
+                .collect();
+            if let Some(at) = r.point.get(path).and_then(|v| v.number()) {
+                warnings.extend(crate::edge::edge_warning(figure, path, at, &values));
+            }
+        }
         for r in &recs {
             if let Some(e) = r
                 .results
