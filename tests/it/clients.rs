@@ -9,8 +9,94 @@
 //! over the replications), plus a guard that the interval is narrow enough
 //! to test anything.
 
-use crate::support::{assert_close, model, run};
-use qsim_kernel::{Estimate, RunResults};
+use crate::support::{assert_close, model, qsim, run};
+use qsim_kernel::overload_names::*;
+use qsim_kernel::{Estimate, MetricScope, RunResults, metrics};
+
+/// The metrics that only models with client or overload behaviour report
+/// (tests/it/names.rs leaves them to the test below).
+pub const OVERLOAD_METRICS: [&str; 8] = [
+    GOODPUT_PER_S,
+    ATTEMPTS_PER_INTERACTION,
+    TIMEOUT_PROBABILITY,
+    FAILURE_PROBABILITY,
+    ABANDONMENT_PROBABILITY,
+    BALKING_PROBABILITY,
+    SHED_PROBABILITY,
+    WASTED_WORK_FRACTION,
+];
+
+#[test]
+fn every_overload_metric_is_in_the_table_json_and_csv() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("clients");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("overload.toml");
+    std::fs::write(
+        &path,
+        r#"
+[simulation]
+replications = 2
+seed = 3
+stop = { jobs = 3000 }
+
+[workload]
+type = "open"
+rate_per_s = 0.9
+route = ["server"]
+
+[workload.client]
+timeout = { dist = "deterministic", mean = 3 }
+max_attempts = 3
+backoff_base_s = 0.5
+backoff_jitter = 1
+retry_budget = 0.5
+
+[stations.server]
+kind = "queue"
+service = { dist = "exponential", mean = 1 }
+patience = { dist = "exponential", mean = 20 }
+balk_at = 12
+shed_after_s = 10
+"#,
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let out = qsim(&["run", path, "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let csv = qsim(&["run", path, "--format", "csv"]);
+    let csv = String::from_utf8(csv.stdout).unwrap();
+    let table = qsim(&["run", path]);
+    let table = String::from_utf8(table.stdout).unwrap();
+    for name in OVERLOAD_METRICS {
+        let m = metrics(MetricScope::Class)
+            .chain(metrics(MetricScope::Station))
+            .find(|m| m.name == name)
+            .unwrap_or_else(|| panic!("{name} is not in the metric table"));
+        let item = match m.scope {
+            MetricScope::Class => &v["classes"]["default"],
+            _ => &v["stations"]["server"],
+        };
+        let e = &item[name];
+        assert!(
+            e["mean"].is_number(),
+            "{name} missing from the JSON: {item}"
+        );
+        assert!(
+            csv.lines().any(|l| l.split(',').nth(2) == Some(name)),
+            "{name} missing from the CSV:\n{csv}"
+        );
+        assert!(
+            table.contains(m.label),
+            "{name}'s label {} missing from the table:\n{table}",
+            m.label
+        );
+    }
+}
 
 /// The stationary distribution of a birth-death chain on 0..=n_max with
 /// birth rates `birth(n)` and death rates `death(n)` (n >= 1).

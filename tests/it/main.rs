@@ -6,7 +6,7 @@ mod capacity;
 mod charts;
 mod claims;
 mod cli;
-mod clients;
+pub mod clients;
 mod docs;
 mod exact;
 mod grammar;

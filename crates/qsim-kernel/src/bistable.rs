@@ -104,7 +104,7 @@ pub fn other_end(network: &Network) -> Option<(Network, StationId)> {
             s
         }
     };
-    Network::new(spec).ok().map(|n| (n, station))
+    network.rebuilt(spec).ok().map(|n| (n, station))
 }
 
 /// Compares `first` (a run of `network` under `config`) with a run from

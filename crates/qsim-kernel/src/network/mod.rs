@@ -364,6 +364,12 @@ impl Network {
         Ok(self)
     }
 
+    /// A network of `spec` (this one changed: another start, a station
+    /// sped up) with this one's client and overload behaviour.
+    pub fn rebuilt(&self, spec: NetworkSpec) -> Result<Network, NetworkErrors> {
+        Network::new(spec)?.with_overload(self.overload().cloned().unwrap_or_default())
+    }
+
     /// The client and overload behaviour, if the network has any.
     pub fn overload(&self) -> Option<&Overload> {
         self.overload.as_deref()

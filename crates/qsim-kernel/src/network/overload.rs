@@ -144,6 +144,9 @@ impl Overload {
     pub fn check(&self, network: &Network) -> Vec<NetworkError> {
         let spec = network.spec();
         let mut out = Vec::new();
+        if self.is_empty() {
+            return out;
+        }
         let mut err = |scope: Scope, field: &[&'static str], msg: &str| {
             let base = match scope {
                 Scope::Station(s) => format!("stations.{}", spec.stations[s].name),

@@ -61,6 +61,8 @@ pub enum Unit {
     Jobs,
     /// Visits to a station per completed interaction.
     Visits,
+    /// Attempts per interaction (clients that retry).
+    Attempts,
 }
 
 impl Unit {
@@ -72,6 +74,7 @@ impl Unit {
             Unit::Fraction => "fraction",
             Unit::Jobs => "jobs",
             Unit::Visits => "visits",
+            Unit::Attempts => "attempts",
         }
     }
 }

@@ -86,6 +86,13 @@ pub mod overload_names {
     pub const SHED_PROBABILITY: &str = "shed_probability";
     /// Fraction of server time spent on requests whose client had gone.
     pub const WASTED_WORK_FRACTION: &str = "wasted_work_fraction";
+    /// The class metrics of a client, in report order.
+    pub const ALL_CLIENT: [&str; 4] = [
+        GOODPUT_PER_S,
+        ATTEMPTS_PER_INTERACTION,
+        TIMEOUT_PROBABILITY,
+        FAILURE_PROBABILITY,
+    ];
 }
 use overload_names::*;
 
@@ -140,7 +147,7 @@ pub(super) const CLIENT: [Metric; 4] = [
     row(
         MetricScope::Class,
         ATTEMPTS_PER_INTERACTION,
-        Unit::Jobs,
+        Unit::Attempts,
         "attempts/interaction",
         "attempts per interaction that ended, the first included: the load amplification of retries (classes with a client)",
         Read::Class {
