@@ -452,3 +452,58 @@ when_full = "drop"
     let w = station_figure(&r, |o| o.wasted_work_fraction);
     assert_close("wasted work", w, wasted / busy, 10, 0.0, 0.05);
 }
+
+/// A model's text with `client` lines in its `[workload.client]` table
+/// (line 6 on) and `station` lines in its station.
+fn with_client(client: &str, station: &str) -> String {
+    format!(
+        "[workload]\ntype = \"open\"\nrate_per_s = 1\nroute = [\"s\"]\n\n[workload.client]\n{client}\n\n[stations.s]\n{station}\nservice = {{ dist = \"exponential\", mean = 0.5 }}\n"
+    )
+}
+
+#[test]
+fn bad_client_and_overload_keys_are_refused_where_they_are() {
+    let cases = [
+        (
+            with_client("max_attempts = 0", "kind = \"queue\""),
+            "bad.toml:7:16: workload.client.max_attempts",
+        ),
+        (
+            with_client("retry_probability = 1.5", "kind = \"queue\""),
+            "bad.toml:7:21: workload.client.retry_probability",
+        ),
+        (
+            with_client("backoff_base_s = 0.1", "kind = \"queue\""),
+            "bad.toml:7:18: workload.client.backoff_base_s: backoff_base_s applies to retries",
+        ),
+        (
+            with_client("on_timeout = \"drop\"", "kind = \"queue\""),
+            "bad.toml:7:14: workload.client.on_timeout",
+        ),
+        (
+            with_client("max_attempts = 2", "kind = \"latch\""),
+            "bad.toml:10:8: stations.s.kind: client and overload behaviour",
+        ),
+        (
+            with_client(
+                "max_attempts = 2",
+                "kind = \"queue\"\nbalk_at = 3\nbalk_probabilities = [0.5]",
+            ),
+            "bad.toml:12:22: stations.s.balk_probabilities: expected one way of balking",
+        ),
+        (
+            with_client("max_attempts = 2", "kind = \"queue\"\nshed_after_s = -1"),
+            "bad.toml:11:16: stations.s.shed_after_s",
+        ),
+    ];
+    for (text, expected) in cases {
+        let e = match qsim_model::load_str("bad.toml", &text, &[]) {
+            Ok(_) => panic!("accepted:\n{text}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains(expected),
+            "expected `{expected}` in:\n{e}\nfor:\n{text}"
+        );
+    }
+}
