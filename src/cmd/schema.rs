@@ -215,6 +215,11 @@ fn class(with_priority: bool) -> Value {
             )}),
             "load steps over time ([[...schedule]])",
         ),
+        (
+            "client",
+            client(),
+            "client behaviour under overload: timeout, retries, backoff, retry budget",
+        ),
     ];
     if with_priority {
         keys.push((
@@ -229,6 +234,67 @@ fn class(with_priority: bool) -> Value {
         ));
     }
     table(keys, &[])
+}
+
+/// A class's `client` table.
+fn client() -> Value {
+    let fraction = json!({"type": "number", "minimum": 0, "maximum": 1});
+    table(
+        vec![
+            (
+                "timeout",
+                reference("distribution"),
+                "time after which the client gives up on an attempt",
+            ),
+            (
+                "on_timeout",
+                one_of_words(&["continue", "cancel"]),
+                "the given-up request goes on, its work wasted (continue), or is cancelled while still queued (cancel)",
+            ),
+            (
+                "deadline_s",
+                positive(),
+                "a success within it counts in goodput_per_s, s (default: the class's sla_s)",
+            ),
+            (
+                "max_attempts",
+                count(1),
+                "most attempts per interaction, the first included",
+            ),
+            (
+                "retry_probability",
+                fraction.clone(),
+                "probability that a failed attempt is retried",
+            ),
+            ("backoff", reference("distribution"), "delay before a retry"),
+            (
+                "backoff_base_s",
+                positive(),
+                "doubling backoff: delay before the first retry, s",
+            ),
+            (
+                "backoff_cap_s",
+                positive(),
+                "doubling backoff: largest delay, s",
+            ),
+            (
+                "backoff_jitter",
+                fraction.clone(),
+                "doubling backoff: fraction of the delay drawn away uniformly",
+            ),
+            (
+                "retry_budget",
+                json!({"type": "number", "exclusiveMinimum": 0, "maximum": 1}),
+                "retries at most this fraction of first attempts (token bucket)",
+            ),
+            (
+                "retry_budget_cap",
+                number_min(1.0),
+                "the retry budget's most saved tokens (burst)",
+            ),
+        ],
+        &[],
+    )
 }
 
 fn station() -> Value {
@@ -269,6 +335,26 @@ fn station() -> Value {
                 "when_full",
                 one_of_words(&["drop", "block"]),
                 "a job arriving at a full station is lost (drop) or its sender holds it until there is room (block, blocking after service) (queue with capacity)",
+            ),
+            (
+                "patience",
+                reference("distribution"),
+                "a waiting job leaves unserved after this long (reneging) (queue)",
+            ),
+            (
+                "balk_at",
+                count(1),
+                "an arrival does not join when at least this many jobs are present (queue)",
+            ),
+            (
+                "balk_probabilities",
+                json!({"type": "array", "minItems": 1, "items": {"type": "number", "minimum": 0, "maximum": 1}}),
+                "probability of not joining with n jobs present, by n; the last for any larger n (queue)",
+            ),
+            (
+                "shed_after_s",
+                positive(),
+                "a job whose wait passed this when its service would start is dropped (queue)",
             ),
             (
                 "numa",

@@ -7,6 +7,7 @@ mod capacity;
 mod charts;
 mod claims;
 mod cli;
+pub mod clients;
 mod docs;
 mod edges;
 mod exact;

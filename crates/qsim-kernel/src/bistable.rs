@@ -352,7 +352,7 @@ pub fn other_end(network: &Network) -> Option<(Network, StationId)> {
             s
         }
     };
-    Network::new(spec).ok().map(|n| (n, station))
+    network.rebuilt(spec).ok().map(|n| (n, station))
 }
 
 /// The start state of a network, as `qsim run` names it.

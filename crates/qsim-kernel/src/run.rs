@@ -391,6 +391,41 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                     .then(|| e("blocked_fraction", &|s| s.blocked_fraction, &time)),
                 blocking_time_s: sends
                     .then(|| e("blocking_time_s", &|s| s.blocking_time_s, &departures)),
+                overload: network.overload().map(|o| {
+                    let ov = |s: &ReplicationStation| s.overload.clone().unwrap_or_default();
+                    let arrivals = |r: &ReplicationResult| ov(&get(r)).arrivals as f64;
+                    let work = |r: &ReplicationResult| ov(&get(r)).work_s;
+                    let at = o.stations[i].as_ref();
+                    let timeouts = o.classes.iter().flatten().any(|k| k.timeout.is_some());
+                    Box::new(OverloadResults {
+                        abandonment_probability: at.is_some_and(|x| x.patience.is_some()).then(
+                            || {
+                                e(
+                                    "abandonment_probability",
+                                    &|s| ov(s).abandonment_probability,
+                                    &arrivals,
+                                )
+                            },
+                        ),
+                        balking_probability: at.is_some_and(|x| x.balk.is_some()).then(|| {
+                            e(
+                                "balking_probability",
+                                &|s| ov(s).balking_probability,
+                                &arrivals,
+                            )
+                        }),
+                        shed_probability: at
+                            .is_some_and(|x| x.shed_after_s.is_some())
+                            .then(|| e("shed_probability", &|s| ov(s).shed_probability, &arrivals)),
+                        wasted_work_fraction: (timeouts && has_servers).then(|| {
+                            e(
+                                "wasted_work_fraction",
+                                &|s| ov(s).wasted_work_fraction,
+                                &work,
+                            )
+                        }),
+                    })
+                }),
                 classes: station_classes(
                     spec,
                     reps,
@@ -466,7 +501,44 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             if spec.chain_starts().get(i) == Some(&i) && spec.classes.len() > 1 {
                 short(format!("class {} response time", c.name), fewest, &LABELLED);
             }
+            let client = network
+                .overload()
+                .and_then(|o| o.classes[i].as_ref())
+                .map(|_| {
+                    let cp = |r: &ReplicationResult| pick(r).client.unwrap_or_default();
+                    let f = |m: &str,
+                             v: &dyn Fn(&ReplicationClient) -> f64,
+                             w: &dyn Fn(&ReplicationClient) -> f64| {
+                        fig(&|| format!("class.{}.{m}", c.name), &|r| v(&cp(r)), &|r| {
+                            w(&cp(r))
+                        })
+                    };
+                    let ended = |x: &ReplicationClient| x.interactions as f64;
+                    ClientResults {
+                        goodput_per_s: fig(
+                            &|| format!("class.{}.goodput_per_s", c.name),
+                            &|r| cp(r).goodput_per_s,
+                            &time,
+                        ),
+                        attempts_per_interaction: f(
+                            "attempts_per_interaction",
+                            &|x| x.attempts_per_interaction,
+                            &ended,
+                        ),
+                        timeout_probability: f(
+                            "timeout_probability",
+                            &|x| x.timeout_probability,
+                            &|x| x.attempts as f64,
+                        ),
+                        failure_probability: f(
+                            "failure_probability",
+                            &|x| x.failure_probability,
+                            &ended,
+                        ),
+                    }
+                });
             ClassResults {
+                client,
                 name: c.name.clone(),
                 throughput_per_s: fig(
                     &|| format!("class.{}.throughput_per_s", c.name),

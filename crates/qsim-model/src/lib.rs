@@ -391,7 +391,9 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
     // on the whole network when every part could be built, else on the
     // parts that could, so every problem is reported at once.
     let kernel_errors = match built.spec() {
-        Some(spec) => match Network::new(spec) {
+        Some(spec) => match Network::new(spec)
+            .and_then(|n| n.with_overload(std::mem::take(&mut built.overload)))
+        {
             Ok(n) => {
                 if reader_ok {
                     stability_errors(&mut ctx, &n, &built.arrival_at, &built.class_paths);
@@ -597,7 +599,16 @@ fn stability_errors(
         let (o, p) = at(ci);
         ctx.error(&o, &p, trapped_message(spec, ci));
     }
-    for u in unstable {
+    // Reneging, balking and shedding keep a queue finite at any load.
+    let bounded = |name: &str| {
+        network.overload().is_some_and(|ov| {
+            network
+                .station_id(name)
+                .and_then(|s| ov.stations[s].as_ref())
+                .is_some_and(|x| x.bounds_queue())
+        })
+    };
+    for u in unstable.into_iter().filter(|u| !bounded(&u.station)) {
         let (mut o, p) = at(u.class);
         // The utilization comes from the station as much as the arrivals:
         // an override of the station's service or servers caused it.

@@ -120,9 +120,13 @@ fn utilization_line(results: &RunResults, open: bool, offered_per_s: Option<f64>
     // arrive (the whole 95% interval below, by more than 5%); a run that
     // drifted between the halves of its window cannot say either way.
     let x = results.system.throughput_per_s;
+    // Clients that give up, and queues that lose work (patience, balking,
+    // shedding), complete fewer interactions than arrive in a steady state.
+    let loses = results.classes.iter().any(|c| c.client.is_some())
+        || results.stations.iter().any(|s| s.overload.is_some());
     let falls_behind = offered_per_s
         .filter(|o| x.mean < 0.95 * o && x.mean + x.ci95.max(0.0) < *o)
-        .filter(|_| open);
+        .filter(|_| open && !loses);
     let drifting = open
         && results
             .warnings

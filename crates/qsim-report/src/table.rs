@@ -109,7 +109,7 @@ fn cell(m: &Metric, e: &Estimate) -> String {
     match m.unit {
         Unit::Seconds => pm_dur(e),
         Unit::Fraction => pct(e),
-        Unit::PerSecond | Unit::Jobs | Unit::Visits => pm(e),
+        Unit::PerSecond | Unit::Jobs | Unit::Visits | Unit::Attempts => pm(e),
     }
 }
 
@@ -270,7 +270,9 @@ pub fn to_table(report: &Report) -> String {
         columns(&mut out, &rows);
     }
 
-    if r.classes.len() > 1 {
+    // Client figures are per class: a single class with a client shows them.
+    let clients = r.classes.iter().any(|c| c.client.is_some());
+    if r.classes.len() > 1 || clients {
         let _ = writeln!(out, "\nclasses");
         let sla = r.classes.iter().any(|c| c.sla_violation.is_some());
         let shown: Vec<&Metric> = [
@@ -280,6 +282,12 @@ pub fn to_table(report: &Report) -> String {
         ]
         .into_iter()
         .chain(sla.then_some(names::SLA_VIOLATION))
+        .chain(
+            clients
+                .then_some(qsim_kernel::overload_names::ALL_CLIENT)
+                .into_iter()
+                .flatten(),
+        )
         .map(|n| Metric::get(MetricScope::Class, n))
         .collect();
         let mut header = vec!["name".to_string()];

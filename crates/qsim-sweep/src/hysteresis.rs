@@ -246,7 +246,7 @@ pub fn run_hysteresis(
                 }
                 let mut s = model.network.spec().clone();
                 s.initial = InitialState::Placed(fit(&model.network, &states[i]));
-                Network::new(s).map_err(|e| {
+                model.network.rebuilt(s).map_err(|e| {
                     SweepError::Model(format!("carrying the state to {}: {e}", value.text()))
                 })
             })

@@ -448,7 +448,7 @@ fn changed(
             spec.stations[s] = spec.stations[s]
                 .sped_up(*factor)
                 .map_err(|e| WhatIfError::Usage(e.to_string()))?;
-            let net = Network::new(spec).map_err(|errs| {
+            let net = model.network.rebuilt(spec).map_err(|errs| {
                 WhatIfError::Usage(format!(
                     "{station} sped up x{factor}: {}",
                     errs.iter()

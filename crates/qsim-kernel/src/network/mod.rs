@@ -17,6 +17,7 @@ mod batch;
 mod fork;
 mod latch;
 mod link;
+mod overload;
 mod queue;
 mod routing;
 mod speed;
@@ -27,6 +28,9 @@ pub use batch::BatchSpec;
 pub use fork::{ForkSpec, JoinSpec, MAX_ROUTE_STEPS, Spread};
 pub use latch::{LatchSpec, NumaSpec, PollDelay, SpinSpec, Wake};
 pub use link::{LinkSpec, MAX_PIPELINE};
+pub use overload::{
+    Backoff, Balk, ClientSpec, OnTimeout, Overload, RetryBudget, RetrySpec, StationOverload,
+};
 pub use queue::{Capacity, Discipline, MAX_SERVERS, WhenFull};
 pub use routing::{Routing, Target};
 pub use speed::Speed;
@@ -279,6 +283,8 @@ impl<'a> IntoIterator for &'a NetworkErrors {
 #[derive(Clone, Debug)]
 pub struct Network {
     spec: NetworkSpec,
+    /// Client and overload behaviour, if any (see [`Network::with_overload`]).
+    overload: Option<std::sync::Arc<Overload>>,
 }
 
 impl Network {
@@ -300,7 +306,10 @@ impl Network {
         }
         // Rules on the whole network (its visit ratios) come last, on a
         // network whose parts are valid.
-        let network = Network { spec };
+        let network = Network {
+            spec,
+            overload: None,
+        };
         let view = View {
             stations: network.spec.stations.iter().map(Some).collect(),
             classes: network.spec.classes.iter().map(Some).collect(),
@@ -341,6 +350,29 @@ impl Network {
     /// The checked description.
     pub fn spec(&self) -> &NetworkSpec {
         &self.spec
+    }
+
+    /// Attaches client behaviour per class and overload behaviour per
+    /// station ([`Overload`]), checked against the network; an empty
+    /// `overload` leaves the network as it is.
+    pub fn with_overload(mut self, overload: Overload) -> Result<Network, NetworkErrors> {
+        let errors = overload.check(&self);
+        if !errors.is_empty() {
+            return Err(NetworkErrors { errors });
+        }
+        self.overload = (!overload.is_empty()).then(|| std::sync::Arc::new(overload));
+        Ok(self)
+    }
+
+    /// A network of `spec` (this one changed: another start, a station
+    /// sped up) with this one's client and overload behaviour.
+    pub fn rebuilt(&self, spec: NetworkSpec) -> Result<Network, NetworkErrors> {
+        Network::new(spec)?.with_overload(self.overload().cloned().unwrap_or_default())
+    }
+
+    /// The client and overload behaviour, if the network has any.
+    pub fn overload(&self) -> Option<&Overload> {
+        self.overload.as_deref()
     }
 
     /// The capacity of station `s`, if it has one.

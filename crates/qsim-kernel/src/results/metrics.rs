@@ -61,6 +61,8 @@ pub enum Unit {
     Jobs,
     /// Visits to a station per completed interaction.
     Visits,
+    /// Attempts per interaction (clients that retry).
+    Attempts,
 }
 
 impl Unit {
@@ -72,6 +74,7 @@ impl Unit {
             Unit::Fraction => "fraction",
             Unit::Jobs => "jobs",
             Unit::Visits => "visits",
+            Unit::Attempts => "attempts",
         }
     }
 }
@@ -97,6 +100,11 @@ pub(super) enum Read {
     StationClass {
         summary: fn(&StationClassResults) -> Option<Estimate>,
         replication: fn(&ReplicationStationClass) -> f64,
+    },
+    /// A class figure that may not apply (client figures).
+    Class {
+        summary: fn(&ClassResults) -> Option<Estimate>,
+        replication: fn(&ReplicationClass) -> f64,
     },
     /// A region figure.
     Region {
@@ -790,7 +798,7 @@ const REGION: [Metric; 3] = [
 ];
 
 /// Every metric, by scope and then in report order.
-pub static METRICS: [Metric; 51] = [
+pub static METRICS: [Metric; 59] = [
     SYSTEM_FLOW[0],
     SYSTEM_FLOW[1],
     SYSTEM_FLOW[2],
@@ -825,6 +833,10 @@ pub static METRICS: [Metric; 51] = [
     TAILS[6],
     TAILS[7],
     TAILS[8],
+    super::overload::OVERLOAD[0],
+    super::overload::OVERLOAD[1],
+    super::overload::OVERLOAD[2],
+    super::overload::OVERLOAD[3],
     STATION_CLASS[0],
     STATION_CLASS[1],
     STATION_CLASS[2],
@@ -839,6 +851,10 @@ pub static METRICS: [Metric; 51] = [
     CLASS_FLOW[5],
     CLASS_FLOW[6],
     CLASS_SLA,
+    super::overload::CLIENT[0],
+    super::overload::CLIENT[1],
+    super::overload::CLIENT[2],
+    super::overload::CLIENT[3],
     REGION[0],
     REGION[1],
     REGION[2],
@@ -928,6 +944,7 @@ impl Metric {
                     .find(|x| x.class == c)
                     .and_then(summary)
             }
+            (Read::Class { summary, .. }, _) => r.classes.get(index).and_then(summary),
             (Read::Region { summary, .. }, _) => r.regions.get(index).map(summary),
         }
     }
@@ -949,6 +966,7 @@ impl Metric {
                 let x = replication(rep.stations.get(s)?.classes.get(c)?);
                 (!x.is_nan()).then_some(x)
             }
+            (Read::Class { replication, .. }, _) => rep.classes.get(index).map(replication),
             (Read::Region { replication, .. }, _) => rep.regions.get(index).map(replication),
         }
     }

@@ -208,6 +208,8 @@ pub struct StationResults {
     pub blocking_time_s: Option<Estimate>,
     /// Distributions at the station (with `station_tails`).
     pub tails: Option<TailResults>,
+    /// Overload figures (patience, balking, shedding, wasted work).
+    pub overload: Option<Box<OverloadResults>>,
     /// Per class, for the classes that can reach the station, in spec
     /// order: multi-class models, at plain queue and delay, PS and
     /// speed-curve stations; empty otherwise.
@@ -251,6 +253,8 @@ pub struct ClassResults {
     /// Fraction of the class's interactions slower than its SLA (its own
     /// `sla_s`, else the run's), when one applies.
     pub sla_violation: Option<Estimate>,
+    /// Client figures (classes with a client).
+    pub client: Option<ClientResults>,
 }
 
 impl ClassResults {
@@ -275,6 +279,7 @@ impl ClassResults {
                 p999: none,
             },
             sla_violation: None,
+            client: None,
         }
     }
 }
@@ -400,6 +405,9 @@ pub struct ReplicationClass {
     pub percentiles_s: [f64; 5],
     /// Fraction of responses over the SLA (0 without one).
     pub sla_violation: f64,
+    /// Client figures (classes with a client).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<ReplicationClient>,
     /// The response times recorded, which [`crate::summarize`] pools
     /// across replications for the percentiles (absent in checkpoints).
     #[serde(skip)]
@@ -450,6 +458,9 @@ pub struct ReplicationStation {
     pub blocking_time_s: f64,
     /// Distributions at the station, with `station_tails`.
     pub tails: Option<ReplicationTails>,
+    /// Overload figures (patience, balking, shedding, wasted work).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overload: Option<ReplicationOverload>,
     /// Per class, in spec order, at the stations of a multi-class model
     /// that keep them (plain queue and delay, PS and speed curves); empty
     /// otherwise.
@@ -526,6 +537,8 @@ pub struct ReplicationRegion {
 
 mod metrics;
 pub use metrics::*;
+mod overload;
+pub use overload::*;
 
 /// Writes the metrics of `scope` that apply to one item.
 fn put_metrics<M: SerializeMap>(
@@ -563,6 +576,7 @@ impl Serialize for ClassResults {
                 Some(summary(&self.throughput_per_s, &self.response_time_s))
             }
             Read::Sla => self.sla_violation,
+            Read::Class { summary, .. } => summary(self),
             _ => None,
         })?;
         m.end()

@@ -69,6 +69,7 @@ impl Simulation {
         // capacity only on a plain queue, and a blocking station's senders
         // only among plain stations and forks).
         let senders = spec.blocking_senders();
+        let client = super::client::ClientRt::new(network, seed, index);
         for (s, st) in stations.iter_mut().enumerate() {
             let limit = network.capacity(s).map(|cap| cap.limit);
             let (block, sends) = (spec.blocks(s), senders[s]);
@@ -81,7 +82,7 @@ impl Simulation {
             // stations, which the hot path does not.
             let multi = spec.classes.len() > 1;
             if let Some(c) = c
-                && (limit.is_some() || config.station_tails || sends || multi)
+                && (limit.is_some() || config.station_tails || sends || multi || client.is_some())
             {
                 st.kind = Kind::Plain {
                     c,
@@ -138,7 +139,8 @@ impl Simulation {
             free: Vec::new(),
             stations,
             classes,
-            slow_goto: !regions.is_empty() || !switches.is_empty(),
+            // Client mode: attempts start and end in `goto_slow`.
+            slow_goto: !regions.is_empty() || !switches.is_empty() || client.is_some(),
             chain_start: if switches.is_empty() {
                 Vec::new()
             } else {
@@ -190,6 +192,7 @@ impl Simulation {
             } else {
                 Vec::new()
             },
+            client,
         };
         if let Some(plan) = config.trace {
             sim.start_trace(plan, &crate::recovery::cuts(&config.schedule));

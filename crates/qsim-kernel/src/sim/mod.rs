@@ -32,6 +32,7 @@
 mod batch;
 mod blocking;
 mod build;
+mod client;
 mod direct;
 mod event;
 mod fork;
@@ -257,6 +258,9 @@ pub struct Simulation {
     /// Blocking state per station (empty unless a station blocks when
     /// full; see `blocking`).
     blocking: Vec<BlockRt>,
+    /// The client layer (timeouts, retries, patience, balking, shedding),
+    /// `None` unless the network has any (see `client`).
+    client: Option<Box<client::ClientRt>>,
 }
 
 impl Simulation {
@@ -493,6 +497,9 @@ impl Simulation {
             EV_SCHEDULE => self.on_schedule(a as usize, b as usize),
             EV_SCHED_ARRIVAL => self.on_sched_arrival(a as usize),
             EV_TRACE => self.on_trace(a, b),
+            EV_TIMEOUT => self.on_client_timeout(a, b),
+            EV_RETRY => self.on_client_retry(b),
+            EV_RENEGE => self.on_renege(a, b),
             _ => {
                 debug_assert!(false, "unknown event kind {}", e & 0xFF);
                 // SAFETY: events are only made by `ev` with one of the

@@ -100,6 +100,16 @@ impl PerClass {
         }
     }
 
+    /// A waiting job of `class` that arrived at `t_arr` leaves the queue
+    /// unserved at `now` (client mode: cancelled, reneged, shed); its time
+    /// there still counts in the area under the jobs present.
+    pub(super) fn leave_queue(&mut self, class: usize, now: f64, t_arr: f64) {
+        let c = &mut self.classes[class];
+        c.n -= 1;
+        c.sum_arr -= t_arr;
+        c.before_n -= now - t_arr;
+    }
+
     /// A waiting job of `class` enters service at `now`.
     #[inline]
     pub(super) fn start(&mut self, class: usize, now: f64) {

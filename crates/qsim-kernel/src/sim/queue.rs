@@ -144,8 +144,11 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     pub(super) fn plain_arrive(&mut self, j: u32, s: usize, limit: u32) {
+        self.stations[s].stats.offered += 1;
+        if self.client.is_some() && self.client_balks(j, s) {
+            return;
+        }
         let st = &mut self.stations[s];
-        st.stats.offered += 1;
         if st.stats.n >= limit {
             if let Kind::Plain { block: true, .. } = st.kind {
                 self.hold(j, s);
@@ -189,6 +192,9 @@ impl Simulation {
             self.fel.push(later(now, d), ev(EV_PLAIN_DONE, s as u32, j));
         } else {
             st.waiting.push(j, self.classes[class].priority);
+            if self.client.is_some() {
+                self.client_queued(j, s);
+            }
         }
     }
 
@@ -214,6 +220,9 @@ impl Simulation {
     /// Job `j` leaves plain station `s` now (its service done, and any
     /// blocking over): its server takes the next waiting job or goes idle.
     pub(super) fn plain_depart(&mut self, s: usize, j: u32) {
+        if self.client.is_some() {
+            self.client_depart(s, j);
+        }
         let now = self.now;
         let st = &mut self.stations[s];
         // See `plain_arrive`.
@@ -224,7 +233,13 @@ impl Simulation {
         Simulation::depart_counts(&mut st.stats, &mut st.per_class, job, now);
         st.stats.sum_arr -= job.t_arr;
         st.stats.sum_start -= job.t_start;
-        if let Some(nx) = st.waiting.pop() {
+        let next = if self.client.is_some() {
+            self.client_pop(s)
+        } else {
+            st.waiting.pop()
+        };
+        let st = &mut self.stations[s];
+        if let Some(nx) = next {
             st.stats.sum_start += now;
             let job = &mut self.jobs[nx as usize];
             job.t_start = now;
@@ -242,6 +257,10 @@ impl Simulation {
     /// Job `j` found plain station `s` full and is lost.
     pub(super) fn drop_job(&mut self, j: u32, s: usize) {
         self.stations[s].stats.dropped += 1;
+        if self.client.is_some() {
+            self.client_refused(j);
+            return;
+        }
         let job = &mut self.jobs[j as usize];
         job.station = EXIT;
         if job.fork != NONE {

@@ -239,6 +239,9 @@ impl Simulation {
     /// counted there, and a closed job thinks and starts again in it).
     #[inline(never)]
     fn goto_slow(&mut self, j: u32, from: u32, to: u32) {
+        if self.client.is_some() && (from == EXIT || to == EXIT) && self.client_goto(j, from, to) {
+            return;
+        }
         let mut to = to;
         if !self.chain_start.is_empty() {
             let job = &mut self.jobs[j as usize];

@@ -317,6 +317,9 @@ impl Simulation {
         for b in &mut self.blocking {
             b.reset(now);
         }
+        if let Some(ct) = &mut self.client {
+            ct.reset();
+        }
         for cl in &mut self.classes {
             cl.stats.completions = 0;
             cl.stats.sum_resp = 0.0;
@@ -442,11 +445,12 @@ impl Simulation {
                 sla_violation: ratio(over as f64, n),
                 histogram: (percentiles && s.completions > 0)
                     .then(|| std::sync::Arc::new(s.hist.clone())),
+                client: None,
             }
         };
         // A class's P(R > SLA) is against its own SLA; the system's against
         // the run's.
-        let classes: Vec<ReplicationClass> = self
+        let mut classes: Vec<ReplicationClass> = self
             .classes
             .iter()
             .map(|c| class_result(&c.stats, c.stats.class_sla_over))
@@ -470,7 +474,7 @@ impl Simulation {
             class_result(&all, all.sla_over)
         };
         // Spinning latch waiters are in a cpu station's `busy` already.
-        let stations = self
+        let mut stations: Vec<ReplicationStation> = self
             .stations
             .iter()
             .enumerate()
@@ -573,6 +577,7 @@ impl Simulation {
                     mean_poll_delay_s: poll_delay,
                     dropped_per_s: per_s(s.dropped as f64),
                     loss_probability: ratio(s.dropped as f64, s.offered as f64),
+                    overload: None,
                     classes: st.per_class.as_ref().map_or_else(Vec::new, |pc| {
                         // Spinning latch threads hold part of a cpu's busy
                         // servers but belong to no class here.
@@ -626,6 +631,9 @@ impl Simulation {
                 }
             })
             .collect();
+        if let Some(ct) = &self.client {
+            ct.figures(t, &self.stations, &mut classes, &mut stations);
+        }
         ReplicationResult {
             index: self.index,
             events: self.events,

@@ -27,6 +27,7 @@ pub(super) fn class(
     let t = Table { node, path };
     let is_single = path == "workload";
     let mut keys = workload::KEYS.to_vec();
+    keys.push("client");
     if !is_single {
         keys.push("priority");
         keys.push("sla_s");

@@ -11,6 +11,7 @@
 
 mod classes;
 mod metrics;
+mod overload;
 mod regions;
 mod route;
 mod routing;
@@ -101,6 +102,8 @@ pub(crate) struct Built {
     pub piece_errors: Vec<NetworkError>,
     /// Per class, the steps of its `schedule` (empty when it has none).
     pub schedules: Vec<Vec<qsim_kernel::schedule::Step>>,
+    /// Client behaviour per class and overload behaviour per station.
+    pub overload: qsim_kernel::Overload,
 }
 
 impl Built {
@@ -333,6 +336,7 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
 
     let mut stations = Vec::new();
     let mut capacity = Vec::new();
+    let mut overload = qsim_kernel::Overload::default();
     // For each station and class: whether some service key covers the class
     // (even if its value was wrong, so one mistake is reported once).
     let mut covered: Vec<Vec<bool>> = Vec::new();
@@ -342,6 +346,13 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
         stations.push(spec);
         capacity.push(cap);
         covered.push(cov);
+        let t = Table {
+            node,
+            path: &child("stations", name),
+        };
+        overload
+            .stations
+            .push(overload::station(ctx, t, base).flatten());
     }
 
     let mut classes = Vec::new();
@@ -363,6 +374,16 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
         );
         class_sla.push(sla);
         classes.push(spec);
+        let t = Table {
+            node: c.node,
+            path: &c.path,
+        };
+        // Without a deadline of its own a client's is its class's SLA.
+        let client = overload::client(ctx, t, base).flatten().map(|mut k| {
+            k.deadline_s = k.deadline_s.or(sla);
+            k
+        });
+        overload.classes.push(client);
         arrival_at.push(arr);
     }
     chain_workloads(ctx, &names, &mut classes);
@@ -398,6 +419,7 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
         class_paths: names.classes.iter().map(|c| c.path.clone()).collect(),
         piece_errors,
         schedules,
+        overload,
     }
 }
 

@@ -4,7 +4,17 @@ use crate::build::Table;
 use crate::ctx::Ctx;
 use qsim_kernel::{Capacity, Discipline, StationKind, WhenFull};
 
-pub(super) const KEYS: &[&str] = &["servers", "discipline", "capacity", "when_full"];
+pub(super) const KEYS: &[&str] = &[
+    "servers",
+    "discipline",
+    "capacity",
+    "when_full",
+    // Overload (see `build::overload`).
+    "patience",
+    "balk_at",
+    "balk_probabilities",
+    "shed_after_s",
+];
 const WHEN_FULL: &[&str] = &["drop", "block"];
 const DISCIPLINES: &[&str] = &["fcfs", "ps", "lcfs", "priority"];
 
