@@ -77,6 +77,7 @@ pub(super) struct ClientStats {
     pub(super) timeouts: u64,
 }
 
+#[derive(Clone)]
 struct BackoffRt {
     dist: Option<Sampler>,
     base: f64,
@@ -84,6 +85,7 @@ struct BackoffRt {
     jitter: f64,
 }
 
+#[derive(Clone)]
 struct ClassClient {
     timeout: Option<Sampler>,
     cancel: bool,
@@ -107,6 +109,7 @@ pub(super) struct StationClientStats {
     pub(super) wasted: f64,
 }
 
+#[derive(Clone)]
 struct StationClient {
     patience: Option<Sampler>,
     balk: Option<Balk>,
@@ -115,6 +118,7 @@ struct StationClient {
 }
 
 /// The client layer's state of one replication.
+#[derive(Clone)]
 pub(super) struct ClientRt {
     classes: Vec<Option<ClassClient>>,
     stations: Vec<Option<StationClient>>,
