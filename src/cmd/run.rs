@@ -457,6 +457,26 @@ pub fn run_with_progress(network: &Network, config: &RunConfig) -> Result<RunRes
     })
 }
 
+/// [`qsim_kernel::bistable::decide`] with the progress bar and Ctrl-C of
+/// [`run_with_progress`].
+fn decide_with_progress(
+    network: &Network,
+    config: &RunConfig,
+    first: &RunResults,
+) -> Result<Option<qsim_kernel::bistable::Verdict>, RunError> {
+    let control = crate::interrupt_control();
+    let per_rep = match (config.effective_warmup(), config.stop) {
+        (Warmup::Jobs(w), Stop::Jobs(s)) => Some(w.saturating_add(s)),
+        (Warmup::None, Stop::Jobs(s)) => Some(s),
+        _ => None,
+    };
+    let reps = first.replication_results.len() as u64;
+    let total = per_rep.map(|n| n.saturating_mul(reps));
+    with_progress(&control, total, || {
+        qsim_kernel::bistable::decide(network, config, first, Some(&control))
+    })
+}
+
 /// Runs `work` on a second thread while this one shows the jobs `control`
 /// counts as done: a bar towards `total` (a spinner when it is unknown), on
 /// a terminal only and only after the first second. The waiting thread
@@ -734,7 +754,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         };
         args.guards
             .check(&other, &config, &args.model, Some(&args.options))?;
-        let verdict = super::verdict::decide_with_progress(&model.network, &config, &results)
+        let verdict = decide_with_progress(&model.network, &config, &results)
             .map_err(|e| interrupted(e, &config))
             .context("bistability check run")?;
         if let Some(v) = verdict {

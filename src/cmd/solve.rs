@@ -262,8 +262,7 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
         &name,
         &figures,
         product_form,
-        sim.as_ref(),
-        &verdict,
+        (sim.as_ref(), &verdict),
         args.format,
     )?;
     Ok(ExitCode::SUCCESS)
@@ -435,8 +434,8 @@ fn print_figures(
     name: &str,
     f: &Figures,
     product_form: bool,
-    sim: Option<&RunResults>,
-    verdict: &super::verdict::SolveVerdict,
+    // The simulation of `--compare`, and the bistability verdict.
+    (sim, verdict): (Option<&RunResults>, &super::verdict::SolveVerdict),
     format: Format,
 ) -> Result<()> {
     let rows = rows(spec, f, sim);

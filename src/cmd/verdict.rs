@@ -1,30 +1,10 @@
-//! The one bistability verdict in `qsim run`'s output: the two-ended check
-//! with a progress bar, and a run whose replications fall into different
-//! modes, reported mode by mode instead of averaged.
+//! The one bistability verdict in the outputs: a run whose replications
+//! fall into different modes, reported mode by mode instead of averaged,
+//! and `qsim solve`'s operating points confirmed by short runs.
 
 use anyhow::Result;
 use qsim_kernel::bistable::Verdict;
-use qsim_kernel::{Network, ReplicationResult, RunConfig, RunError, RunResults, Stop, Warmup};
-
-/// [`qsim_kernel::bistable::decide`] with `qsim run`'s progress bar and
-/// Ctrl-C.
-pub fn decide_with_progress(
-    network: &Network,
-    config: &RunConfig,
-    first: &RunResults,
-) -> Result<Option<Verdict>, RunError> {
-    let control = crate::interrupt_control();
-    let per_rep = match (config.effective_warmup(), config.stop) {
-        (Warmup::Jobs(w), Stop::Jobs(s)) => Some(w.saturating_add(s)),
-        (Warmup::None, Stop::Jobs(s)) => Some(s),
-        _ => None,
-    };
-    let reps = first.replication_results.len() as u64;
-    let total = per_rep.map(|n| n.saturating_mul(reps));
-    super::run::with_progress(&control, total, || {
-        qsim_kernel::bistable::decide(network, config, first, Some(&control))
-    })
-}
+use qsim_kernel::{Network, ReplicationResult, RunConfig, RunError, RunResults, Stop};
 
 fn indices(reps: &[ReplicationResult]) -> String {
     reps.iter()
@@ -83,7 +63,7 @@ pub fn mixed_output(
         .iter()
         .map(|reps| qsim_kernel::summarize(network, report.config, reps))
         .collect();
-    let start = super::run::initial_state(network);
+    let start = qsim_kernel::bistable::start_label(network);
     let label = |i: usize| {
         format!(
             "{start}, mode {} of {} (replications {})",
