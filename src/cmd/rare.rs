@@ -327,6 +327,13 @@ pub fn rare(args: &RareArgs) -> Result<ExitCode> {
         .into());
     }
     let model = args.model.load()?;
+    if !model.run.schedule.is_empty() {
+        return Err(UsageError(format!(
+            "{}: qsim rare does not apply load schedules (its cycles assume a load that does not change); remove the schedule or use qsim run",
+            args.model.model.display()
+        ))
+        .into());
+    }
     let names: Vec<&str> = model
         .network
         .spec()

@@ -133,7 +133,8 @@ impl Ctx<'_> {
         let s0 = self.start_state(network, r)?;
         let t0 = s0.time().seconds();
         let deadline = self.horizon_s.map_or(f64::INFINITY, |h| t0 + h);
-        let mut used = 0u64;
+        // The run to the start level counts too.
+        let mut used = s0.events();
         let mut starts = vec![Some(Particle {
             sim: s0.snapshot(),
             side: 0,
