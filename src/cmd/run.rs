@@ -223,6 +223,76 @@ impl GuardArgs {
         }
     }
 
+    /// Phases measured in simulated time of a closed model: the kernel's
+    /// estimate counts no events for them (a closed class's throughput
+    /// has no lower bound from the spec alone), but where qsim-theory gives
+    /// one, each interaction is at least one event, so `seconds ×
+    /// throughput_lower_per_s` events are certain (a warm-up of 1e10 s
+    /// otherwise ran to the per-replication event limit).
+    fn check_closed_time(
+        &self,
+        network: &Network,
+        config: &RunConfig,
+    ) -> std::result::Result<(), budget::BudgetError> {
+        let warm = match config.effective_warmup() {
+            Warmup::Time(w) => w,
+            _ => 0.0,
+        };
+        let stop = match config.stop {
+            Stop::Time(t) => t,
+            Stop::Jobs(_) => 0.0,
+        };
+        if warm + stop <= 0.0 || !config.schedule.is_empty() {
+            return Ok(());
+        }
+        let spec = network.spec();
+        let per_s: f64 = (0..spec.classes.len())
+            .filter_map(|c| match spec.classes[c].workload {
+                qsim_kernel::Workload::Closed { population, .. } => {
+                    qsim_theory::bounds::closed_bounds(spec, c, population)
+                        .ok()
+                        .flatten()
+                        .and_then(|b| b.throughput_lower_per_s)
+                }
+                qsim_kernel::Workload::Open { .. } => None,
+            })
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .sum();
+        if per_s <= 0.0 {
+            return Ok(());
+        }
+        let key = if warm > stop {
+            "simulation.warmup"
+        } else {
+            "simulation.stop"
+        };
+        let events = (warm + stop) * per_s;
+        if events > config.max_events as f64 {
+            return Err(budget::BudgetError::ReplicationEvents {
+                key: key.into(),
+                events,
+                limit: config.max_events as f64,
+            });
+        }
+        let most = config.precision.map_or(config.replications, |p| {
+            p.max_replications.max(config.replications)
+        });
+        let total = events * f64::from(most);
+        if let Some(limit) = self.budget().max_events
+            && total > limit
+        {
+            let e = budget::estimate(network, config, &class_visits(network));
+            return Err(budget::BudgetError::Events {
+                key: key.into(),
+                events: total,
+                limit,
+                seconds: total / (budget::EVENTS_PER_S_PER_THREAD * f64::from(e.threads.max(1))),
+                threads: e.threads,
+            });
+        }
+        Ok(())
+    }
+
     /// [`GuardArgs::budget`] without a memory limit (`qsim check` without
     /// `--max-memory`: see [`check`]).
     fn budget_unlimited_memory(&self) -> Budget {
@@ -263,6 +333,7 @@ impl GuardArgs {
     ) -> Result<budget::Estimate> {
         self.budget()
             .check(network, config, &class_visits(network))
+            .and_then(|e| self.check_closed_time(network, config).map(|()| e))
             .map_err(|e| {
                 let mut text = blame_budget_key(&e, model, options);
                 if matches!(e, budget::BudgetError::Memory { .. }) {
@@ -610,6 +681,11 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode> {
         args.guards
             .budget_unlimited_memory()
             .check(&model.network, &model.run, &class_visits(&model.network))
+            .and_then(|e| {
+                args.guards
+                    .check_closed_time(&model.network, &model.run)
+                    .map(|()| e)
+            })
             .map_err(|e| UsageError(blame_budget_key(&e, &args.model, None)))?
     };
     let spec = model.network.spec();

@@ -177,8 +177,8 @@ fn time_stops_warmups_and_dropped_arrivals_are_under_the_event_budget() {
         let out = bounded(args, 2 * GIB, 5);
         refused_with(&out, wanted);
     }
-    // A closed model stopped by time has no event estimate from the spec:
-    // each replication is held to its share of --max-events instead.
+    // A closed model stopped by time: refused from its throughput's lower
+    // bound where theory gives one ...
     let out = bounded(
         &[
             "run",
@@ -189,6 +189,24 @@ fn time_stops_warmups_and_dropped_arrivals_are_under_the_event_budget() {
             "2e5",
             "--replications",
             "2",
+        ],
+        2 * GIB,
+        5,
+    );
+    refused_with(&out, &["--time 1000000: the run needs at least"]);
+    // ... and where none holds (blocking), each replication is held to
+    // its share of --max-events instead.
+    let out = bounded(
+        &[
+            "run",
+            "models/app_db_blocking.toml",
+            "--time",
+            "1000000",
+            "--max-events",
+            "2e5",
+            "--replications",
+            "2",
+            "--no-bistability-check",
         ],
         2 * GIB,
         20,

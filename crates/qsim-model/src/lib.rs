@@ -52,6 +52,7 @@ mod derived;
 mod dists;
 mod error;
 pub mod expr;
+mod files;
 pub mod relative;
 mod stability;
 mod tree;
@@ -59,6 +60,7 @@ mod tree;
 pub use derived::{DerivedError, DerivedValue};
 pub use error::{ModelError, ModelErrors, Severity};
 pub use expr::{EvalError, Expr, ExprError};
+pub use files::{MAX_MODEL_FILE_BYTES, read_model_text, sample_files};
 pub use relative::Relative;
 
 use ctx::Ctx;
@@ -264,39 +266,6 @@ impl std::str::FromStr for Override {
     }
 }
 
-/// Most bytes of a model file. The largest catalogue model is a few
-/// kilobytes and a generated model of ten thousand stations written out
-/// about two megabytes; reading builds a located tree of about 45 bytes of
-/// memory per byte of text (a 16 MiB file of 331,000 schedule steps
-/// peaked at 713 MB), so the limit keeps loading under a gigabyte.
-/// It is a property of the model format, the same on every machine (the
-/// run's own memory limit, `--max-memory`, is the machine's), and an
-/// endless device (`/dev/zero`) is refused after reading one byte past it.
-pub const MAX_MODEL_FILE_BYTES: u64 = 16 << 20;
-
-/// The text of a model file, read with the [`MAX_MODEL_FILE_BYTES`] bound;
-/// the error says what was wrong (cannot open, too large, not UTF-8 text).
-pub fn read_model_text(path: &Path) -> Result<String, String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(MAX_MODEL_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read the model file: {e}"))?;
-    if bytes.len() as u64 > MAX_MODEL_FILE_BYTES {
-        return Err(format!(
-            "the model file is too large: it goes on past {} bytes ({} MiB), the most a model file may hold; generate repeated stations with `count = N` groups instead of writing each out",
-            MAX_MODEL_FILE_BYTES,
-            MAX_MODEL_FILE_BYTES >> 20
-        ));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "the model file is not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })
-}
-
 /// Reads and loads a model file (at most [`MAX_MODEL_FILE_BYTES`]). Sample
 /// files of `empirical` distributions are found relative to the model file.
 pub fn load_file(path: &Path, overrides: &[Override]) -> Result<Model, ModelErrors> {
@@ -305,40 +274,6 @@ pub fn load_file(path: &Path, overrides: &[Override]) -> Result<Model, ModelErro
         Ok(text) => load_str(&name, &text, overrides),
         Err(message) => Err(ModelErrors::one(ModelError::at_override(&name, message))),
     }
-}
-
-/// The samples files a model's text names (`file = "..."` of `empirical`
-/// distributions), resolved against the directory of `name` as loading
-/// does, in file order; empty when the text does not parse. A sweep's
-/// resume fingerprint covers their contents.
-pub fn sample_files(name: &str, text: &str) -> Vec<std::path::PathBuf> {
-    fn walk(node: &Node, base: &Path, out: &mut Vec<std::path::PathBuf>) {
-        if let Some(entries) = node.table() {
-            let empirical = matches!(
-                node.get("dist").map(|d| &d.v),
-                Some(tree::V::Str(s)) if s == "empirical"
-            );
-            for e in entries {
-                if empirical
-                    && e.key == "file"
-                    && let tree::V::Str(f) = &e.node.v
-                {
-                    out.push(base.join(f));
-                }
-                walk(&e.node, base, out);
-            }
-        } else if let tree::V::Array(items) = &node.v {
-            for it in items {
-                walk(it, base, out);
-            }
-        }
-    }
-    let base = Path::new(name).parent().unwrap_or(Path::new(""));
-    let mut out = Vec::new();
-    if let Ok(root) = tree::parse_document(text) {
-        walk(&root, base, &mut out);
-    }
-    out
 }
 
 /// Loads a model from its text; `name` is the file name used in messages
