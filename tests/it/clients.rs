@@ -136,12 +136,12 @@ fn stationary(q: &[Vec<f64>]) -> Vec<f64> {
             .max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))
             .unwrap();
         a.swap(col, piv);
+        let pivot_row = a[col].clone();
         for r in 0..n {
             if r != col && a[r][col] != 0.0 {
-                let f = a[r][col] / a[col][col];
-                for k in col..=n {
-                    let v = a[col][k];
-                    a[r][k] -= f * v;
+                let f = a[r][col] / pivot_row[col];
+                for (x, v) in a[r].iter_mut().zip(&pivot_row).skip(col) {
+                    *x -= f * v;
                 }
             }
         }
