@@ -146,10 +146,10 @@ fn stationary(q: &[Vec<f64>]) -> Vec<f64> {
             .unwrap();
         a.swap(col, piv);
         let pivot_row = a[col].clone();
-        for r in 0..n {
-            if r != col && a[r][col] != 0.0 {
-                let f = a[r][col] / pivot_row[col];
-                for (x, v) in a[r].iter_mut().zip(&pivot_row).skip(col) {
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col && row[col] != 0.0 {
+                let f = row[col] / pivot_row[col];
+                for (x, v) in row.iter_mut().zip(&pivot_row).skip(col) {
                     *x -= f * v;
                 }
             }
