@@ -136,6 +136,12 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
         model.run.schedule.clear();
     }
     let name = args.model.model.display().to_string();
+    if model.network.overload().is_some() {
+        return Err(UsageError(format!(
+            "{name}: qsim solve has no method for client or overload behaviour (timeouts, retries, patience, balking, shedding), and figures without it would describe another system; simulate it with `qsim run`"
+        ))
+        .into());
+    }
     // Class switching: each chain is solved as the one class with its
     // visits and demands; stations where that is not exact are reasons.
     let (spec, chain_reasons) = match qsim_theory::chains::merge(model.network.spec()) {

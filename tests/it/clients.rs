@@ -13,6 +13,15 @@ use crate::support::{assert_close, model, qsim, run};
 use qsim_kernel::overload_names::*;
 use qsim_kernel::{Estimate, MetricScope, RunResults, metrics};
 
+/// [`assert_close`], printing the figures compared (`--nocapture`).
+fn close(label: &str, sim: Estimate, exact: f64, reps: u32, bias: f64, max_rel_ci: f64) {
+    eprintln!(
+        "{label}: simulated {} ± {}, exact {exact}",
+        sim.mean, sim.ci95
+    );
+    assert_close(label, sim, exact, reps, bias, max_rel_ci);
+}
+
 /// The metrics that only models with client or overload behaviour report
 /// (tests/it/names.rs leaves them to the test below).
 pub const OVERLOAD_METRICS: [&str; 8] = [
@@ -136,12 +145,12 @@ fn stationary(q: &[Vec<f64>]) -> Vec<f64> {
             .max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))
             .unwrap();
         a.swap(col, piv);
-        for r in 0..n {
-            if r != col && a[r][col] != 0.0 {
-                let f = a[r][col] / a[col][col];
-                for k in col..=n {
-                    let v = a[col][k];
-                    a[r][k] -= f * v;
+        let pivot_row = a[col].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col && row[col] != 0.0 {
+                let f = row[col] / pivot_row[col];
+                for (x, v) in row.iter_mut().zip(&pivot_row).skip(col) {
+                    *x -= f * v;
                 }
             }
         }
@@ -209,8 +218,8 @@ patience = {{ dist = "exponential", mean = {} }}
         1.0 - served
     );
     let ab = station_figure(&r, |o| o.abandonment_probability);
-    assert_close("M/M/1+M abandonment", ab, abandon, 10, 0.0, 0.05);
-    assert_close(
+    close("M/M/1+M abandonment", ab, abandon, 10, 0.0, 0.05);
+    close(
         "M/M/1+M wait of the served",
         r.stations[0].wait_time_s,
         wait_served,
@@ -218,7 +227,7 @@ patience = {{ dist = "exponential", mean = {} }}
         0.0,
         0.05,
     );
-    assert_close(
+    close(
         "M/M/1+M mean jobs",
         r.stations[0].mean_jobs,
         mean_jobs,
@@ -226,7 +235,7 @@ patience = {{ dist = "exponential", mean = {} }}
         0.0,
         0.05,
     );
-    assert_close(
+    close(
         "M/M/1+M throughput",
         r.system.throughput_per_s,
         lambda * (1.0 - abandon),
@@ -263,8 +272,8 @@ balk_probabilities = [0.0, 0.0, 0.3, 0.6, 0.8, 1.0]
     let balk: f64 = pi.iter().enumerate().map(|(n, p)| p * bn(n)).sum();
     let mean_jobs: f64 = pi.iter().enumerate().map(|(n, p)| n as f64 * p).sum();
     let bk = station_figure(&r, |o| o.balking_probability);
-    assert_close("M/M/2 balking probability", bk, balk, 10, 0.0, 0.05);
-    assert_close(
+    close("M/M/2 balking probability", bk, balk, 10, 0.0, 0.05);
+    close(
         "M/M/2 balking mean jobs",
         r.stations[0].mean_jobs,
         mean_jobs,
@@ -272,7 +281,7 @@ balk_probabilities = [0.0, 0.0, 0.3, 0.6, 0.8, 1.0]
         0.0,
         0.02,
     );
-    assert_close(
+    close(
         "M/M/2 balking throughput",
         r.system.throughput_per_s,
         lambda * (1.0 - balk),
@@ -301,7 +310,7 @@ balk_at = 4
     let r = run(&m, 10, 60_000, 2_000);
     let exact = qsim_analytic::single::mmck(lambda, 1.0, c as u32, 4).unwrap();
     let bk = station_figure(&r, |o| o.balking_probability);
-    assert_close("M/M/2 balk_at 4", bk, exact.loss_probability, 10, 0.0, 0.05);
+    close("M/M/2 balk_at 4", bk, exact.loss_probability, 10, 0.0, 0.05);
 }
 
 #[test]
@@ -416,7 +425,7 @@ when_full = "drop"
     assert!(tail < 1e-12, "the truncation at {m_max} matters: {tail}");
     let attempts = lambda + nu * orbit;
     let c = r.classes[0].client.as_ref().expect("client figures");
-    assert_close(
+    close(
         "retry throughput",
         r.system.throughput_per_s,
         x,
@@ -424,8 +433,8 @@ when_full = "drop"
         0.0,
         0.02,
     );
-    assert_close("retry goodput", c.goodput_per_s, x, 10, 0.0, 0.02);
-    assert_close(
+    close("retry goodput", c.goodput_per_s, x, 10, 0.0, 0.02);
+    close(
         "attempts per interaction",
         c.attempts_per_interaction,
         attempts / lambda,
@@ -433,7 +442,7 @@ when_full = "drop"
         0.0,
         0.02,
     );
-    assert_close(
+    close(
         "timeout probability",
         c.timeout_probability,
         timeouts / attempts,
@@ -441,7 +450,7 @@ when_full = "drop"
         0.0,
         0.05,
     );
-    assert_close(
+    close(
         "failure probability",
         c.failure_probability,
         1.0 - x / lambda,
@@ -450,7 +459,7 @@ when_full = "drop"
         0.05,
     );
     let w = station_figure(&r, |o| o.wasted_work_fraction);
-    assert_close("wasted work", w, wasted / busy, 10, 0.0, 0.05);
+    close("wasted work", w, wasted / busy, 10, 0.0, 0.05);
 }
 
 /// A model's text with `client` lines in its `[workload.client]` table

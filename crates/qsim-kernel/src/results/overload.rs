@@ -1,8 +1,8 @@
 //! Figures of clients and servers under overload (see
 //! [`crate::network::Overload`]) and their rows of the metric table.
 
-use super::metrics::{Metric, MetricScope, Read, Unit};
 use super::{ClassResults, Estimate, ReplicationClass, ReplicationStation, StationResults};
+use super::{Metric, MetricScope, Read, Unit};
 use serde::Serialize;
 
 /// One replication's client figures of a class.
