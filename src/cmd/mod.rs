@@ -3,6 +3,7 @@
 
 pub mod charts;
 pub mod completions;
+pub mod export;
 pub mod figures;
 pub mod fit;
 pub mod hysteresis;

@@ -466,6 +466,10 @@ pub struct RunArgs {
     /// Write the output to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Also write the results in FORMAT (a `--format` name) to FILE,
+    /// repeatable: `--export json=run.json --export csv=run.csv`.
+    #[arg(long, value_name = "FORMAT=FILE", value_parser = super::export::parse)]
+    export: Vec<super::export::Export>,
     /// Skip the second run, started from the other end (all jobs at the
     /// station whose speed falls the most, or all thinking when the model
     /// starts at a station), that detects bistable (metastable) models.
@@ -507,6 +511,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     if let Some(out) = &args.output {
         refuse_overwriting_input(out, &args.model.model)?;
         super::check_output("--output", out, super::Out::File, &[&args.model.model])?;
+    }
+    super::export::check_distinct(&args.export, args.output.as_ref())?;
+    for e in &args.export {
+        super::check_output("--export", &e.path, super::Out::File, &[&args.model.model])?;
     }
     args.trace.refuse_overwriting(&args.model.model)?;
     args.trace.check_outputs(&args.model.model)?;
@@ -611,25 +619,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         offered_per_s: offered_per_s(&model.network, &config),
         warnings,
     };
-    let text = match args.format {
-        Format::Table => {
-            let mut t = qsim_report::to_table(&report);
-            for c in &checks {
-                t.push_str(&format!("\ncheck: {c}\n"));
-            }
-            t
-        }
-        Format::Json => {
-            let mut json = qsim_report::to_json(&report);
-            if let Some(obj) = json.as_object_mut() {
-                obj.insert("checks".into(), serde_json::json!(checks));
-            }
-            let mut s = serde_json::to_string_pretty(&json)?;
-            s.push('\n');
-            s
-        }
-        Format::Csv => qsim_report::to_csv(&report),
-    };
+    for e in &args.export {
+        std::fs::write(&e.path, super::export::render(&report, &checks, e.format)?)
+            .with_context(|| format!("writing {}", e.path.display()))?;
+    }
+    let text = super::export::render(&report, &checks, args.format)?;
     match &args.output {
         Some(path) => {
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?

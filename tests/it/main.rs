@@ -9,6 +9,7 @@ mod cli;
 mod docs;
 mod edges;
 mod exact;
+mod export;
 mod grammar;
 mod guards;
 mod names;
