@@ -3,9 +3,19 @@
 //! not be repeated for each. The format names are `--format`'s.
 
 use super::UsageError;
-use super::run::Format;
 use clap::ValueEnum;
 use std::path::PathBuf;
+
+/// Output formats of `qsim run`, for `--format` and `--export`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned text for people.
+    Table,
+    /// One JSON object (schema in README.md).
+    Json,
+    /// Long-format CSV: scope,name,metric,mean,ci95,error.
+    Csv,
+}
 
 /// One `--export FORMAT=FILE`.
 #[derive(Clone, Debug, PartialEq)]

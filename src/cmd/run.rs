@@ -2,7 +2,7 @@
 
 use super::UsageError;
 use anyhow::{Context, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use qsim_kernel::budget::{self, human_bytes, human_duration};
 use qsim_kernel::{
     Budget, Control, InitialState, Network, RunConfig, RunError, RunResults, Stop, Warmup,
@@ -14,16 +14,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// Output formats of `qsim run`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Aligned text for people.
-    Table,
-    /// One JSON object (schema in README.md).
-    Json,
-    /// Long-format CSV: scope,name,metric,mean,ci95,error.
-    Csv,
-}
+/// Output formats of `qsim run` (defined beside `--export`, which shares them).
+pub use super::export::Format;
 
 /// Options shared by commands that load a model.
 #[derive(Args, Debug, Clone)]
