@@ -17,7 +17,7 @@ pub enum Format {
     Table,
     /// One JSON object.
     Json,
-    /// One row per fitted figure: metric,value,std_error.
+    /// One row per fitted figure: metric,value,std_error,ci95.
     Csv,
 }
 

@@ -4,6 +4,7 @@
 pub mod boundary;
 pub mod charts;
 pub mod completions;
+pub mod export;
 pub mod figures;
 pub mod fit;
 pub mod hysteresis;

@@ -2,7 +2,7 @@
 
 use super::UsageError;
 use anyhow::{Context, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use qsim_kernel::budget::{self, human_bytes, human_duration};
 use qsim_kernel::{
     Budget, Control, InitialState, Network, RunConfig, RunError, RunResults, Stop, Warmup,
@@ -14,16 +14,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// Output formats of `qsim run`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Aligned text for people.
-    Table,
-    /// One JSON object (schema in README.md).
-    Json,
-    /// Long-format CSV: scope,name,metric,mean,ci95,error.
-    Csv,
-}
+/// Output formats of `qsim run` (defined beside `--export`, which shares them).
+pub use super::export::Format;
 
 /// Options shared by commands that load a model.
 #[derive(Args, Debug, Clone)]
@@ -649,6 +641,10 @@ pub struct RunArgs {
     /// Write the output to this file instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Also write the results in FORMAT (a `--format` name) to FILE,
+    /// repeatable: `--export json=run.json --export csv=run.csv`.
+    #[arg(long, value_name = "FORMAT=FILE", value_parser = super::export::parse)]
+    export: Vec<super::export::Export>,
     /// Skip the second run, started from the other end (all jobs at the
     /// station whose speed falls the most, or all thinking when the model
     /// starts at a station), that detects bistable (metastable) models.
@@ -716,13 +712,21 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         refuse_overwriting_input(out, &args.model.model)?;
         super::check_output("--output", out, super::Out::File, &inputs)?;
     }
+    super::export::check_distinct(&args.export, args.output.as_ref())?;
+    for e in &args.export {
+        super::check_output("--export", &e.path, super::Out::File, &inputs)?;
+    }
     args.trace.refuse_overwriting(&args.model.model)?;
     args.trace.check_outputs(&inputs)?;
-    super::refuse_same_outputs(&[
+    // Every file this run writes is a different file (hard links and
+    // symlinks included), --export ones too.
+    let mut outputs = vec![
         ("--output", args.output.as_deref()),
         ("--trace", args.trace.trace.as_deref()),
         ("--plot", args.trace.plot.as_deref()),
-    ])?;
+    ];
+    outputs.extend(args.export.iter().map(|e| ("--export", Some(e.path.as_path()))));
+    super::refuse_same_outputs(&outputs)?;
     args.options.validate()?;
     // Figures that cannot be taken at face value, model warnings included:
     // said next to the figures, and on stderr too when the figures go to a
@@ -877,52 +881,57 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         offered_per_s: offered_per_s(&model.network, &config),
         warnings,
     };
-    let text = match args.format {
-        _ if modes.len() > 1 => super::verdict::mixed_output(
-            &report,
-            &model.network,
-            &modes,
-            args.format == Format::Json,
-            args.format == Format::Csv,
-        )?,
-        Format::Table => {
-            let mut t = qsim_report::to_table(&report);
-            for c in &checks {
-                t.push_str(&format!("\ncheck: {c}\n"));
-            }
-            if let Some(tr) = &transient {
-                t.push_str(&tr.view().table());
-            }
-            t
+    // One rendering for the main output and every --export: a run whose
+    // replications fell into different modes is given mode by mode; a run
+    // with a schedule adds its trigger phases and recovery figures.
+    let render = |format: Format| -> Result<String> {
+        if modes.len() > 1 {
+            return super::verdict::mixed_output(
+                &report,
+                &model.network,
+                &modes,
+                format == Format::Json,
+                format == Format::Csv,
+            );
         }
-        Format::Json => {
-            let mut json = qsim_report::to_json(&report);
-            if let Some(obj) = json.as_object_mut() {
-                obj.insert("checks".into(), serde_json::json!(checks));
+        let mut text = super::export::render(&report, &checks, format)?;
+        match format {
+            Format::Table => {
                 if let Some(tr) = &transient {
-                    let (phases, recovery) = tr.view().json();
-                    obj.insert("phases".into(), phases);
-                    obj.insert("recovery".into(), recovery);
+                    text.push_str(&tr.view().table());
                 }
             }
-            let mut s = serde_json::to_string_pretty(&json)?;
-            s.push('\n');
-            s
-        }
-        Format::Csv => {
-            let mut c = qsim_report::to_csv(&report);
-            // Where the model is bistable, the state the figures belong
-            // to, as a comment line like the warnings (the rows stay one
-            // table for CSV readers).
-            if report.initial_state != initial_state(&model.network) {
-                c.push_str(&format!("# state: {}\n", report.initial_state));
+            Format::Json => {
+                if let Some(tr) = &transient {
+                    let mut json: serde_json::Value = serde_json::from_str(&text)?;
+                    if let Some(obj) = json.as_object_mut() {
+                        let (phases, recovery) = tr.view().json();
+                        obj.insert("phases".into(), phases);
+                        obj.insert("recovery".into(), recovery);
+                    }
+                    text = serde_json::to_string_pretty(&json)?;
+                    text.push('\n');
+                }
             }
-            if let Some(tr) = &transient {
-                c.push_str(&tr.view().csv());
+            Format::Csv => {
+                // Where the model is bistable, the state the figures belong
+                // to, as a comment line like the warnings (the rows stay one
+                // table for CSV readers).
+                if report.initial_state != initial_state(&model.network) {
+                    text.push_str(&format!("# state: {}\n", report.initial_state));
+                }
+                if let Some(tr) = &transient {
+                    text.push_str(&tr.view().csv());
+                }
             }
-            c
         }
+        Ok(text)
     };
+    for e in &args.export {
+        std::fs::write(&e.path, render(e.format)?)
+            .with_context(|| format!("writing {}", e.path.display()))?;
+    }
+    let text = render(args.format)?;
     match &args.output {
         Some(path) => {
             std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?

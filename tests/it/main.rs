@@ -12,6 +12,7 @@ mod docs;
 mod edges;
 mod exact;
 mod examples;
+mod export;
 mod grammar;
 mod guards;
 mod library;
