@@ -725,7 +725,11 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         ("--trace", args.trace.trace.as_deref()),
         ("--plot", args.trace.plot.as_deref()),
     ];
-    outputs.extend(args.export.iter().map(|e| ("--export", Some(e.path.as_path()))));
+    outputs.extend(
+        args.export
+            .iter()
+            .map(|e| ("--export", Some(e.path.as_path()))),
+    );
     super::refuse_same_outputs(&outputs)?;
     args.options.validate()?;
     // Figures that cannot be taken at face value, model warnings included:
