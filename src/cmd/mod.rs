@@ -9,6 +9,7 @@ pub mod figures;
 pub mod fit;
 pub mod hysteresis;
 pub mod man;
+pub mod progress;
 pub mod rare;
 pub mod report;
 pub mod report_plots;

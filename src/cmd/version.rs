@@ -16,7 +16,7 @@ pub const LONG: &str = concat!(
     " (rev ",
     env!("QSIM_COMMIT"),
     ")\n",
-    "features: no optional Cargo features; built in: charts (SVG, PNG; bundled font, no system libraries), HTML report (inline script), shell completions, man page\n",
+    "features: cli (default; the library builds without it); built in: charts (SVG, PNG; bundled font, no system libraries), HTML report (inline script), shell completions, man page\n",
     "target: ",
     env!("QSIM_TARGET"),
     ", profile: ",
