@@ -161,10 +161,13 @@
   };
 
   Chart.prototype.hover = function (ev) {
-    var q = this.at(ev), best = null, bd = Infinity;
+    var q = this.at(ev), best = null, bd = Infinity, series = this.data.series;
     this.marks.forEach(function (m) {
       var dx = m[3].cx.baseVal.value - q[0], dy = m[3].cy.baseVal.value - q[1];
-      var d = dx * dx + dy * dy / 4;
+      // A reference (dashed: exact MVA, a bound) drawn on top of a
+      // simulated point yields to it: the simulated value, with its
+      // interval, is what a hover over the two shows.
+      var d = dx * dx + dy * dy / 4 + (series[m[0]].dashed ? 36 : 0);
       if (d < bd) { bd = d; best = m; }
     });
     if (this.lit) { this.lit.setAttribute("r", 3.5); }
