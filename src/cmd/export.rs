@@ -68,17 +68,25 @@ pub fn render(
             }
             t
         }
-        Format::Json => {
-            let mut json = qsim_report::to_json(report);
-            if let Some(obj) = json.as_object_mut() {
-                obj.insert("checks".into(), serde_json::json!(checks));
-            }
-            let mut s = serde_json::to_string_pretty(&json)?;
-            s.push('\n');
-            s
-        }
+        Format::Json => json_text(&json_value(report, checks))?,
         Format::Csv => qsim_report::to_csv(report),
     })
+}
+
+/// A run's JSON document: the report and the checks that passed.
+pub fn json_value(report: &qsim_report::Report, checks: &[String]) -> serde_json::Value {
+    let mut json = qsim_report::to_json(report);
+    if let Some(obj) = json.as_object_mut() {
+        obj.insert("checks".into(), serde_json::json!(checks));
+    }
+    json
+}
+
+/// A JSON document as `qsim` prints it: pretty, one final newline.
+pub fn json_text(json: &serde_json::Value) -> anyhow::Result<String> {
+    let mut s = serde_json::to_string_pretty(json)?;
+    s.push('\n');
+    Ok(s)
 }
 
 /// Refuses two exports (or an export and `--output`) to the same file.

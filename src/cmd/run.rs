@@ -782,6 +782,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                 format == Format::Csv,
             );
         }
+        if let (Format::Json, Some(tr)) = (format, &transient) {
+            let mut json = super::export::json_value(&report, &checks);
+            if let Some(obj) = json.as_object_mut() {
+                let (phases, recovery) = tr.view().json();
+                obj.insert("phases".into(), phases);
+                obj.insert("recovery".into(), recovery);
+            }
+            return super::export::json_text(&json);
+        }
         let mut text = super::export::render(&report, &checks, format)?;
         match format {
             Format::Table => {
@@ -789,18 +798,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
                     text.push_str(&tr.view().table());
                 }
             }
-            Format::Json => {
-                if let Some(tr) = &transient {
-                    let mut json: serde_json::Value = serde_json::from_str(&text)?;
-                    if let Some(obj) = json.as_object_mut() {
-                        let (phases, recovery) = tr.view().json();
-                        obj.insert("phases".into(), phases);
-                        obj.insert("recovery".into(), recovery);
-                    }
-                    text = serde_json::to_string_pretty(&json)?;
-                    text.push('\n');
-                }
-            }
+            Format::Json => {}
             Format::Csv => {
                 // Where the model is bistable, the state the figures belong
                 // to, as a comment line like the warnings (the rows stay one

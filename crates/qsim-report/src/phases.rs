@@ -3,7 +3,7 @@
 //! section, a JSON value and CSV rows (see `qsim_kernel::recovery`).
 
 use crate::csv_out::quote;
-use crate::table::{mean_ci, time_unit};
+use crate::table::{mean_ci, pct, pm_dur};
 use qsim_kernel::Estimate;
 use qsim_kernel::names::{MEAN_JOBS, RESPONSE_TIME_S, THROUGHPUT_PER_S, UTILIZATION};
 use qsim_kernel::recovery::{PhaseFigures, Recovery, RecoveryFigure};
@@ -33,27 +33,9 @@ pub struct Transient<'a> {
     pub stations: &'a [String],
 }
 
-fn secs(e: &Estimate) -> String {
-    if e.mean.is_nan() {
-        return "n/a".into();
-    }
-    let (u, k) = time_unit(e.mean);
-    format!("{} {u}", mean_ci(e.mean * k, e.ci95 * k))
-}
-
-fn pct(e: &Estimate) -> String {
-    if e.mean.is_nan() {
-        return "n/a".into();
-    }
-    if e.ci95.is_nan() {
-        return format!("{:.1}% ± n/a", 100.0 * e.mean);
-    }
-    format!("{:.1}% ± {:.1}", 100.0 * e.mean, 100.0 * e.ci95)
-}
-
 fn figure_text(f: &RecoveryFigure) -> String {
     match f {
-        RecoveryFigure::Estimate(e) => secs(e),
+        RecoveryFigure::Estimate(e) => pm_dur(e),
         RecoveryFigure::Refused { reason, at_least_s } => match at_least_s {
             Some(b) => format!("n/a ({reason}; the mean is at least {b:.3} s)"),
             None => format!("n/a ({reason})"),
@@ -79,7 +61,7 @@ impl Transient<'_> {
                 format!("{}", p.start_s),
                 format!("{}", p.end_s),
                 mean_ci(p.throughput_per_s.mean, p.throughput_per_s.ci95),
-                secs(&p.response_time_s),
+                pm_dur(&p.response_time_s),
             ]);
         }
         crate::table::columns(&mut out, &rows);

@@ -86,7 +86,7 @@ fn pm(e: &Estimate) -> String {
     mean_ci(e.mean, e.ci95)
 }
 
-fn pm_dur(e: &Estimate) -> String {
+pub(crate) fn pm_dur(e: &Estimate) -> String {
     if e.mean.is_nan() {
         return "n/a".into();
     }
@@ -94,7 +94,7 @@ fn pm_dur(e: &Estimate) -> String {
     format!("{} {u}", mean_ci(e.mean * k, e.ci95 * k))
 }
 
-fn pct(e: &Estimate) -> String {
+pub(crate) fn pct(e: &Estimate) -> String {
     if e.mean.is_nan() {
         return "n/a".into();
     }
