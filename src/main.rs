@@ -42,6 +42,9 @@ enum Command {
     Merge(cmd::sweep::MergeArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(cmd::completions::CompletionsArgs),
+    /// List the key paths of a model for shell completion (called by the scripts of `qsim completions`).
+    #[command(hide = true)]
+    CompleteKeys(cmd::completions::CompleteKeysArgs),
     /// Print the manual page (roff), or write one page per command to a directory.
     Man(cmd::man::ManArgs),
     /// Print a JSON Schema (draft 2020-12) of the model format.
@@ -120,6 +123,7 @@ fn main() -> ExitCode {
         Command::Report(args) => cmd::report::report(args),
         Command::Rare(args) => cmd::rare::rare(args),
         Command::Completions(args) => cmd::completions::completions(args, Cli::command()),
+        Command::CompleteKeys(args) => cmd::completions::complete_keys(args),
         Command::Man(args) => cmd::man::man(args, Cli::command()),
         Command::Schema(args) => cmd::schema::schema(args),
     };

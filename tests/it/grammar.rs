@@ -309,3 +309,83 @@ fn checked_in_schema_is_what_qsim_schema_prints() {
         assert!(kinds.as_array().unwrap().iter().any(|v| v == k), "{k}");
     }
 }
+
+/// Runs the generated bash completion as bash would at `words` (the last
+/// being the word under the cursor) and returns what it offers.
+fn bash_offers(script: &Path, words: &[&str]) -> Vec<String> {
+    let exe = env!("CARGO_BIN_EXE_qsim");
+    let quoted: Vec<String> = std::iter::once(exe)
+        .chain(words.iter().copied())
+        .map(|w| format!("'{w}'"))
+        .collect();
+    let cword = words.len();
+    let prev = if cword >= 2 { words[cword - 2] } else { exe };
+    let program = format!(
+        "source '{}'\nCOMP_WORDS=({})\nCOMP_CWORD={cword}\n_qsim '{exe}' '{}' '{prev}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        script.display(),
+        quoted.join(" "),
+        words[cword - 1],
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&program)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "bash: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        // `printf` prints one empty line for an empty array.
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// `--set`, `--vary`, `--change` and `--at` complete the model's key paths
+/// (not file names), through the hidden `qsim complete-keys`.
+#[test]
+fn bash_completes_key_paths_from_the_model() {
+    let dir = scratch("key-completion");
+    let path = dir.join("qsim.bash");
+    std::fs::write(&path, ok(&["completions", "bash"])).unwrap();
+    let model = "models/cpu_two_disks.toml";
+    let set = bash_offers(&path, &["run", model, "--set", "stations.cpu.s"]);
+    assert!(set.iter().any(|w| w == "stations.cpu.servers="), "{set:?}");
+    assert!(
+        set.iter().all(|w| w.starts_with("stations.cpu.s")),
+        "{set:?}"
+    );
+    let vary = bash_offers(&path, &["sweep", model, "--vary", "work"]);
+    assert!(vary.iter().any(|w| w == "workload.population="), "{vary:?}");
+    let change = bash_offers(&path, &["whatif", model, "--change", "stations.*"]);
+    assert!(
+        change.iter().any(|w| w == "stations.*.service.mean="),
+        "{change:?}"
+    );
+    // Other options still complete file names.
+    let out = bash_offers(&path, &["run", model, "--output", "models/mm1"]);
+    assert_eq!(out, ["models/mm1.toml"]);
+    // Without a model nothing is offered, and no error is printed.
+    assert!(bash_offers(&path, &["run", "--set", "sta"]).is_empty());
+    // zsh and fish call back the same command for the same options.
+    let zsh = ok(&["completions", "zsh"]);
+    assert!(zsh.contains(":PATH=VALUE:_qsim_key_paths'"), "zsh");
+    assert!(zsh.contains("complete-keys"), "zsh");
+    let fish = ok(&["completions", "fish"]);
+    assert!(
+        fish.lines().any(|l| l.contains("using_subcommand sweep\"")
+            && l.contains("-l vary ")
+            && l.ends_with("-a \"(__qsim_key_paths)\"")),
+        "fish"
+    );
+    let keys = ok(&["complete-keys", model, "stations.disk"]);
+    assert!(
+        keys.lines().any(|l| l == "stations.disk1.service.mean"),
+        "{keys}"
+    );
+}

@@ -53,6 +53,7 @@ mod dists;
 mod error;
 pub mod expr;
 mod files;
+mod keys;
 pub mod relative;
 mod stability;
 mod tree;
@@ -61,6 +62,7 @@ pub use derived::{DerivedError, DerivedValue};
 pub use error::{ModelError, ModelErrors, Severity};
 pub use expr::{EvalError, Expr, ExprError};
 pub use files::{MAX_MODEL_FILE_BYTES, read_model_text, sample_files};
+pub use keys::key_paths;
 pub use relative::Relative;
 
 use ctx::Ctx;

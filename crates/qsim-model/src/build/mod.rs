@@ -17,7 +17,7 @@ mod route;
 mod routing;
 mod simulation;
 mod speed;
-mod stations;
+pub(crate) mod stations;
 pub(crate) mod workload;
 
 use crate::ctx::{Ctx, child};
