@@ -345,7 +345,7 @@ fn compare_outside_product_form_checks_the_bounds() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["product_form"], false);
     assert_eq!(v["simulation"]["within_bounds"], true, "{v}");
-    let x = v["simulation"]["throughput_per_s"]["mean"]
+    let x = v["simulation"]["system"]["throughput_per_s"]["mean"]
         .as_f64()
         .unwrap();
     assert!(

@@ -75,6 +75,7 @@ pub mod edge;
 pub mod error;
 pub mod grid;
 pub mod hysteresis;
+mod keyed;
 pub mod knee;
 pub mod output;
 pub mod record;

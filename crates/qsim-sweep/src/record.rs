@@ -191,12 +191,16 @@ pub struct PointMetrics {
     pub system: Figures,
     /// The station with the highest utilization, if any is busy.
     pub bottleneck: Option<String>,
-    /// Per station, in model order.
+    /// Per station, in model order (in JSON an object keyed by name, as
+    /// in a run's JSON).
+    #[serde(with = "crate::keyed::items")]
     pub stations: Vec<ItemMetrics>,
-    /// Per region, in model order.
+    /// Per region, in model order (keyed by name in JSON).
+    #[serde(with = "crate::keyed::items")]
     pub regions: Vec<ItemMetrics>,
-    /// The model's derived metrics (`[metrics]`), in declaration order.
-    #[serde(default)]
+    /// The model's derived metrics (`[metrics]`), in declaration order
+    /// (keyed by name in JSON, `{"error": ...}` for one that failed).
+    #[serde(default, with = "crate::keyed::derived")]
     pub derived: Vec<DerivedValue>,
     /// The two-ended check, where it applies (see [`crate::bistable`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -174,8 +174,9 @@ impl Difference {
     }
 }
 
-/// The baseline's figures at one operating point.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// The baseline's figures at one operating point; in JSON the figures are
+/// under `system`, by their metric names, as in a run's JSON.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Baseline {
     /// The operating point, e.g. `workload.population=20` (empty: the model
     /// as given).
@@ -204,8 +205,9 @@ pub struct Baseline {
     pub warnings: Vec<String>,
 }
 
-/// One change at one operating point.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One change at one operating point; in JSON the differences are under
+/// `system`, by their metric names.
+#[derive(Clone, Debug, PartialEq)]
 pub struct PointDifference {
     /// The operating point.
     pub point: String,
@@ -223,6 +225,66 @@ pub struct PointDifference {
     pub state: String,
     /// Why the changed model's figures cannot be taken at face value.
     pub warnings: Vec<String>,
+}
+
+/// The system figures of a what-if point as JSON: `{"throughput_per_s":
+/// ..., "response_time_s": ..., "response_time_p99_s": ...}`.
+#[derive(Serialize)]
+struct System<'a, T> {
+    #[serde(rename = "throughput_per_s")]
+    throughput: &'a T,
+    #[serde(rename = "response_time_s")]
+    response: &'a T,
+    #[serde(rename = "response_time_p99_s")]
+    p99: &'a T,
+}
+
+/// The fields of a what-if point around its system figures.
+#[derive(Serialize)]
+struct PointJson<'a, T> {
+    point: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replications: Option<u32>,
+    system: System<'a, T>,
+    bistable: Option<bool>,
+    state: &'a str,
+    warnings: &'a [String],
+}
+
+impl Serialize for Baseline {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        PointJson {
+            point: &self.point,
+            replications: Some(self.replications),
+            system: System {
+                throughput: &self.throughput_per_s,
+                response: &self.response_time_s,
+                p99: &self.response_time_p99_s,
+            },
+            bistable: self.bistable,
+            state: &self.state,
+            warnings: &self.warnings,
+        }
+        .serialize(s)
+    }
+}
+
+impl Serialize for PointDifference {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        PointJson {
+            point: &self.point,
+            replications: None,
+            system: System {
+                throughput: &self.throughput_per_s,
+                response: &self.response_time_s,
+                p99: &self.response_time_p99_s,
+            },
+            bistable: self.bistable,
+            state: &self.state,
+            warnings: &self.warnings,
+        }
+        .serialize(s)
+    }
 }
 
 /// One change at every operating point.
