@@ -311,13 +311,5 @@ fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
 /// Four significant digits, without a trailing exponent for everyday
 /// magnitudes: 0.02771, 1.044e-4, 90.00.
 fn sig4(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let e = x.abs().log10().floor() as i32;
-    if !(-3..6).contains(&e) {
-        return format!("{x:.3e}");
-    }
-    let d = (3 - e).max(0) as usize;
-    format!("{x:.d$}")
+    qsim_kernel::sig(x, 4)
 }

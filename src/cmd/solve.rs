@@ -25,7 +25,7 @@ use clap::Args;
 use qsim_kernel::{Estimate, KindTag, NetworkSpec, RunResults, Workload};
 use qsim_theory::bounds::{ClosedBounds, closed_bounds};
 use qsim_theory::closed::{Bistability, mva_single_within};
-use qsim_theory::solution::{Exactness, Figures, figures_at, solve_within};
+use qsim_theory::solution::{Exactness, Solution, figures_at, solve_within};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::process::ExitCode;
@@ -315,7 +315,7 @@ impl Row {
     }
 }
 
-fn rows(spec: &NetworkSpec, f: &Figures, sim: Option<&RunResults>) -> Vec<Row> {
+fn rows(spec: &NetworkSpec, f: &Solution, sim: Option<&RunResults>) -> Vec<Row> {
     let mut rows = vec![
         Row {
             scope: "system",
@@ -438,7 +438,7 @@ fn print_figures(
     out: &mut impl Write,
     spec: &NetworkSpec,
     name: &str,
-    f: &Figures,
+    f: &Solution,
     product_form: bool,
     // The simulation of `--compare`, and the bistability verdict.
     (sim, verdict): (Option<&RunResults>, &super::verdict::SolveVerdict),
@@ -708,7 +708,7 @@ fn print_outside(
 fn print_range(
     out: &mut impl Write,
     name: &str,
-    rows: &[(u32, Figures, Option<ClosedBounds>)],
+    rows: &[(u32, Solution, Option<ClosedBounds>)],
     format: Format,
 ) -> Result<()> {
     let upper = |b: &Option<ClosedBounds>| b.as_ref().map(|b| b.throughput_upper_per_s);

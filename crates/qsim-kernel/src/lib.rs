@@ -136,6 +136,7 @@ mod error;
 mod fel;
 mod hist;
 pub mod network;
+pub mod number;
 pub mod rare;
 pub mod recovery;
 pub mod results;
@@ -155,6 +156,7 @@ pub use control::Control;
 pub use dist::{Dist, DistError, Family};
 pub use error::RunError;
 pub use network::*;
+pub use number::{sig, sig_trimmed};
 pub use results::*;
 pub use rounds::ReplicationRounds;
 pub use run::{

@@ -855,17 +855,7 @@ pub(crate) fn num(x: f64) -> String {
 
 /// Three significant digits, without trailing zeros: 1.0204 -> 1.02, 50 -> 50.
 pub(crate) fn sig(x: f64) -> String {
-    if !x.is_finite() || x == 0.0 {
-        return num(x);
-    }
-    let mag = x.abs().log10().floor() as i32;
-    let decimals = (2 - mag).clamp(0, 12) as usize;
-    let s = format!("{x:.decimals$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
+    qsim_kernel::sig_trimmed(x, 3)
 }
 
 /// A key as written in a path: bare when it can be, quoted otherwise.

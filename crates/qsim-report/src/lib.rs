@@ -181,11 +181,7 @@ fn utilization_line(results: &RunResults, open: bool, offered_per_s: Option<f64>
 
 /// Four significant digits.
 fn short(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let d = (3 - x.abs().log10().floor() as i32).max(0) as usize;
-    format!("{x:.d$}")
+    qsim_kernel::sig(x, 4)
 }
 
 #[cfg(test)]

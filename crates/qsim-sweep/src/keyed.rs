@@ -4,7 +4,7 @@
 //! with a `name` in each item (how points.jsonl was written before) are
 //! still read, so an older sweep can be resumed and merged.
 
-use crate::record::{DerivedValue, Figures, ItemMetrics};
+use crate::record::{DerivedValue, ItemMetrics, MetricValues};
 use qsim_kernel::{Estimate, KindTag};
 use serde::de::{MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -17,7 +17,7 @@ struct Item {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     kind: Option<KindTag>,
     #[serde(flatten)]
-    figures: Figures,
+    figures: MetricValues,
 }
 
 /// Stations or regions: `{"NAME": {"kind": ..., METRIC: {mean, ci95}, ...}, ...}`.

@@ -90,7 +90,7 @@ pub use grid::{Grid, Shard, ShardError, point_seed};
 pub use hysteresis::{Hysteresis, HysteresisOptions, run_hysteresis};
 pub use knee::{Candidate, CurvePoint, KneeReport};
 pub use output::{Manifest, SavedSweep, merge};
-pub use record::{Figures, ItemMetrics, Point, PointBistability, PointMetrics, PointRecord};
+pub use record::{ItemMetrics, MetricValues, Point, PointBistability, PointMetrics, PointRecord};
 pub use run::{ModelFile, ModelSource, Observer, Progress, Sweep, SweepOptions, SweepOutcome};
 pub use spec::{SpecError, VarySpec, VaryValue};
 pub use summary::{Axes, SweepSummary, Workload};

@@ -85,12 +85,12 @@ impl<'de> Deserialize<'de> for Point {
 /// Metrics by name, in the order of the one table (`qsim_kernel::METRICS`);
 /// serialized as a JSON object `{"name": {"mean": m, "ci95": h}, ...}`.
 #[derive(Clone, Debug, PartialEq, Default)]
-pub struct Figures(pub Vec<(String, Estimate)>);
+pub struct MetricValues(pub Vec<(String, Estimate)>);
 
-impl Figures {
+impl MetricValues {
     /// The metrics of `scope` that apply to item `index` of a run summary.
-    pub fn of(r: &RunResults, scope: MetricScope, index: usize) -> Figures {
-        Figures(
+    pub fn of(r: &RunResults, scope: MetricScope, index: usize) -> MetricValues {
+        MetricValues(
             metrics(scope)
                 .filter_map(|m| Some((m.name.to_string(), m.summary(r, index)?)))
                 .collect(),
@@ -108,7 +108,7 @@ impl Figures {
     }
 }
 
-impl Serialize for Figures {
+impl Serialize for MetricValues {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.0.len()))?;
         for (name, e) in &self.0 {
@@ -118,27 +118,27 @@ impl Serialize for Figures {
     }
 }
 
-impl<'de> Deserialize<'de> for Figures {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Figures, D::Error> {
+impl<'de> Deserialize<'de> for MetricValues {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MetricValues, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Figures;
+            type Value = MetricValues;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a map from metric name to {mean, ci95}")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Figures, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<MetricValues, A::Error> {
                 let mut out = Vec::new();
                 while let Some((k, v)) = a.next_entry::<String, Estimate>()? {
                     out.push((k, v));
                 }
-                Ok(Figures(out))
+                Ok(MetricValues(out))
             }
         }
         d.deserialize_map(V)
     }
 }
 
-/// Figures of one station or region at one point.
+/// The metrics of one station or region at one point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ItemMetrics {
     /// Station or region name.
@@ -148,7 +148,7 @@ pub struct ItemMetrics {
     pub kind: Option<KindTag>,
     /// Its metrics.
     #[serde(flatten)]
-    pub figures: Figures,
+    pub figures: MetricValues,
 }
 
 /// The verdict of the two-ended check at one point (see [`crate::bistable`]).
@@ -188,7 +188,7 @@ pub struct PointMetrics {
     /// Events processed over all replications.
     pub events: u64,
     /// System metrics (throughput, response time and its percentiles, SLA).
-    pub system: Figures,
+    pub system: MetricValues,
     /// The station with the highest utilization, if any is busy.
     pub bottleneck: Option<String>,
     /// Per station, in model order (in JSON an object keyed by name, as
@@ -297,7 +297,7 @@ impl PointMetrics {
             .map(|(i, s)| ItemMetrics {
                 name: s.name.clone(),
                 kind: Some(s.kind),
-                figures: Figures::of(r, MetricScope::Station, i),
+                figures: MetricValues::of(r, MetricScope::Station, i),
             })
             .collect();
         // Highest utilization wins; the first in model order on a tie.
@@ -313,7 +313,7 @@ impl PointMetrics {
         PointMetrics {
             replications: r.replications,
             events: r.events,
-            system: Figures::of(r, MetricScope::System, 0),
+            system: MetricValues::of(r, MetricScope::System, 0),
             bottleneck,
             stations,
             regions: r
@@ -323,7 +323,7 @@ impl PointMetrics {
                 .map(|(i, g)| ItemMetrics {
                     name: g.name.clone(),
                     kind: None,
-                    figures: Figures::of(r, MetricScope::Region, i),
+                    figures: MetricValues::of(r, MetricScope::Region, i),
                 })
                 .collect(),
             derived: Vec::new(),
@@ -608,7 +608,7 @@ pub fn records_from_csv(text: &str) -> Result<(Columns, Vec<PointRecord>), Strin
             ci95: num(&format!("{name}{CI95_SUFFIX}")),
         };
         let figures = |scope: MetricScope, item: &str| {
-            Figures(
+            MetricValues(
                 sweep_metrics(scope)
                     .map(|m| (m.name.to_string(), est(&m.path(item))))
                     // An empty cell is a metric that does not apply.
@@ -704,7 +704,7 @@ mod tests {
             results: Some(PointMetrics {
                 replications: 3,
                 events: 1000,
-                system: Figures(
+                system: MetricValues(
                     [
                         (names::THROUGHPUT_PER_S, x, 0.1 * x),
                         (names::RESPONSE_TIME_S, r, 0.01),
@@ -721,7 +721,7 @@ mod tests {
                 stations: vec![ItemMetrics {
                     name: "cpu".into(),
                     kind: Some(KindTag::Queue),
-                    figures: Figures(
+                    figures: MetricValues(
                         [
                             (names::THROUGHPUT_PER_S, x, 1.0),
                             (names::UTILIZATION, 0.5, 0.01),

@@ -189,16 +189,9 @@ pub fn stop_for_precision(
     }
 }
 
-/// Three significant figures, without an exponent below 10^7.
+/// Three significant figures.
 fn sig(x: f64) -> String {
-    if !x.is_finite() || x == 0.0 {
-        return format!("{x}");
-    }
-    if x.abs() >= 1e7 {
-        return format!("{x:.2e}");
-    }
-    let d = (2 - x.abs().log10().floor() as i32).max(0) as usize;
-    format!("{x:.d$}")
+    qsim_kernel::sig(x, 3)
 }
 
 #[cfg(test)]

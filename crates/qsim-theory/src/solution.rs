@@ -53,7 +53,7 @@ pub struct ClassFigures {
 
 /// Figures of a network at one population.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Figures {
+pub struct Solution {
     /// Method used.
     pub method: String,
     /// Whether the figures are exact or approximate.
@@ -102,13 +102,13 @@ fn is_delay(spec: &NetworkSpec, s: usize) -> bool {
 /// Figures of `spec` by the exact method that applies: M/G/1 for one open
 /// Poisson class through one FCFS single server (and delays); otherwise the
 /// network must be product-form ([`Error::NotProductForm`] lists why not).
-pub fn solve(spec: &NetworkSpec) -> Result<Figures, Error> {
+pub fn solve(spec: &NetworkSpec) -> Result<Solution, Error> {
     solve_within(spec, MEMORY_LIMIT_BYTES)
 }
 
 /// [`solve`] with exact MVA refused above `memory_limit_bytes` (see
 /// [`crate::closed::mva_cost`]) instead of [`MEMORY_LIMIT_BYTES`].
-pub fn solve_within(spec: &NetworkSpec, memory_limit_bytes: f64) -> Result<Figures, Error> {
+pub fn solve_within(spec: &NetworkSpec, memory_limit_bytes: f64) -> Result<Solution, Error> {
     if let Some(f) = mmck(spec)? {
         return Ok(f);
     }
@@ -134,7 +134,7 @@ pub fn solve_within(spec: &NetworkSpec, memory_limit_bytes: f64) -> Result<Figur
     mixed(spec, &open)
 }
 
-fn closed_single(spec: &NetworkSpec, memory_limit_bytes: f64) -> Result<Figures, Error> {
+fn closed_single(spec: &NetworkSpec, memory_limit_bytes: f64) -> Result<Solution, Error> {
     let (population, _) = closed_class(spec, 0).expect("a closed class");
     let sol = mva_single_within(spec, 0, population, memory_limit_bytes)?;
     let mut f = figures_at(spec, &sol, population);
@@ -143,9 +143,9 @@ fn closed_single(spec: &NetworkSpec, memory_limit_bytes: f64) -> Result<Figures,
 }
 
 /// Figures at population `n` of an MVA solution of `spec`'s closed class.
-pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Figures {
+pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Solution {
     let p = sol.at(n).expect("population solved");
-    Figures {
+    Solution {
         method: "exact MVA (load-dependent where needed)".into(),
         exactness: Exactness::Exact,
         population: Some(n),
@@ -174,7 +174,7 @@ pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Figures
 }
 
 /// The response-time percentiles of an M/M/1 network (see
-/// [`Figures::response_percentiles_s`]) whose mean response is `mean_s`.
+/// [`Solution::response_percentiles_s`]) whose mean response is `mean_s`.
 fn mm1_percentiles(spec: &NetworkSpec, mean_s: f64) -> Option<[f64; 5]> {
     let (q, v, _) = lone_fcfs_server(spec)?;
     let alone = (0..spec.stations.len()).all(|s| s == q || v.total[s] <= 0.0);
@@ -214,7 +214,7 @@ fn lone_fcfs_server(spec: &NetworkSpec) -> Option<(usize, crate::visits::Visits,
 /// job, a single FCFS server with any service distribution: M/G/1
 /// (Pollaczek–Khinchine); the delays are M/G/∞ whose mean is exact for any
 /// distribution.
-fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
+fn mg1(spec: &NetworkSpec) -> Result<Option<Solution>, Error> {
     let Some((q, v, lambda)) = lone_fcfs_server(spec) else {
         return Ok(None);
     };
@@ -249,7 +249,7 @@ fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
             }
         })
         .collect();
-    Ok(Some(Figures {
+    Ok(Some(Solution {
         method: format!(
             "M/G/1 (Pollaczek-Khinchine) at station {}",
             spec.stations[q].name
@@ -269,7 +269,7 @@ fn mg1(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
 /// and nothing else, with exponential service: M/M/c/K (Erlang B when the
 /// capacity equals the servers). The discipline does not change the number
 /// present when every job's service is the same exponential.
-fn mmck(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
+fn mmck(spec: &NetworkSpec) -> Result<Option<Solution>, Error> {
     if spec.classes.len() != 1 || spec.capacity.iter().all(Option::is_none) {
         return Ok(None);
     }
@@ -306,7 +306,7 @@ fn mmck(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
         }
     })?;
     let name = &spec.stations[q].name;
-    Ok(Some(Figures {
+    Ok(Some(Solution {
         method: if cap.limit == *servers {
             format!("Erlang B (M/M/{servers}/{servers}) at station {name}")
         } else {
@@ -332,7 +332,7 @@ fn mmck(spec: &NetworkSpec) -> Result<Option<Figures>, Error> {
 /// Open classes only: each station is fed the sum of the classes' Poisson
 /// flows (BCMP product form); an M/M/c, M/M/∞, or a birth-death chain for a
 /// speed curve.
-fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
+fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Solution, Error> {
     let visits: Vec<Vec<f64>> = open
         .iter()
         .map(|&c| {
@@ -390,7 +390,7 @@ fn open_network(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
             loss_probability: None,
         });
     }
-    Ok(Figures {
+    Ok(Solution {
         method: "open product-form network (per station: M/M/c, PS or delay, or a birth-death chain for a speed curve)".into(),
         exactness: Exactness::Exact,
         population: None,
@@ -427,7 +427,7 @@ fn birth_death(speed: &Speed, lam: f64) -> Result<(f64, f64), String> {
             format!(
                 "; from empty it is expected to pass {} jobs, past which the curve never keeps up, after {} s",
                 c.at_jobs,
-                sig4(c.expected_s)
+                qsim_kernel::sig(c.expected_s, 4)
             )
         });
         return Err(format!(
@@ -457,22 +457,9 @@ fn birth_death(speed: &Speed, lam: f64) -> Result<(f64, f64), String> {
     ))
 }
 
-/// Four significant digits.
-fn sig4(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let e = x.abs().log10().floor() as i32;
-    if !(-3..9).contains(&e) {
-        return format!("{x:.3e}");
-    }
-    let d = (3 - e).max(0) as usize;
-    format!("{x:.d$}")
-}
-
 /// Several closed classes, or a mixed network: multi-class MVA over delays
 /// and single-server queues.
-fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
+fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Solution, Error> {
     let nc = spec.classes.len();
     let visits: Vec<Vec<f64>> = (0..nc)
         .map(|c| {
@@ -535,7 +522,7 @@ fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Figures, Error> {
         .map(|c| c.throughput_per_s * c.response_time_s)
         .sum::<f64>()
         / throughput;
-    Ok(Figures {
+    Ok(Solution {
         method: if open.is_empty() {
             "exact multi-class MVA"
         } else {

@@ -843,11 +843,7 @@ impl fmt::Display for RunWarning {
 
 /// Four significant digits, for messages.
 fn sig(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let d = (3 - x.abs().log10().floor() as i32).max(0) as usize;
-    format!("{x:.d$}")
+    crate::number::sig(x, 4)
 }
 
 #[cfg(test)]
