@@ -4,6 +4,7 @@
 //! JSON of every value tried and the bracket, and a chart.
 
 use super::UsageError;
+use super::progress::Phase;
 use super::run::{ModelArgs, parse_overrides};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
@@ -106,7 +107,8 @@ fn tipped_at(args: &BoundaryArgs, path: &str, v: f64, whole: bool) -> Result<(u3
         recovery_fraction: args.recovery_fraction,
     };
     config.trace = trace.plan(&model.network, &config)?;
-    let results = qsim_kernel::run(&model.network, &config)
+    let at = format!("{path}={}", value_text(v, whole));
+    let results = super::progress::run_phase(&model.network, &config, Phase::Boundary { at })
         .with_context(|| format!("simulating at {path} = {}", value_text(v, whole)))?;
     let traces: Vec<&Trace> = results
         .replication_results

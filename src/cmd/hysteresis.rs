@@ -6,6 +6,7 @@
 //! `--force` is given).
 
 use super::UsageError;
+use super::progress::{Phase, with_spinner};
 use super::run::parse_overrides;
 use super::sweep::{SweepArgs, SweepFormat};
 use anyhow::{Context, Result};
@@ -124,7 +125,10 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode> {
         budget: Some(args.guards.budget()),
     };
     let source = ModelFile::read(&args.model.model).map_err(|e| UsageError(e.to_string()))?;
-    let h = run_hysteresis(&source, &base, &spec, &options).map_err(|e| match e {
+    let h = with_spinner(Phase::Hysteresis, || {
+        run_hysteresis(&source, &base, &spec, &options)
+    })
+    .map_err(|e| match e {
         SweepError::Budget {
             index,
             point,

@@ -4,6 +4,7 @@
 //! M/M/1 queue. Only parsing and printing live here.
 
 use super::UsageError;
+use super::progress::{Phase, with_spinner};
 use super::run::ModelArgs;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
@@ -354,24 +355,26 @@ pub fn rare(args: &RareArgs) -> Result<ExitCode> {
         pool = pool.num_threads(n);
     }
     let pool = pool.build().context("starting the worker threads")?;
-    let est = pool.install(|| -> Result<RareEstimate> {
-        let usage = |e: qsim_kernel::rare::RareError| -> anyhow::Error {
-            match e {
-                qsim_kernel::rare::RareError::Run(r) => r.into(),
-                e => UsageError(format!("{}: {e}", args.model.model.display())).into(),
+    let est = with_spinner(Phase::Rare, || {
+        pool.install(|| -> Result<RareEstimate> {
+            let usage = |e: qsim_kernel::rare::RareError| -> anyhow::Error {
+                match e {
+                    qsim_kernel::rare::RareError::Run(r) => r.into(),
+                    e => UsageError(format!("{}: {e}", args.model.model.display())).into(),
+                }
+            };
+            if let Some(tail) = &args.tail {
+                let (of, t) = parse_tail(tail)?;
+                return tail_probability(&model.network, of, t, &cfg).map_err(usage);
             }
-        };
-        if let Some(tail) = &args.tail {
-            let (of, t) = parse_tail(tail)?;
-            return tail_probability(&model.network, of, t, &cfg).map_err(usage);
-        }
-        let level = parse_level(args.level.as_deref().unwrap_or(""), &names)?;
-        match (args.within_s, args.estimate) {
-            (Some(h), _) => reach_probability(&model.network, level, Some(h), &cfg),
-            (None, What::Cycle) => reach_probability(&model.network, level, None, &cfg),
-            (None, What::Escape) => escape_time(&model.network, level, &cfg),
-        }
-        .map_err(usage)
+            let level = parse_level(args.level.as_deref().unwrap_or(""), &names)?;
+            match (args.within_s, args.estimate) {
+                (Some(h), _) => reach_probability(&model.network, level, Some(h), &cfg),
+                (None, What::Cycle) => reach_probability(&model.network, level, None, &cfg),
+                (None, What::Escape) => escape_time(&model.network, level, &cfg),
+            }
+            .map_err(usage)
+        })
     })?;
     let text = match args.format {
         Format::Table => table(&est, &names),

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 pub use super::export::Format;
 use super::progress::decide_with_progress;
 /// The progress bar, Ctrl-C and the runs they wrap (in `progress`).
-pub use super::progress::{Interrupted, run_with_progress, with_progress};
+pub use super::progress::{Interrupted, run_with_progress};
 
 /// Options shared by commands that load a model.
 #[derive(Args, Debug, Clone)]

@@ -5,7 +5,7 @@ use super::figures::{ms, ms_ci, rate};
 use super::run::{GuardArgs, ModelArgs, RunOptions, parse_overrides};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use qsim_kernel::{Stop, names};
 use qsim_report::charts::{self, ImageFormat};
 use qsim_sweep::output::{CSV_FILE, JSONL_FILE, SUMMARY_FILE};
@@ -14,7 +14,7 @@ use qsim_sweep::{
     Axes, Observer, Point, PointRecord, Progress, SavedSweep, Shard, Sweep, SweepError,
     SweepOptions, SweepSummary, VarySpec,
 };
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -623,8 +623,9 @@ fn print_written(out: &mut impl Write, dir: &Path, charts: &[PathBuf]) -> std::i
     Ok(())
 }
 
-/// The progress bar: points done, ETA and the current peak; hidden when
-/// stderr is not a terminal.
+/// The progress bar (the one style of [`super::progress::progress_bar`]):
+/// points done, ETA and the current peak; hidden when stderr is not a
+/// terminal.
 struct Bar {
     bar: ProgressBar,
     axes: Axes,
@@ -633,17 +634,8 @@ struct Bar {
 
 impl Bar {
     fn new(axes: Axes) -> Bar {
-        let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
-        if std::io::stderr().is_terminal() {
-            bar.set_draw_target(ProgressDrawTarget::stderr());
-        }
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} {elapsed_precise} [{bar:32}] {pos}/{len} points, ETA {eta}  {msg}",
-            )
-            .expect("a valid template")
-            .progress_chars("=> "),
-        );
+        let bar =
+            super::progress::progress_bar(&super::progress::Phase::Sweep, Some(0), Some("points"));
         Bar {
             bar,
             axes,

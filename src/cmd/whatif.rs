@@ -1,6 +1,7 @@
 //! `qsim whatif`: which change pays, at which load (common random numbers).
 
 use super::UsageError;
+use super::progress::Phase;
 use super::run::{GuardArgs, ModelArgs, RunOptions, parse_overrides};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
@@ -177,7 +178,7 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
     // The number of replications (precision rounds) and each model's stop
     // are known only once the models are loaded: a spinner counts jobs.
     let control = crate::interrupt_control();
-    let outcome = super::run::with_progress(&control, None, || {
+    let outcome = super::progress::with_progress(&control, Phase::WhatIf, None, || {
         what_if(&source, &base, &changes, &points, &options)
     });
     let report = match outcome {

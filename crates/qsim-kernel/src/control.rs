@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 pub struct Control {
     jobs_done: AtomicU64,
     replications_done: AtomicU32,
+    replications_planned: AtomicU32,
     cancel: AtomicBool,
 }
 
@@ -42,6 +43,17 @@ impl Control {
     /// Replications that have finished.
     pub fn replications_done(&self) -> u32 {
         self.replications_done.load(Ordering::Relaxed)
+    }
+
+    /// Replications of the rounds started so far (see
+    /// [`crate::ReplicationRounds`]): it grows when a precision target
+    /// adds a round, so a progress bar can say which round runs.
+    pub fn replications_planned(&self) -> u32 {
+        self.replications_planned.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn plan_replications(&self, n: u32) {
+        self.replications_planned.fetch_add(n, Ordering::Relaxed);
     }
 
     pub(crate) fn add_jobs(&self, n: u64) {

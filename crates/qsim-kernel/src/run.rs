@@ -47,6 +47,9 @@ fn run_inner(
         .build()
         .map_err(|e| RunError::Config(format!("cannot start {threads} threads: {e}")))?;
     let reps = ReplicationRounds::new(config).run(|round| {
+        if let Some(c) = control {
+            c.plan_replications(round.len() as u32);
+        }
         pool.install(|| {
             round
                 .into_par_iter()
