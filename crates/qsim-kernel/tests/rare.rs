@@ -222,7 +222,7 @@ fn refusals() {
         ..RareConfig::default()
     };
     assert!(matches!(
-        reach_probability(&net, level, None, &cfg),
+        reach_probability(&net, level.clone(), None, &cfg),
         Err(RareError::StartAtTarget { .. })
     ));
     let one = RareConfig {
@@ -243,4 +243,124 @@ fn refusals() {
         reach_probability(&net, deep, None, &few),
         Err(RareError::NoSurvivors { .. })
     ));
+}
+
+/// Two exponential FCFS queues in tandem (arrivals 0.5/s, service rates 1
+/// and 1.5/s) and a weighted level, jobs at the first plus twice the jobs
+/// at the second (a job past the first queue is nearer the exit's
+/// backlog). The per-cycle probability that a busy period started by an
+/// arrival to the empty network reaches 30 before the network empties is
+/// solved exactly on the jump chain of (n1, n2) below the target: about
+/// 7.2e-7. With the interval it gets (about ±11%) and 2.5 half-widths,
+/// it catches a bias of about 30% (at most 50%, the width guard's limit).
+#[test]
+fn tandem_weighted_level_reaches_30() {
+    let (lambda, mu1, mu2, target) = (0.5, 1.0, 1.5, 30usize);
+    let queue = |name: &str, rate: f64| StationSpec {
+        name: name.into(),
+        kind: StationKind::Queue {
+            servers: 1,
+            discipline: Discipline::Fcfs,
+        },
+        service: vec![Some(exp(1.0 / rate))],
+        speed: None,
+    };
+    let net = Network::new(NetworkSpec {
+        stations: vec![queue("first", mu1), queue("second", mu2)],
+        classes: vec![ClassSpec {
+            name: "default".into(),
+            workload: Workload::Open {
+                interarrival: exp(1.0 / lambda),
+            },
+            routing: Routing::Sequence(vec![0, 1]),
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
+    })
+    .unwrap();
+    let level_of = |n1: usize, n2: usize| n1 + 2 * n2;
+    // h(x) = P(reach the target before (0, 0) | x), on states below it.
+    let states: Vec<(usize, usize)> = (0..target)
+        .flat_map(|a| (0..target).map(move |b| (a, b)))
+        .filter(|&(a, b)| level_of(a, b) < target && (a, b) != (0, 0))
+        .collect();
+    let at = |x: (usize, usize)| states.iter().position(|&s| s == x);
+    let n = states.len();
+    let mut m = vec![vec![0.0; n + 1]; n];
+    for (i, &(a, b)) in states.iter().enumerate() {
+        m[i][i] = 1.0;
+        let mut moves = vec![((a + 1, b), lambda)];
+        if a > 0 {
+            moves.push(((a - 1, b + 1), mu1));
+        }
+        if b > 0 {
+            moves.push(((a, b - 1), mu2));
+        }
+        let total: f64 = moves.iter().map(|m| m.1).sum();
+        for (y, r) in moves {
+            if level_of(y.0, y.1) >= target {
+                m[i][n] += r / total;
+            } else if let Some(j) = at(y) {
+                m[i][j] -= r / total;
+            }
+        }
+    }
+    let exact = gauss(m)[at((1, 0)).unwrap()];
+    assert!((5e-7..1e-6).contains(&exact), "{exact:e}");
+    let cfg = RareConfig {
+        seed: 11,
+        replications: 20,
+        effort: 1000,
+        ..RareConfig::default()
+    };
+    let level = Level {
+        of: LevelOf::Weighted(vec![(0, 1), (1, 2)]),
+        at_least: target as u32,
+    };
+    let got = reach_probability(&net, level, None, &cfg).unwrap();
+    eprintln!(
+        "tandem, weighted level: {:e} ± {:e} (exact {exact:e}), {} events",
+        got.value.mean, got.value.ci95, got.events
+    );
+    check(&got, exact, 2.5, 0.2);
+    assert_eq!(got.stages.len(), target);
+    // A weight of 0, a station named twice, or an empty sum is refused.
+    for of in [
+        LevelOf::Weighted(vec![(0, 1), (1, 0)]),
+        LevelOf::Weighted(vec![(0, 1), (0, 2)]),
+        LevelOf::Weighted(vec![]),
+        LevelOf::Weighted(vec![(2, 1)]),
+    ] {
+        let level = Level { of, at_least: 5 };
+        assert!(matches!(
+            reach_probability(&net, level, None, &cfg),
+            Err(RareError::Config(_))
+        ));
+    }
+}
+
+/// Solves the augmented system `m` (n rows of n + 1) by Gaussian
+/// elimination with partial pivoting.
+fn gauss(mut m: Vec<Vec<f64>>) -> Vec<f64> {
+    let n = m.len();
+    for c in 0..n {
+        let p = (c..n)
+            .max_by(|&i, &j| m[i][c].abs().total_cmp(&m[j][c].abs()))
+            .unwrap();
+        m.swap(c, p);
+        for r in c + 1..n {
+            let f = m[r][c] / m[c][c];
+            if f != 0.0 {
+                for k in c..=n {
+                    m[r][k] -= f * m[c][k];
+                }
+            }
+        }
+    }
+    let mut x = vec![0.0; n];
+    for c in (0..n).rev() {
+        let s: f64 = (c + 1..n).map(|k| m[c][k] * x[k]).sum();
+        x[c] = (m[c][n] - s) / m[c][c];
+    }
+    x
 }

@@ -37,16 +37,22 @@ pub use split::{escape_time, reach_probability};
 pub use tail::tail_probability;
 
 /// What the level counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LevelOf {
     /// Jobs present at a station (queued and in service).
     Station(StationId),
     /// Jobs in the network (not thinking, not yet arrived).
     System,
+    /// A weighted sum of the jobs present at stations: `(station, weight)`
+    /// pairs, whole-number weights of at least 1 (a job at a station
+    /// nearer the rare set can count for more than one upstream). The
+    /// level jumps by a station's weight when a job arrives there; a
+    /// stage's copy counts as reaching a level when it is at or above it.
+    Weighted(Vec<(StationId, u32)>),
 }
 
 /// The rare set: the level at or above `at_least`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Level {
     /// What is counted.
     pub of: LevelOf,
