@@ -16,8 +16,11 @@
 //!   the target, as the mean cycle length (plain simulation) over the
 //!   per-cycle probability (splitting);
 //! * [`tail_probability`]: P(wait > t) or P(response > t) of a single
-//!   M/M/1 queue by importance sampling (`tail`): the arrival and service
-//!   rates exchanged, each path weighted by its likelihood ratio.
+//!   M/M/1 queue, or P(wait > t) of a single M/M/c queue, by importance
+//!   sampling (`tail`): the arrival and service rates exchanged, each path
+//!   weighted by its likelihood ratio (for M/M/c, times P(wait) measured
+//!   on a plain run). Tandems and fork-joins have no method and are
+//!   refused.
 //!
 //! Assumptions that fail are reported: a target the start state already
 //! meets, or a start level a run never reaches, is refused; a level no copy
@@ -208,8 +211,9 @@ pub struct RareEstimate {
     pub cycle_probability: Option<Estimate>,
     /// Replications.
     pub replications: u32,
-    /// Events simulated (for importance sampling, two per customer: an
-    /// arrival and a completion).
+    /// Events simulated (for importance sampling, two per customer of the
+    /// walk, an arrival and a completion, plus for M/M/c the plain run
+    /// that measures P(wait)).
     pub events: u64,
     /// The splitting's stages.
     pub stages: Vec<Stage>,
