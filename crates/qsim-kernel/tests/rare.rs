@@ -407,11 +407,13 @@ fn gauss(mut m: Vec<Vec<f64>>) -> Vec<f64> {
             .max_by(|&i, &j| m[i][c].abs().total_cmp(&m[j][c].abs()))
             .unwrap();
         m.swap(c, p);
-        for r in c + 1..n {
-            let f = m[r][c] / m[c][c];
+        let (top, rest) = m.split_at_mut(c + 1);
+        let pivot = &top[c];
+        for row in rest {
+            let f = row[c] / pivot[c];
             if f != 0.0 {
-                for k in c..=n {
-                    m[r][k] -= f * m[c][k];
+                for (x, p) in row[c..].iter_mut().zip(&pivot[c..]) {
+                    *x -= f * p;
                 }
             }
         }
