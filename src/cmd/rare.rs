@@ -1,7 +1,7 @@
 //! `qsim rare`: probabilities and times too rare for a plain run (the
 //! kernel's `rare` module): the per-cycle or within-horizon probability of
 //! reaching a level, the mean escape time to it, and deep tails of an
-//! M/M/1 queue. Only parsing and printing live here.
+//! M/M/1 or M/M/c queue. Only parsing and printing live here.
 
 use super::UsageError;
 use super::progress::{Phase, with_spinner};
@@ -45,7 +45,8 @@ pub struct RareArgs {
     #[command(flatten)]
     model: ModelArgs,
     /// The rare set, by splitting: `stations.NAME.jobs>=K` (jobs at a
-    /// station) or `system.jobs>=K` (jobs in the network).
+    /// station), `system.jobs>=K` (jobs in the network), or a weighted sum
+    /// of station counts, `2*stations.A.jobs+stations.B.jobs>=K`.
     #[arg(
         long,
         value_name = "LEVEL>=K",
@@ -69,8 +70,9 @@ pub struct RareArgs {
     /// Distance between the splitting's levels.
     #[arg(long, default_value_t = 1)]
     step: u32,
-    /// A steady-state tail of a single M/M/1 queue, by importance
-    /// sampling: `wait_time_s>T` or `response_time_s>T`.
+    /// A steady-state tail by importance sampling: `wait_time_s>T` or
+    /// `response_time_s>T` of a single M/M/1 queue, `wait_time_s>T` of a
+    /// single M/M/c queue.
     #[arg(long, value_name = "METRIC>T")]
     tail: Option<String>,
     /// Copies per splitting stage, or samples per replication of a tail.
@@ -93,11 +95,13 @@ pub struct RareArgs {
     output: Option<PathBuf>,
 }
 
-/// Parses `stations.NAME.jobs>=K` or `system.jobs>=K`.
+/// Parses `stations.NAME.jobs>=K`, `system.jobs>=K`, or a weighted sum
+/// of station counts, `W*stations.A.jobs+stations.B.jobs>=K` (whole-number
+/// weights, 1 when left out).
 fn parse_level(text: &str, names: &[&str]) -> Result<Level> {
     let bad = |why: String| {
         UsageError(format!(
-            "--level {text}: {why}; expected stations.NAME.jobs>=K or system.jobs>=K"
+            "--level {text}: {why}; expected stations.NAME.jobs>=K, system.jobs>=K or a weighted sum such as 2*stations.A.jobs+stations.B.jobs>=K"
         ))
     };
     let Some((what, k)) = text.split_once(">=") else {
@@ -108,24 +112,44 @@ fn parse_level(text: &str, names: &[&str]) -> Result<Level> {
         .parse()
         .map_err(|_| bad(format!("{} is not a whole number of jobs", k.trim())))?;
     let what = what.trim();
-    let of = if what == "system.jobs" {
-        LevelOf::System
-    } else if let Some(name) = what
-        .strip_prefix("stations.")
-        .and_then(|r| r.strip_suffix(".jobs"))
-    {
-        match names.iter().position(|n| *n == name) {
-            Some(s) => LevelOf::Station(s),
-            None => {
-                return Err(bad(format!(
-                    "the model has no station {name} (it has {})",
-                    names.join(", ")
-                ))
-                .into());
+    if what == "system.jobs" {
+        return Ok(Level {
+            of: LevelOf::System,
+            at_least,
+        });
+    }
+    let mut terms = Vec::new();
+    for term in what.split('+').map(str::trim) {
+        let (weight, count) = match term.split_once('*') {
+            Some((w, c)) => {
+                let w: u32 = w.trim().parse().ok().filter(|&w| w >= 1).ok_or_else(|| {
+                    bad(format!("{} is not a whole-number weight >= 1", w.trim()))
+                })?;
+                (Some(w), c.trim())
             }
+            None => (None, term),
+        };
+        let Some(name) = count
+            .strip_prefix("stations.")
+            .and_then(|r| r.strip_suffix(".jobs"))
+        else {
+            return Err(bad(format!("{count} is not a level")).into());
+        };
+        let Some(s) = names.iter().position(|n| *n == name) else {
+            return Err(bad(format!(
+                "the model has no station {name} (it has {})",
+                names.join(", ")
+            ))
+            .into());
+        };
+        if terms.iter().any(|&(t, _, _)| t == s) {
+            return Err(bad(format!("station {name} appears twice: add its weights")).into());
         }
-    } else {
-        return Err(bad(format!("{what} is not a level")).into());
+        terms.push((s, weight.unwrap_or(1), weight.is_some()));
+    }
+    let of = match terms.as_slice() {
+        &[(s, 1, false)] => LevelOf::Station(s),
+        _ => LevelOf::Weighted(terms.iter().map(|&(s, w, _)| (s, w)).collect()),
     };
     Ok(Level { of, at_least })
 }
@@ -155,9 +179,19 @@ fn parse_tail(text: &str) -> Result<(TailOf, f64)> {
 }
 
 fn level_text(level: &Level, names: &[&str]) -> String {
-    match level.of {
-        LevelOf::Station(s) => format!("stations.{}.jobs>={}", names[s], level.at_least),
+    match &level.of {
+        &LevelOf::Station(s) => format!("stations.{}.jobs>={}", names[s], level.at_least),
         LevelOf::System => format!("system.jobs>={}", level.at_least),
+        LevelOf::Weighted(terms) => {
+            let sum: Vec<String> = terms
+                .iter()
+                .map(|&(s, w)| match w {
+                    1 => format!("stations.{}.jobs", names[s]),
+                    w => format!("{w}*stations.{}.jobs", names[s]),
+                })
+                .collect();
+            format!("{}>={}", sum.join("+"), level.at_least)
+        }
     }
 }
 

@@ -6,6 +6,9 @@
 //!   sampling; a plain run needs about 384 (1 - p)/p waits (independent
 //!   samples assumed, which favours the plain run), timed per job on a
 //!   plain run of the same queue;
+//! * `mmc_wait_tail_1e6`: P(W > t) = 1e-6 in an M/M/4 at 75% load, P(wait)
+//!   from a plain run times importance sampling; a plain run needs about
+//!   384 (1 - p)/p waits, timed per job on a plain run of the same queue;
 //! * `busy_period_40`: P(a busy period of that M/M/1 reaches 40 jobs) =
 //!   1/(2^40 - 1), splitting; a plain run needs 384/p busy periods of 2
 //!   jobs on average;
@@ -31,11 +34,16 @@ fn exp(m: f64) -> Dist {
 }
 
 fn mm1(lambda: f64) -> Network {
+    mmc(lambda, 1)
+}
+
+/// M/M/c with arrival rate `lambda` and service rate 1 per server.
+fn mmc(lambda: f64, servers: u32) -> Network {
     Network::new(NetworkSpec {
         stations: vec![StationSpec {
             name: "server".into(),
             kind: StationKind::Queue {
-                servers: 1,
+                servers,
                 discipline: Discipline::Fcfs,
             },
             service: vec![Some(exp(1.0))],
@@ -118,6 +126,12 @@ fn cfg(effort: u32, replications: u32) -> RareConfig {
     }
 }
 
+/// The t of P(W > t) = 1e-6 in the M/M/4 at 75% load: Erlang C(4, 3) =
+/// 27/53, and the conditional wait is exponential at rate 4 - 3.
+fn mmc_t() -> f64 {
+    (27.0 / 53.0 / 1e-6f64).ln()
+}
+
 fn report() {
     let m = mm1(0.5);
     let (per_event, events_per_s) = plain_cost(&m, 2e6);
@@ -137,7 +151,7 @@ fn report() {
         of: LevelOf::Station(0),
         at_least: 40,
     };
-    let (e, s) = timed(|| reach_probability(&m, level, None, &cfg(300, 10)).unwrap());
+    let (e, s) = timed(|| reach_probability(&m, level.clone(), None, &cfg(300, 10)).unwrap());
     let p = e.value.mean;
     let brute = 384.0 / p * 2.0 * per_job;
     let fast = to_ten_percent(&e, s);
@@ -147,13 +161,24 @@ fn report() {
         brute / fast,
         events_per_s
     );
+    let q = mmc(3.0, 4);
+    let (per_event, _) = plain_cost(&q, 2e5);
+    let (e, s) = timed(|| tail_probability(&q, TailOf::Wait, mmc_t(), &cfg(1000, 10)).unwrap());
+    let p = e.value.mean;
+    let brute = 384.0 * (1.0 - p) / p * 2.0 * per_event;
+    let fast = to_ten_percent(&e, s);
+    println!(
+        "mmc_wait_tail_1e6: p = {p:.3e} ± {:.1}%; to ±10%: {fast:.3e} s by importance sampling, {brute:.3e} s plain; ratio {:.0}",
+        100.0 * e.relative_half_width(),
+        brute / fast
+    );
     let c = chain();
     let (per_event, events_per_s) = plain_cost(&c, 2e5);
     let level = Level {
         of: LevelOf::Station(0),
         at_least: 40,
     };
-    let (e, s) = timed(|| escape_time(&c, level, &cfg(200, 10)).unwrap());
+    let (e, s) = timed(|| escape_time(&c, level.clone(), &cfg(200, 10)).unwrap());
     let escape = e.value.mean;
     let brute = 384.0 * escape * events_per_s * per_event;
     let fast = to_ten_percent(&e, s);
@@ -178,7 +203,11 @@ fn benches(c: &mut Criterion) {
         at_least: 40,
     };
     g.bench_function("busy_period_40", |b| {
-        b.iter(|| black_box(reach_probability(&m, level, None, &cfg(300, 10)).unwrap()))
+        b.iter(|| black_box(reach_probability(&m, level.clone(), None, &cfg(300, 10)).unwrap()))
+    });
+    let q = mmc(3.0, 4);
+    g.bench_function("mmc_wait_tail_1e6", |b| {
+        b.iter(|| black_box(tail_probability(&q, TailOf::Wait, mmc_t(), &cfg(1000, 10)).unwrap()))
     });
     let ch = chain();
     let level = Level {
@@ -186,7 +215,7 @@ fn benches(c: &mut Criterion) {
         at_least: 40,
     };
     g.bench_function("escape_50", |b| {
-        b.iter(|| black_box(escape_time(&ch, level, &cfg(200, 10)).unwrap()))
+        b.iter(|| black_box(escape_time(&ch, level.clone(), &cfg(200, 10)).unwrap()))
     });
     g.finish();
 }

@@ -98,6 +98,65 @@ fn mm1_wait_and_response_tails_at_1e6() {
     check(&r, (-0.5 * t).exp(), 2.5, 0.05);
 }
 
+/// M/M/4 at 75% load (arrivals 3/s, service rate 1/s per server): P(W >
+/// t) = C(4, 3) exp(-(4 - 3) t), with C the Erlang C probability of
+/// waiting (0.5094), at t = ln(C / 1e-6), i.e. 1e-6. The estimate is
+/// P(wait) from a plain run times the conditional tail by importance
+/// sampling; with its interval (about ±0.7%) and the 2% width guard, 2.5
+/// half-widths catch a bias of about 2% (5% at most): P(wait) counted
+/// over the wrong arrivals (those finding c - 1 busy: 25% off), or the
+/// walk run at one server's rate, fail by far. The response tail of
+/// c > 1 is refused.
+#[test]
+fn mmc_wait_tail_at_1e6() {
+    let (lambda, mu, c) = (3.0, 1.0, 4u32);
+    let net = Network::new(NetworkSpec {
+        stations: vec![StationSpec {
+            name: "server".into(),
+            kind: StationKind::Queue {
+                servers: c,
+                discipline: Discipline::Fcfs,
+            },
+            service: vec![Some(exp(1.0 / mu))],
+            speed: None,
+        }],
+        classes: vec![ClassSpec {
+            name: "default".into(),
+            workload: Workload::Open {
+                interarrival: exp(1.0 / lambda),
+            },
+            routing: Routing::Sequence(vec![0]),
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
+    })
+    .unwrap();
+    // Erlang C: a^c/c! * c/(c - a) over sum_{k<c} a^k/k! + that.
+    let a: f64 = lambda / mu;
+    let fact = |k: u32| (1..=k).map(f64::from).product::<f64>();
+    let top = a.powi(c as i32) / fact(c) * f64::from(c) / (f64::from(c) - a);
+    let erlang_c = top / ((0..c).map(|k| a.powi(k as i32) / fact(k)).sum::<f64>() + top);
+    let theta = f64::from(c) * mu - lambda;
+    let t = (erlang_c / 1e-6).ln() / theta;
+    let cfg = RareConfig {
+        seed: 5,
+        replications: 10,
+        effort: 2000,
+        ..RareConfig::default()
+    };
+    let got = tail_probability(&net, TailOf::Wait, t, &cfg).unwrap();
+    let exact = erlang_c * (-theta * t).exp();
+    eprintln!(
+        "M/M/4 wait tail: {:e} ± {:e} (exact {exact:e}, C = {erlang_c}), {} events",
+        got.value.mean, got.value.ci95, got.events
+    );
+    check(&got, exact, 2.5, 0.02);
+    assert!(matches!(
+        tail_probability(&net, TailOf::Response, t, &cfg),
+        Err(RareError::Config(_))
+    ));
+}
+
 /// A closed model with two operating points: 30 jobs think 5 s (exp) and
 /// visit one FCFS queue whose speed is 10/s up to 10 jobs present,
 /// falling linearly to 1/s at 16 and staying there. The jobs at the queue
@@ -222,7 +281,7 @@ fn refusals() {
         ..RareConfig::default()
     };
     assert!(matches!(
-        reach_probability(&net, level, None, &cfg),
+        reach_probability(&net, level.clone(), None, &cfg),
         Err(RareError::StartAtTarget { .. })
     ));
     let one = RareConfig {
@@ -243,4 +302,126 @@ fn refusals() {
         reach_probability(&net, deep, None, &few),
         Err(RareError::NoSurvivors { .. })
     ));
+}
+
+/// Two exponential FCFS queues in tandem (arrivals 0.5/s, service rates 1
+/// and 1.5/s) and a weighted level, jobs at the first plus twice the jobs
+/// at the second (a job past the first queue is nearer the exit's
+/// backlog). The per-cycle probability that a busy period started by an
+/// arrival to the empty network reaches 30 before the network empties is
+/// solved exactly on the jump chain of (n1, n2) below the target: about
+/// 7.2e-7. With the interval it gets (about ±11%) and 2.5 half-widths,
+/// it catches a bias of about 30% (at most 50%, the width guard's limit).
+#[test]
+fn tandem_weighted_level_reaches_30() {
+    let (lambda, mu1, mu2, target) = (0.5, 1.0, 1.5, 30usize);
+    let queue = |name: &str, rate: f64| StationSpec {
+        name: name.into(),
+        kind: StationKind::Queue {
+            servers: 1,
+            discipline: Discipline::Fcfs,
+        },
+        service: vec![Some(exp(1.0 / rate))],
+        speed: None,
+    };
+    let net = Network::new(NetworkSpec {
+        stations: vec![queue("first", mu1), queue("second", mu2)],
+        classes: vec![ClassSpec {
+            name: "default".into(),
+            workload: Workload::Open {
+                interarrival: exp(1.0 / lambda),
+            },
+            routing: Routing::Sequence(vec![0, 1]),
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
+    })
+    .unwrap();
+    let level_of = |n1: usize, n2: usize| n1 + 2 * n2;
+    // h(x) = P(reach the target before (0, 0) | x), on states below it.
+    let states: Vec<(usize, usize)> = (0..target)
+        .flat_map(|a| (0..target).map(move |b| (a, b)))
+        .filter(|&(a, b)| level_of(a, b) < target && (a, b) != (0, 0))
+        .collect();
+    let at = |x: (usize, usize)| states.iter().position(|&s| s == x);
+    let n = states.len();
+    let mut m = vec![vec![0.0; n + 1]; n];
+    for (i, &(a, b)) in states.iter().enumerate() {
+        m[i][i] = 1.0;
+        let mut moves = vec![((a + 1, b), lambda)];
+        if a > 0 {
+            moves.push(((a - 1, b + 1), mu1));
+        }
+        if b > 0 {
+            moves.push(((a, b - 1), mu2));
+        }
+        let total: f64 = moves.iter().map(|m| m.1).sum();
+        for (y, r) in moves {
+            if level_of(y.0, y.1) >= target {
+                m[i][n] += r / total;
+            } else if let Some(j) = at(y) {
+                m[i][j] -= r / total;
+            }
+        }
+    }
+    let exact = gauss(m)[at((1, 0)).unwrap()];
+    assert!((5e-7..1e-6).contains(&exact), "{exact:e}");
+    let cfg = RareConfig {
+        seed: 11,
+        replications: 20,
+        effort: 1000,
+        ..RareConfig::default()
+    };
+    let level = Level {
+        of: LevelOf::Weighted(vec![(0, 1), (1, 2)]),
+        at_least: target as u32,
+    };
+    let got = reach_probability(&net, level, None, &cfg).unwrap();
+    eprintln!(
+        "tandem, weighted level: {:e} ± {:e} (exact {exact:e}), {} events",
+        got.value.mean, got.value.ci95, got.events
+    );
+    check(&got, exact, 2.5, 0.2);
+    assert_eq!(got.stages.len(), target);
+    // A weight of 0, a station named twice, or an empty sum is refused.
+    for of in [
+        LevelOf::Weighted(vec![(0, 1), (1, 0)]),
+        LevelOf::Weighted(vec![(0, 1), (0, 2)]),
+        LevelOf::Weighted(vec![]),
+        LevelOf::Weighted(vec![(2, 1)]),
+    ] {
+        let level = Level { of, at_least: 5 };
+        assert!(matches!(
+            reach_probability(&net, level, None, &cfg),
+            Err(RareError::Config(_))
+        ));
+    }
+}
+
+/// Solves the augmented system `m` (n rows of n + 1) by Gaussian
+/// elimination with partial pivoting.
+fn gauss(mut m: Vec<Vec<f64>>) -> Vec<f64> {
+    let n = m.len();
+    for c in 0..n {
+        let p = (c..n)
+            .max_by(|&i, &j| m[i][c].abs().total_cmp(&m[j][c].abs()))
+            .unwrap();
+        m.swap(c, p);
+        let (top, rest) = m.split_at_mut(c + 1);
+        let pivot = &top[c];
+        for row in rest {
+            let f = row[c] / pivot[c];
+            if f != 0.0 {
+                for (x, p) in row[c..].iter_mut().zip(&pivot[c..]) {
+                    *x -= f * p;
+                }
+            }
+        }
+    }
+    let mut x = vec![0.0; n];
+    for c in (0..n).rev() {
+        let s: f64 = (c + 1..n).map(|k| m[c][k] * x[k]).sum();
+        x[c] = (m[c][n] - s) / m[c][c];
+    }
+    x
 }

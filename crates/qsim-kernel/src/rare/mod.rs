@@ -16,8 +16,11 @@
 //!   the target, as the mean cycle length (plain simulation) over the
 //!   per-cycle probability (splitting);
 //! * [`tail_probability`]: P(wait > t) or P(response > t) of a single
-//!   M/M/1 queue by importance sampling (`tail`): the arrival and service
-//!   rates exchanged, each path weighted by its likelihood ratio.
+//!   M/M/1 queue, or P(wait > t) of a single M/M/c queue, by importance
+//!   sampling (`tail`): the arrival and service rates exchanged, each path
+//!   weighted by its likelihood ratio (for M/M/c, times P(wait) measured
+//!   on a plain run). Tandems and fork-joins have no method and are
+//!   refused.
 //!
 //! Assumptions that fail are reported: a target the start state already
 //! meets, or a start level a run never reaches, is refused; a level no copy
@@ -37,16 +40,22 @@ pub use split::{escape_time, reach_probability};
 pub use tail::tail_probability;
 
 /// What the level counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LevelOf {
     /// Jobs present at a station (queued and in service).
     Station(StationId),
     /// Jobs in the network (not thinking, not yet arrived).
     System,
+    /// A weighted sum of the jobs present at stations: `(station, weight)`
+    /// pairs, whole-number weights of at least 1 (a job at a station
+    /// nearer the rare set can count for more than one upstream). The
+    /// level jumps by a station's weight when a job arrives there; a
+    /// stage's copy counts as reaching a level when it is at or above it.
+    Weighted(Vec<(StationId, u32)>),
 }
 
 /// The rare set: the level at or above `at_least`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Level {
     /// What is counted.
     pub of: LevelOf,
@@ -202,8 +211,9 @@ pub struct RareEstimate {
     pub cycle_probability: Option<Estimate>,
     /// Replications.
     pub replications: u32,
-    /// Events simulated (for importance sampling, two per customer: an
-    /// arrival and a completion).
+    /// Events simulated (for importance sampling, two per customer of the
+    /// walk, an arrival and a completion, plus for M/M/c the plain run
+    /// that measures P(wait)).
     pub events: u64,
     /// The splitting's stages.
     pub stages: Vec<Stage>,

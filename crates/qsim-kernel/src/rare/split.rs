@@ -47,10 +47,50 @@ struct Rep {
     cycle_s: Option<f64>,
 }
 
-fn level_now(sim: &Simulation, of: LevelOf) -> u32 {
+fn level_now(sim: &Simulation, of: &LevelOf) -> u32 {
     match of {
-        LevelOf::Station(s) => sim.jobs_at(s).unwrap_or(0),
+        &LevelOf::Station(s) => sim.jobs_at(s).unwrap_or(0),
         LevelOf::System => u32::try_from(sim.jobs_in_network()).unwrap_or(u32::MAX),
+        LevelOf::Weighted(terms) => terms.iter().fold(0u32, |sum, &(s, w)| {
+            sum.saturating_add(sim.jobs_at(s).unwrap_or(0).saturating_mul(w))
+        }),
+    }
+}
+
+/// Refuses a level that names no station of the network, or a weighted
+/// sum that is empty or has a weight of 0 (a station that never moves
+/// the level does not belong in it).
+fn check_level(network: &Network, of: &LevelOf) -> Result<(), RareError> {
+    let n = network.spec().stations.len();
+    let missing = |s: usize| RareError::Config(format!("no station {s}"));
+    match of {
+        &LevelOf::Station(s) if s >= n => Err(missing(s)),
+        LevelOf::Station(_) | LevelOf::System => Ok(()),
+        LevelOf::Weighted(terms) => {
+            if terms.is_empty() {
+                return Err(RareError::Config(
+                    "a weighted level needs at least one station".into(),
+                ));
+            }
+            for (i, &(s, w)) in terms.iter().enumerate() {
+                if s >= n {
+                    return Err(missing(s));
+                }
+                if w == 0 {
+                    return Err(RareError::Config(format!(
+                        "the weight of station {} in the level is 0: leave the station out, or give it a weight of at least 1",
+                        network.spec().stations[s].name
+                    )));
+                }
+                if terms[..i].iter().any(|&(t, _)| t == s) {
+                    return Err(RareError::Config(format!(
+                        "station {} appears twice in the level: add its weights",
+                        network.spec().stations[s].name
+                    )));
+                }
+            }
+            Ok(())
+        }
     }
 }
 
@@ -97,7 +137,7 @@ impl Ctx<'_> {
             if !alive || p.sim.time().seconds() > deadline {
                 return Ok(Outcome::Fail);
             }
-            let l = level_now(&p.sim, self.of);
+            let l = level_now(&p.sim, &self.of);
             if self.horizon_s.is_none() {
                 let s = (i64::from(l) - i64::from(self.start)).signum() as i8;
                 if p.side == 0 {
@@ -116,7 +156,7 @@ impl Ctx<'_> {
     /// the level equals the start level.
     fn start_state(&self, network: &Network, r: u32) -> Result<Simulation, RareError> {
         let mut sim = Simulation::new(network, &particle_config(self.cfg), r)?;
-        while level_now(&sim, self.of) != self.start {
+        while level_now(&sim, &self.of) != self.start {
             if sim.events() > START_EVENTS || !sim.step()? {
                 return Err(RareError::StartUnreached {
                     start: self.start,
@@ -215,7 +255,7 @@ impl Ctx<'_> {
                 restarts += 1;
                 p = fresh(restarts);
             } else {
-                let l = level_now(&p.sim, self.of);
+                let l = level_now(&p.sim, &self.of);
                 p.side = (i64::from(l) - i64::from(self.start)).signum() as i8;
             }
         }
@@ -242,17 +282,13 @@ fn levels(start: u32, target: u32, step: u32) -> Vec<u32> {
 /// Runs the replications and combines them.
 fn run_split(
     network: &Network,
-    level: Level,
+    level: &Level,
     cfg: &RareConfig,
     horizon_s: Option<f64>,
     cycles: u32,
 ) -> Result<(Vec<Rep>, u32), RareError> {
     check_config(network, cfg)?;
-    if let LevelOf::Station(s) = level.of
-        && s >= network.spec().stations.len()
-    {
-        return Err(RareError::Config(format!("no station {s}")));
-    }
+    check_level(network, &level.of)?;
     if cfg.effort >= 1 << 24 {
         return Err(RareError::Config(format!(
             "effort must be below 16777216, found {}",
@@ -263,7 +299,7 @@ fn run_split(
         Some(a) => a,
         None => level_now(
             &Simulation::new(network, &particle_config(cfg), 0)?,
-            level.of,
+            &level.of,
         ),
     };
     if start >= level.at_least {
@@ -274,7 +310,7 @@ fn run_split(
     }
     let ctx = Ctx {
         cfg,
-        of: level.of,
+        of: level.of.clone(),
         start,
         horizon_s,
         levels: levels(start, level.at_least, cfg.step),
@@ -327,7 +363,7 @@ pub fn reach_probability(
             "the horizon must be a positive number of seconds, found {h}"
         )));
     }
-    let (reps, start) = run_split(network, level, cfg, horizon_s, 0)?;
+    let (reps, start) = run_split(network, &level, cfg, horizon_s, 0)?;
     let list = levels(start, level.at_least, cfg.step);
     let (stages, warnings) = stages_and_warnings(&reps, &list);
     Ok(RareEstimate {
@@ -362,10 +398,10 @@ pub fn escape_time(
     cfg: &RareConfig,
 ) -> Result<RareEstimate, RareError> {
     let cycles = cfg.effort.saturating_mul(CYCLES_PER_EFFORT);
-    let (reps, start) = run_split(network, level, cfg, None, cycles)?;
+    let (reps, start) = run_split(network, &level, cfg, None, cycles)?;
     let list = levels(start, level.at_least, cfg.step);
     let (stages, mut warnings) = stages_and_warnings(&reps, &list);
-    if let Some(reason) = not_regenerative(network, level.of) {
+    if let Some(reason) = not_regenerative(network, &level.of) {
         warnings.push(RareWarning::NotRegenerative { reason });
     }
     let cycle = |r: &Rep| r.cycle_s.unwrap_or(f64::NAN);
@@ -387,7 +423,7 @@ pub fn escape_time(
 /// Why the level does not determine the state (so cycles are not
 /// regenerations), or `None` when it does: one class, one queue station,
 /// every time exponential.
-fn not_regenerative(network: &Network, of: LevelOf) -> Option<String> {
+fn not_regenerative(network: &Network, of: &LevelOf) -> Option<String> {
     let spec = network.spec();
     if spec.classes.len() != 1 || spec.stations.len() != 1 || !spec.regions.is_empty() {
         return Some("the model has more than one class or station".into());
