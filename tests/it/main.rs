@@ -30,4 +30,5 @@ mod timeline;
 mod transient;
 mod trust;
 mod verdict;
+mod verdict_open;
 mod whatif;
