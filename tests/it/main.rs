@@ -19,6 +19,7 @@ mod library;
 mod limits;
 mod names;
 mod perclass;
+mod recovery_goodput;
 mod report;
 mod routes;
 mod scenarios;
