@@ -18,6 +18,7 @@ mod guards;
 mod library;
 mod limits;
 mod names;
+mod overload_exact;
 mod perclass;
 mod recovery_goodput;
 mod report;
