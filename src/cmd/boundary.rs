@@ -118,7 +118,7 @@ fn tipped_at(args: &BoundaryArgs, path: &str, v: f64, whole: bool) -> Result<(u3
     let r = recovery(
         window,
         &traces,
-        RecoveryMetric::Throughput,
+        RecoveryMetric::of_network(&model.network),
         args.recovery_fraction,
     )
     .map_err(|why| UsageError(format!("at {path} = {}: {why}", value_text(v, whole))))?;

@@ -925,7 +925,8 @@ pub fn initial_state(network: &Network) -> String {
         .iter()
         .any(|c| matches!(c.workload, qsim_kernel::Workload::Closed { .. }));
     if !any_closed {
-        return "empty (open arrivals)".into();
+        // "empty (open arrivals)", or a backlog placed at the start.
+        return qsim_kernel::bistable::start_label(network);
     }
     match network.spec().initial {
         InitialState::Thinking => "all jobs thinking".into(),

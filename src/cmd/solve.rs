@@ -138,7 +138,7 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
     let name = args.model.model.display().to_string();
     if model.network.overload().is_some() {
         return Err(UsageError(format!(
-            "{name}: qsim solve has no method for client or overload behaviour (timeouts, retries, patience, balking, shedding), and figures without it would describe another system; simulate it with `qsim run`"
+            "{name}: qsim solve has no method for client or overload behaviour (timeouts, retries, patience, balking, shedding), and figures without it would describe another system; simulate it with `qsim run` (which also runs the bistability check where clients time out and retry)"
         ))
         .into());
     }

@@ -73,9 +73,10 @@ pub struct SweepArgs {
     #[arg(long, value_name = "PATH")]
     pub limit_axis: Option<String>,
     /// Skip the second run of each point, started from the other end (all
-    /// jobs at the station whose speed falls the most, or all thinking),
-    /// that flags bistable points; models without a falling speed curve
-    /// never run it.
+    /// jobs at the station whose speed falls the most, or all thinking; an
+    /// open class whose clients retry: a backlog at its busiest queue),
+    /// that flags bistable points; models without such a mechanism never
+    /// run it.
     #[arg(long)]
     pub no_bistability_check: bool,
     /// Run the values of the one --vary up and then down, each point

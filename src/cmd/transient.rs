@@ -47,7 +47,12 @@ pub fn of(
     }
     Some(TransientFigures {
         phases: phases(window, &traces),
-        recovery: recovery(window, &traces, RecoveryMetric::Throughput, fraction),
+        recovery: recovery(
+            window,
+            &traces,
+            RecoveryMetric::of_network(network),
+            fraction,
+        ),
         stations: network
             .spec()
             .stations

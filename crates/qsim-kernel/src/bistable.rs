@@ -18,15 +18,22 @@
 //! docs/glossary.md under "bistable"), so a model costs little more than
 //! one run where the other end clearly stays apart or clearly agrees.
 //!
-//! Open workloads: the other end would be a backlog at the busiest station
-//! against the empty start; the kernel cannot yet place open jobs at a
-//! start (`InitialState::Placed` holds closed jobs only), so the check does
-//! not apply to them and says so ([`not_applicable`]).
+//! Open workloads: a class whose clients time out and retry can be held
+//! in overload by its own retries (every timed-out request comes back),
+//! so the other end of an open class's empty start is a backlog at its
+//! busiest station ([`backlog`]: the station full when it has a capacity,
+//! else enough requests that the last one waits twice the mean timeout),
+//! placed at time 0 as first attempts (`InitialState::Placed`), and the
+//! other end of that backlog is the empty start. A closed class with
+//! retries is checked like the other mechanisms, from all its jobs at that
+//! station.
 
 use crate::config::RunConfig;
 use crate::control::Control;
 use crate::error::RunError;
-use crate::network::{InitialState, Network, StationId, StationKind, Wake, Workload};
+use crate::network::{
+    ClassId, InitialState, Network, Placement, StationId, StationKind, Wake, Workload,
+};
 use crate::results::{Estimate, ReplicationResult, RunResults, estimate};
 use serde::Serialize;
 use std::sync::Arc;
@@ -55,6 +62,9 @@ pub enum Mechanism {
     Spin,
     /// A latch whose release wakes every sleeper.
     WakeAll,
+    /// Clients that time out and retry: each timed-out request comes back
+    /// (and, unless cancelled, is still served, wasted).
+    Retries,
 }
 
 impl Mechanism {
@@ -65,6 +75,7 @@ impl Mechanism {
             Mechanism::Numa => "NUMA hand-offs",
             Mechanism::Spin => "spin-waiting",
             Mechanism::WakeAll => "wake-all",
+            Mechanism::Retries => "client timeouts and retries",
         }
     }
 }
@@ -167,8 +178,15 @@ impl Verdict {
             } else {
                 String::new()
             };
+            // An open workload's backlog start is the check's own: there
+            // is no key to choose it.
+            let choose = if self.starts.iter().any(|s| s.starts_with(BACKLOG)) {
+                ""
+            } else {
+                "set simulation.initial to choose, or "
+            };
             format!(
-                "the model is bistable ({} at {}): {modes}{mixed}; the network stays in the state it starts in (metastable collapse), so no single figure is the answer (set simulation.initial to choose, or --no-bistability-check to skip this check; {ran})",
+                "the model is bistable ({} at {}): {modes}{mixed}; the network stays in the state it starts in (metastable collapse), so no single figure is the answer ({choose}--no-bistability-check to skip this check; {ran})",
                 self.mechanism.describe(),
                 self.station
             )
@@ -261,6 +279,12 @@ pub fn collapsing_station(network: &Network) -> Option<StationId> {
 /// comes first, the one that falls most; else the latch with a NUMA,
 /// spin or wake-all mechanism and the longest mean critical section.
 pub fn collapse_candidate(network: &Network) -> Option<(StationId, Mechanism)> {
+    closed_candidate(network)
+        .or_else(|| retry_candidate(network).map(|r| (r.station, Mechanism::Retries)))
+}
+
+/// [`collapse_candidate`]'s closed mechanisms: speed curves and latches.
+fn closed_candidate(network: &Network) -> Option<(StationId, Mechanism)> {
     let spec = network.spec();
     let jobs = closed_jobs(network);
     if jobs < 2 {
@@ -309,11 +333,140 @@ pub fn collapse_candidate(network: &Network) -> Option<(StationId, Mechanism)> {
     latch.map(|(i, m, _)| (i, m))
 }
 
+/// Where a class's own retries could hold a station in overload (see
+/// [`retry_candidate`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetryCandidate {
+    /// The class whose clients time out and retry.
+    pub class: ClassId,
+    /// Its busiest queue (largest mean service per server).
+    pub station: StationId,
+    /// Whether the class is open (its other end is a backlog) or closed
+    /// (all its jobs at the station).
+    pub open: bool,
+    /// The backlog of an open class's other end: the station's capacity,
+    /// or (without one) enough requests that the last waits twice the
+    /// class's mean timeout.
+    pub backlog: u32,
+}
+
+/// How the start label of an open class's backlog begins.
+const BACKLOG: &str = "a backlog of";
+
+/// Most requests of an open class's backlog start when the station has no
+/// capacity.
+pub const MAX_BACKLOG: u32 = 1_000_000;
+
+/// The first class (in index order) whose clients time out and retry (a
+/// timeout, and retries with at least two attempts and a positive
+/// probability), at its busiest queue station (the largest mean service
+/// time per server among the queues it visits), a closed class only with
+/// at least two jobs.
+pub fn retry_candidate(network: &Network) -> Option<RetryCandidate> {
+    let spec = network.spec();
+    let overload = network.overload()?;
+    for (c, client) in overload.classes.iter().enumerate() {
+        let Some(client) = client else { continue };
+        let (Some(timeout), Some(retry)) = (&client.timeout, &client.retry) else {
+            continue;
+        };
+        if retry.max_attempts < 2 || retry.probability <= 0.0 {
+            continue;
+        }
+        let open = match spec.classes[c].workload {
+            Workload::Open { .. } => true,
+            Workload::Closed { population, .. } => {
+                if population < 2 {
+                    continue;
+                }
+                false
+            }
+        };
+        let busiest = spec
+            .stations
+            .iter()
+            .enumerate()
+            .filter_map(|(s, st)| match st.kind {
+                StationKind::Queue { servers, .. } => st
+                    .service
+                    .get(c)
+                    .cloned()
+                    .flatten()
+                    .map(|d| (s, d.mean() / f64::from(servers.max(1)))),
+                _ => None,
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((station, per_server)) = busiest else {
+            continue;
+        };
+        let backlog = match network.capacity(station) {
+            Some(cap) => cap.limit,
+            None if per_server > 0.0 => (2.0 * timeout.mean() / per_server)
+                .ceil()
+                .clamp(1.0, f64::from(MAX_BACKLOG)) as u32,
+            None => continue,
+        };
+        return Some(RetryCandidate {
+            class: c,
+            station,
+            open,
+            backlog,
+        });
+    }
+    None
+}
+
+/// The backlog start of an open class: one placement of `jobs` of an open
+/// class at a station, nothing else.
+fn backlog_start(network: &Network) -> Option<Placement> {
+    let spec = network.spec();
+    match &spec.initial {
+        InitialState::Placed(list) => match list.as_slice() {
+            [p] if matches!(
+                spec.classes.get(p.class).map(|c| &c.workload),
+                Some(Workload::Open { .. })
+            ) =>
+            {
+                Some(*p)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The other end of an open retry class: its backlog from the empty start,
+/// the empty start from a backlog start.
+fn open_other_end(network: &Network, r: RetryCandidate) -> Option<(Network, StationId)> {
+    let mut spec = network.spec().clone();
+    let station = match (&spec.initial, backlog_start(network)) {
+        (InitialState::Placed(_), Some(p)) => {
+            spec.initial = InitialState::Thinking;
+            p.station
+        }
+        (InitialState::Placed(_), None) => return None,
+        _ => {
+            spec.initial = InitialState::Placed(vec![Placement {
+                class: r.class,
+                station: r.station,
+                jobs: r.backlog,
+            }]);
+            r.station
+        }
+    };
+    network.rebuilt(spec).ok().map(|n| (n, station))
+}
+
 /// Why the check does not apply to `network`, for people; `None` when it
 /// applies.
 pub fn not_applicable(network: &Network) -> Option<String> {
-    if matches!(network.spec().initial, InitialState::Placed(_)) {
+    let open_retries = retry_candidate(network).is_some_and(|r| r.open);
+    let backlog = open_retries && backlog_start(network).is_some();
+    if matches!(network.spec().initial, InitialState::Placed(_)) && !backlog {
         return Some("the run starts from a placed state, which is neither end".into());
+    }
+    if closed_candidate(network).is_none() && retry_candidate(network).is_some() {
+        return None;
     }
     if closed_jobs(network) < 2 {
         return Some(
@@ -323,7 +476,7 @@ pub fn not_applicable(network: &Network) -> Option<String> {
                 .iter()
                 .any(|c| matches!(c.workload, Workload::Open { .. }))
             {
-                "an open workload's other end (a backlog at its busiest station) cannot be started yet: the kernel places closed jobs only".into()
+                "an open workload is checked only where its clients time out and retry (the other end is then a backlog at its busiest queue)".into()
             } else {
                 "fewer than two closed jobs cannot crowd a station".into()
             },
@@ -336,11 +489,18 @@ pub fn not_applicable(network: &Network) -> Option<String> {
 
 /// The network started from the other end, and the collapse station: all
 /// jobs at the collapsing station when `network` starts with them
-/// thinking, all thinking when it starts at a station. `None` when the
-/// check does not apply (see [`not_applicable`]).
+/// thinking, all thinking when it starts at a station; for an open class
+/// whose clients retry ([`retry_candidate`]), its backlog when `network`
+/// starts empty and empty when it starts from that backlog. `None` when
+/// the check does not apply (see [`not_applicable`]).
 pub fn other_end(network: &Network) -> Option<(Network, StationId)> {
     let mut spec = network.spec().clone();
-    let (candidate, _) = collapse_candidate(network)?;
+    let (candidate, mechanism) = collapse_candidate(network)?;
+    if mechanism == Mechanism::Retries
+        && let Some(r) = retry_candidate(network).filter(|r| r.open)
+    {
+        return open_other_end(network, r);
+    }
     let station = match spec.initial {
         InitialState::Placed(_) => return None,
         InitialState::Thinking => {
@@ -357,7 +517,15 @@ pub fn other_end(network: &Network) -> Option<(Network, StationId)> {
 
 /// The start state of a network, as `qsim run` names it.
 pub fn start_label(network: &Network) -> String {
+    if let Some(p) = backlog_start(network) {
+        return format!(
+            "{BACKLOG} {} requests at {}",
+            p.jobs,
+            network.spec().stations[p.station].name
+        );
+    }
     match &network.spec().initial {
+        _ if closed_jobs(network) == 0 => "empty (open arrivals)".into(),
         InitialState::Thinking => "all jobs thinking".into(),
         InitialState::AtStation(s) => format!("all jobs at {}", network.spec().stations[*s].name),
         InitialState::Placed(_) => "a placed state".into(),

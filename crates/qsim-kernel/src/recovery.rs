@@ -123,6 +123,8 @@ struct Sums {
     length: f64,
     completions: u64,
     sum_response: f64,
+    /// Successes within the deadline (completions without clients).
+    good: u64,
     stations: Vec<(f64, f64, u64)>,
 }
 
@@ -133,11 +135,13 @@ fn sums<'a>(ivs: impl Iterator<Item = &'a TraceInterval>) -> Option<Sums> {
             length: 0.0,
             completions: 0,
             sum_response: 0.0,
+            good: 0,
             stations: vec![(0.0, 0.0, 0); i.stations.len()],
         });
         acc.length += i.length_s();
         acc.completions += i.completions;
         acc.sum_response += i.sum_response_s;
+        acc.good += i.good.unwrap_or(i.completions);
         for (a, st) in acc.stations.iter_mut().zip(&i.stations) {
             a.0 += st.area_jobs;
             a.1 += st.area_utilization;
@@ -215,6 +219,10 @@ pub enum RecoveryMetric {
     /// System throughput (interactions finished per second).
     #[default]
     Throughput,
+    /// Goodput: interactions that succeed within their deadline per
+    /// second (a model with clients, where a busy server may serve
+    /// requests nobody waits for).
+    Goodput,
 }
 
 impl RecoveryMetric {
@@ -222,13 +230,29 @@ impl RecoveryMetric {
     pub fn name(self) -> &'static str {
         match self {
             RecoveryMetric::Throughput => crate::names::THROUGHPUT_PER_S,
+            RecoveryMetric::Goodput => crate::overload_names::GOODPUT_PER_S,
         }
     }
 
-    /// The metric over one trace interval.
+    /// The metric a recovery of `network` is judged on: goodput where a
+    /// class has client behaviour, throughput otherwise.
+    pub fn of_network(network: &crate::network::Network) -> RecoveryMetric {
+        if network
+            .overload()
+            .is_some_and(|o| o.classes.iter().any(Option::is_some))
+        {
+            RecoveryMetric::Goodput
+        } else {
+            RecoveryMetric::Throughput
+        }
+    }
+
+    /// The metric over one trace interval (goodput of a trace without
+    /// clients: its throughput, every success being good).
     fn of(self, i: &TraceInterval) -> f64 {
         match self {
             RecoveryMetric::Throughput => i.throughput_per_s(),
+            RecoveryMetric::Goodput => i.goodput_per_s().unwrap_or_else(|| i.throughput_per_s()),
         }
     }
 }
@@ -331,6 +355,7 @@ fn replication(
             let before = sums(within(t, f64::NEG_INFINITY, w.start_s))?;
             match metric {
                 RecoveryMetric::Throughput => before.completions as f64 / before.length,
+                RecoveryMetric::Goodput => before.good as f64 / before.length,
             }
         }
     };

@@ -53,6 +53,10 @@ pub struct TraceInterval {
     pub completions: u64,
     /// Sum of their response times, seconds.
     pub sum_response_s: f64,
+    /// In a model with clients, interactions that succeeded within their
+    /// deadline in the interval (the goodput's count, warm-up included);
+    /// `None` without clients.
+    pub good: Option<u64>,
     /// Per station, in spec order.
     pub stations: Vec<TraceStation>,
 }
@@ -71,6 +75,12 @@ impl TraceInterval {
     /// Interactions finished per second.
     pub fn throughput_per_s(&self) -> f64 {
         self.per_s(self.completions as f64)
+    }
+
+    /// Interactions that succeeded within their deadline per second, in a
+    /// model with clients.
+    pub fn goodput_per_s(&self) -> Option<f64> {
+        self.good.map(|g| self.per_s(g as f64))
     }
 
     /// Mean response time of the interactions finished in the interval;
@@ -99,6 +109,10 @@ impl TraceInterval {
         self.end_s = next.end_s;
         self.completions += next.completions;
         self.sum_response_s += next.sum_response_s;
+        self.good = match (self.good, next.good) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
         for (a, b) in self.stations.iter_mut().zip(&next.stations) {
             a.area_jobs += b.area_jobs;
             a.area_utilization += b.area_utilization;

@@ -536,13 +536,31 @@ fn stability_errors(
         let (o, p) = at(ci);
         ctx.error(&o, &p, trapped_message(spec, ci));
     }
-    // Reneging, balking and shedding keep a queue finite at any load.
+    // Reneging, balking and shedding keep a queue finite at any load, and
+    // so do timeouts that cancel queued requests, when every open class
+    // served there has them.
     let bounded = |name: &str| {
         network.overload().is_some_and(|ov| {
-            network
-                .station_id(name)
-                .and_then(|s| ov.stations[s].as_ref())
-                .is_some_and(|x| x.bounds_queue())
+            let Some(s) = network.station_id(name) else {
+                return false;
+            };
+            let cancels = spec
+                .classes
+                .iter()
+                .enumerate()
+                .filter(|(c, cl)| {
+                    matches!(cl.workload, qsim_kernel::Workload::Open { .. })
+                        && spec.stations[s]
+                            .service
+                            .get(*c)
+                            .is_some_and(Option::is_some)
+                })
+                .all(|(c, _)| {
+                    ov.classes.get(c).and_then(Option::as_ref).is_some_and(|k| {
+                        k.timeout.is_some() && k.on_timeout == qsim_kernel::OnTimeout::Cancel
+                    })
+                });
+            cancels || ov.stations[s].as_ref().is_some_and(|x| x.bounds_queue())
         })
     };
     for u in unstable.into_iter().filter(|u| !bounded(&u.station)) {

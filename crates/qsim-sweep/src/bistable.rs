@@ -1,7 +1,8 @@
 //! The two-ended (bistability) check of `qsim run`, point by point.
 //!
 //! A closed model with a state-dependent mechanism (a falling speed curve,
-//! a NUMA, spin or wake-all latch) can have two stable operating points,
+//! a NUMA, spin or wake-all latch), or one whose clients time out and
+//! retry, can have two stable operating points,
 //! and a run stays in the one it starts in. Where the check
 //! applies (see [`qsim_kernel::bistable::other_end`]), each point runs a
 //! second time from the other end, with the point's own configuration and
@@ -18,9 +19,13 @@ use std::sync::Arc;
 
 /// Whether the check may apply somewhere in a sweep of this model: a closed
 /// class and a state-dependent mechanism (a speed curve, a NUMA or spin
-/// latch). Decides the extra CSV columns;
-/// each point still asks [`other_end`] whether it applies there.
+/// latch), or a class whose clients time out and retry
+/// ([`qsim_kernel::bistable::retry_candidate`]). Decides the extra CSV
+/// columns; each point still asks [`other_end`] whether it applies there.
 pub(crate) fn may_apply(network: &Network) -> bool {
+    if qsim_kernel::bistable::retry_candidate(network).is_some() {
+        return true;
+    }
     let spec = network.spec();
     let mechanism = spec.stations.iter().any(|s| {
         s.speed.is_some()

@@ -84,7 +84,10 @@ pub enum InitialState {
     /// thinking (the final state of another run, see
     /// [`crate::ReplicationResult::final_state`]). A job placed at a station
     /// continues its route from there (in a sequence route, after the
-    /// station's first occurrence).
+    /// station's first occurrence). Jobs of an open class placed at a
+    /// station are a backlog: requests (first attempts, in client mode)
+    /// that arrived at time 0, beside the class's own arrivals (the
+    /// bistability check's other end of an open workload).
     Placed(Vec<Placement>),
 }
 
@@ -624,8 +627,8 @@ fn check_view(c: &mut Check<'_>, initial: Option<&InitialState>) {
     }
 }
 
-/// Placed jobs: existing stations, closed classes, no more jobs than the
-/// class has.
+/// Placed jobs: existing stations and classes, no more jobs of a closed
+/// class than it has (an open class's are a backlog, any number).
 fn placed_rules(c: &mut Check<'_>, list: &[Placement]) {
     let view = c.view;
     c.scope = Scope::Initial;
@@ -653,11 +656,9 @@ fn placed_rules(c: &mut Check<'_>, list: &[Placement]) {
                         cl.name
                     ),
                 ),
-                Workload::Closed { .. } => {}
-                Workload::Open { .. } => c.error(
-                    &[Field::Key("class")],
-                    format!("class {} is open; only closed jobs are placed", cl.name),
-                ),
+                // An open class's placed jobs are a backlog: requests
+                // that arrived before the start (see `InitialState::Placed`).
+                Workload::Closed { .. } | Workload::Open { .. } => {}
             },
         }
     }

@@ -316,6 +316,15 @@ impl Simulation {
                 }
             }
         }
+        // Open classes' placed jobs: a backlog that arrived at time 0.
+        if let InitialState::Placed(list) = &spec.initial {
+            for (c, cl) in spec.classes.iter().enumerate() {
+                if matches!(cl.workload, Workload::Open { .. }) && list.iter().any(|p| p.class == c)
+                {
+                    self.place(&spec.initial, c, &mut njob);
+                }
+            }
+        }
         self.flush();
         self.check_unstable();
     }

@@ -95,6 +95,9 @@ struct ClassClient {
     tokens: f64,
     rng: SimRng,
     stats: ClientStats,
+    /// Successes within the deadline since the start, warm-up included
+    /// (the trace's goodput; never reset).
+    good_total: u64,
 }
 
 /// Overload figures of one station (since the measurement started).
@@ -184,6 +187,7 @@ impl ClientRt {
                         .map_or(0.0, |b| b.cap),
                     rng: rng::stream(seed, index, class_stream(c)),
                     stats: ClientStats::default(),
+                    good_total: 0,
                 })
             })
             .collect();
@@ -214,6 +218,12 @@ impl ClientRt {
             self.jobs.resize(j + 1, JobClient::default());
         }
         &mut self.jobs[j]
+    }
+
+    /// Successes within their deadline since the start, over the classes
+    /// (warm-up included).
+    pub(super) fn good_total(&self) -> u64 {
+        self.classes.iter().flatten().map(|c| c.good_total).sum()
     }
 
     /// Every counter back to zero: the measurement starts.
@@ -337,6 +347,9 @@ impl Simulation {
         jc.state = State::Idle;
         jc.attempts = 0;
         jc.tag = jc.tag.wrapping_add(1) & TAG_MASK;
+        if let Some(k) = ct.classes[class].as_mut() {
+            k.good_total += u64::from(now - t0 <= k.deadline);
+        }
         if let Some(k) = ct.classes[class].as_mut()
             && measuring
         {

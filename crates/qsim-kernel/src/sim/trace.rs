@@ -18,6 +18,7 @@ struct Snap {
     stations: Vec<TraceStation>,
     completions: u64,
     sum_resp: f64,
+    good: Option<u64>,
 }
 
 /// A replication's trace in progress.
@@ -117,6 +118,7 @@ impl Simulation {
             stations,
             completions,
             sum_resp,
+            good: self.client.as_deref().map(|c| c.good_total()),
         }
     }
 
@@ -155,6 +157,7 @@ impl Simulation {
             measured,
             completions: cur.completions - t.prev.completions,
             sum_response_s: (cur.sum_resp - t.prev.sum_resp).max(0.0),
+            good: cur.good.map(|g| g.saturating_sub(t.prev.good.unwrap_or(0))),
             stations,
         };
         if t.trace.push(t.phase_from, iv, t.plan.max_intervals) {
