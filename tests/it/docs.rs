@@ -378,6 +378,18 @@ fn written_since(dir: &Path, since: SystemTime, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The time by the file system's own clock: the modification time of a
+/// marker file touched now, beside the workspace. File times come from a
+/// coarse clock that can lag `SystemTime::now()` by a tick, so a file
+/// written right after a block starts could look older than its start.
+fn file_clock_now(dir: &Path) -> SystemTime {
+    let marker = dir.with_extension("clock");
+    std::fs::write(&marker, b"").expect("marker file");
+    std::fs::metadata(&marker)
+        .and_then(|m| m.modified())
+        .expect("marker time")
+}
+
 /// Whether `text` is a whole model: stations, and a workload or classes.
 fn is_model(text: &str) -> bool {
     let has = |t: &str| text.lines().any(|l| l.trim_start().starts_with(t));
@@ -407,7 +419,7 @@ fn tour(files: &[String]) -> Vec<String> {
                 Item::Run(c) => {
                     started
                         .entry((c.file.clone(), c.block))
-                        .or_insert_with(SystemTime::now);
+                        .or_insert_with(|| file_clock_now(&dir));
                     let args = words(&c.text);
                     assert_eq!(args[0], "qsim", "{}:{}", c.file, c.line);
                     let out = qsim(&dir, &args[1..]);
