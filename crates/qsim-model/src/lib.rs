@@ -53,6 +53,7 @@ mod dists;
 mod error;
 pub mod expr;
 mod files;
+pub mod format;
 pub mod relative;
 mod stability;
 mod tree;

@@ -17,7 +17,7 @@ mod route;
 mod routing;
 mod simulation;
 mod speed;
-mod stations;
+pub(crate) mod stations;
 pub(crate) mod workload;
 
 use crate::ctx::{Ctx, child};
@@ -29,15 +29,6 @@ use qsim_kernel::{
 };
 use std::collections::HashMap;
 use std::path::Path;
-
-pub(crate) const TOP_KEYS: &[&str] = &[
-    "simulation",
-    "workload",
-    "classes",
-    "stations",
-    "regions",
-    "metrics",
-];
 
 /// A table of the model with its key path: each read names its key once.
 #[derive(Clone, Copy)]
@@ -261,7 +252,7 @@ pub(crate) fn non_empty_array<'n>(
 }
 
 pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
-    ctx.check_keys(root, "", TOP_KEYS, "the top level");
+    ctx.check_keys(root, "", &crate::format::TOP.names(), "the top level");
 
     // Names first, so every reference can be resolved whatever the order.
     let mut names = Names {

@@ -3,11 +3,43 @@
 
 use crate::build::Table;
 use crate::ctx::Ctx;
-use qsim_kernel::LinkSpec;
+use crate::format::{KindDescriptor, ServiceKeys, Shape, Supports, key};
+use qsim_kernel::names as metric_names;
+use qsim_kernel::{LinkSpec, StationKind};
 
-pub(super) const KEYS: &[&str] = &["pipeline", "max_batch"];
+pub(crate) static KIND: KindDescriptor = KindDescriptor {
+    name: "link",
+    doc: "a connection with round trips in flight, each carrying a group of jobs",
+    service: ServiceKeys::ServiceOrRtt,
+    keys: &[
+        key(
+            "pipeline",
+            Shape::Count(1),
+            Some("1"),
+            "round trips in flight",
+        ),
+        key(
+            "max_batch",
+            Shape::Count(1),
+            Some("1"),
+            "jobs carried per round trip",
+        ),
+    ],
+    supports: Supports {
+        capacity: false,
+        speed_curve: false,
+        speedup: "round-trip time divided by f",
+        exact_theory: true,
+        budget: "one event per round trip",
+        tails: true,
+        overload: false,
+    },
+    metrics: &[metric_names::MEAN_BATCH_SIZE, metric_names::BATCHES_PER_S],
+    read: |ctx, _, t| read(ctx, t).map(StationKind::Link),
+    capacity: None,
+};
 
-pub(super) fn read(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<LinkSpec> {
+fn read(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<LinkSpec> {
     let pipeline = t.opt(ctx, "pipeline", 1, |ctx, n, p| {
         ctx.count(n, p, "a pipeline depth")
     });

@@ -2,6 +2,7 @@
 //! the kind's own keys, read in the kind's file.
 
 mod batch;
+mod delay;
 mod fork;
 mod latch;
 mod link;
@@ -11,46 +12,23 @@ use super::{Names, Table, speed::speed};
 use crate::ctx::{Ctx, child};
 use crate::did_you_mean;
 use crate::dists::dist;
+use crate::format::{KindDescriptor, all_station_keys, station_kind, station_kind_names};
 use crate::tree::{Node, Origin, subtree_origin};
-use qsim_kernel::{StationKind, StationSpec};
+use qsim_kernel::StationSpec;
 use std::path::Path;
 
-pub(crate) const KINDS: &[&str] = &["delay", "queue", "latch", "batch", "link", "fork", "join"];
-
-/// Keys of every station that takes a service time.
-const SERVED: &[&str] = &["kind", "service", "service_by_class", "speed"];
-
-/// The keys a station of this kind accepts, in the order messages list them.
-pub(crate) fn station_keys(kind: &str) -> Vec<&'static str> {
-    let (common, own): (&[&str], &[&str]) = match kind {
-        "delay" => (SERVED, &[]),
-        "queue" => (SERVED, queue::KEYS),
-        "latch" => (SERVED, latch::KEYS),
-        "batch" => (SERVED, batch::KEYS),
-        // `rtt` is the link's name for its service.
-        "link" => (
-            &["kind", "service", "rtt", "service_by_class", "speed"],
-            link::KEYS,
-        ),
-        "fork" => (&["kind"], fork::FORK_KEYS),
-        "join" => (&["kind"], fork::JOIN_KEYS),
-        _ => {
-            let mut all = vec!["kind", "service", "rtt", "service_by_class", "speed"];
-            for own in [
-                queue::KEYS,
-                latch::KEYS,
-                batch::KEYS,
-                link::KEYS,
-                fork::FORK_KEYS,
-                fork::JOIN_KEYS,
-            ] {
-                all.extend(own.iter().filter(|k| !all.contains(k)).collect::<Vec<_>>());
-            }
-            return all;
-        }
-    };
-    common.iter().chain(own).copied().collect()
-}
+/// Every station kind: its descriptor is the one place that declares it
+/// (keys, what it supports, metrics, its reader). A new kind is a file
+/// here with its `KIND` and one line in this list.
+pub(crate) static KINDS: &[&KindDescriptor] = &[
+    &delay::KIND,
+    &queue::KIND,
+    &latch::KIND,
+    &batch::KIND,
+    &link::KIND,
+    &fork::FORK,
+    &fork::JOIN,
+];
 
 pub(super) fn station(
     ctx: &mut Ctx<'_>,
@@ -68,17 +46,19 @@ pub(super) fn station(
     if ctx.table(node, &path, "a station").is_none() {
         return (None, covered);
     }
+    let kind_names = station_kind_names();
     let kind = t.req(
         ctx,
         "kind",
-        &format!("the station kind, one of: {}", KINDS.join(", ")),
-        |ctx, k, p| ctx.choice(k, p, KINDS),
+        &format!("the station kind, one of: {}", kind_names.join(", ")),
+        |ctx, k, p| ctx.choice(k, p, &kind_names),
     );
     let kind_name = kind.unwrap_or("?");
+    let descriptor = kind.and_then(station_kind);
     ctx.check_keys(
         node,
         &path,
-        &station_keys(kind_name),
+        &descriptor.map_or_else(all_station_keys, KindDescriptor::key_names),
         &if kind.is_some() {
             format!("a {kind_name} station")
         } else {
@@ -88,7 +68,7 @@ pub(super) fn station(
     let mut ok = kind.is_some();
 
     // Service times.
-    let takes_service = !matches!(kind_name, "fork" | "join");
+    let takes_service = descriptor.is_none_or(KindDescriptor::takes_service);
     let mut service: Vec<Option<qsim_kernel::Dist>> = vec![None; nc];
     if takes_service {
         let svc_key = match (t.get("service"), t.get("rtt")) {
@@ -172,21 +152,12 @@ pub(super) fn station(
         ignored_service_override(ctx, node, &path);
     }
 
-    let kind = match kind_name {
-        "delay" => Some(StationKind::Delay),
-        "queue" => queue::read(ctx, t),
-        "latch" => latch::read(ctx, names, t).map(StationKind::Latch),
-        "batch" => batch::read(ctx, t).map(StationKind::Batch),
-        "link" => link::read(ctx, t).map(StationKind::Link),
-        "fork" => fork::read_fork(ctx, names, t).map(StationKind::Fork),
-        "join" => fork::read_join(ctx, t).map(StationKind::Join),
-        _ => None,
-    };
+    let kind = descriptor.and_then(|d| (d.read)(ctx, names, t));
     if !ok {
         return (None, covered);
     }
-    if kind_name == "queue" {
-        match queue::capacity(ctx, t) {
+    if let Some(read_capacity) = descriptor.and_then(|d| d.capacity) {
+        match read_capacity(ctx, t) {
             Some(cap) => *capacity = cap,
             None => return (None, covered),
         }
