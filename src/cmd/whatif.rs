@@ -4,7 +4,7 @@ use super::UsageError;
 use super::run::{GuardArgs, ModelArgs, RunOptions, parse_overrides};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use qsim_kernel::{RunError, StationKind, Stop};
+use qsim_kernel::{RunError, Stop};
 use qsim_model::Override;
 use qsim_sweep::{
     Change, Difference, Grid, ModelFile, RunSettings, VarySpec, WhatIfError, WhatIfOptions,
@@ -117,7 +117,7 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
             None | Some("all") => spec
                 .stations
                 .iter()
-                .filter(|s| !matches!(s.kind, StationKind::Fork(_) | StationKind::Join(_)))
+                .filter(|s| s.kind.takes_service())
                 .map(|s| s.name.clone())
                 .collect(),
             Some(list) => {

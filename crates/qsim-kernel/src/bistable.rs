@@ -26,7 +26,7 @@
 use crate::config::RunConfig;
 use crate::control::Control;
 use crate::error::RunError;
-use crate::network::{InitialState, Network, StationId, StationKind, Wake, Workload};
+use crate::network::{InitialState, Network, StationId, Wake, Workload};
 use crate::results::{Estimate, ReplicationResult, RunResults, estimate};
 use serde::Serialize;
 use std::sync::Arc;
@@ -284,7 +284,7 @@ pub fn collapse_candidate(network: &Network) -> Option<(StationId, Mechanism)> {
     }
     let mut latch: Option<(usize, Mechanism, f64)> = None;
     for (i, st) in spec.stations.iter().enumerate() {
-        let StationKind::Latch(l) = &st.kind else {
+        let Some(l) = st.kind.as_latch() else {
             continue;
         };
         let mechanism = if l.numa.is_some() {

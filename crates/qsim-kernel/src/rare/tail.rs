@@ -13,7 +13,7 @@
 
 use super::{Estimand, Method, RareConfig, RareError, RareEstimate, TailOf, check_config};
 use crate::dist::exp1;
-use crate::network::{Discipline, Network, Routing, StationKind, Workload};
+use crate::network::{Discipline, Network, Routing, Workload};
 use crate::results::estimate;
 use crate::rng::{SimRng, stream};
 use rayon::prelude::*;
@@ -29,13 +29,8 @@ pub(super) fn mm1_rates(network: &Network) -> Result<(f64, f64), String> {
         ([st], [cl]) => (st, cl),
         _ => return Err("the model has more than one station or class".into()),
     };
-    if !matches!(
-        st.kind,
-        StationKind::Queue {
-            servers: 1,
-            discipline: Discipline::Fcfs
-        }
-    ) || st.speed.is_some()
+    if st.kind.as_queue() != Some((1, Discipline::Fcfs))
+        || st.speed.is_some()
         || !spec.regions.is_empty()
         || spec.capacity.iter().any(Option::is_some)
     {

@@ -25,7 +25,7 @@ use crate::tree::{Node, Origin, V};
 use crate::{DerivedMetric, did_you_mean};
 use qsim_kernel::{
     Capacity, ClassSpec, ForkSpec, InitialState, NetworkError, NetworkSpec, RegionSpec, RunConfig,
-    StationKind, StationSpec, Workload,
+    StationSpec, Workload,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -220,10 +220,7 @@ fn list_or_none(v: &[&str]) -> String {
 
 /// The fork parameters of station `id`, if it is a fork that was built.
 pub(crate) fn fork_info(stations: &[Option<StationSpec>], id: usize) -> Option<&ForkSpec> {
-    match &stations.get(id)?.as_ref()?.kind {
-        StationKind::Fork(f) => Some(f),
-        _ => None,
-    }
+    stations.get(id)?.as_ref()?.kind.as_fork()
 }
 
 /// The items of a non-empty array at `node`, or a located error saying

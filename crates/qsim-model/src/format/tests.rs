@@ -131,3 +131,63 @@ fn kinds_have_distinct_names_and_keys_and_known_metrics() {
         }
     }
 }
+
+/// A model with a station of every kind.
+const EVERY_KIND: &str = r#"
+[workload]
+population = 2
+route = ["d", "q", "l", "b", "k", "f", "j"]
+[stations.d]
+kind = "delay"
+service = { dist = "exponential", mean = 1.0 }
+[stations.q]
+kind = "queue"
+service = { dist = "exponential", mean = 0.1 }
+[stations.l]
+kind = "latch"
+service = { dist = "exponential", mean = 0.1 }
+[stations.b]
+kind = "batch"
+service = { dist = "exponential", mean = 0.1 }
+[stations.k]
+kind = "link"
+service = { dist = "exponential", mean = 0.1 }
+[stations.f]
+kind = "fork"
+fan_out = 2
+to = ["q"]
+join = "j"
+[stations.j]
+kind = "join"
+"#;
+
+#[test]
+fn what_a_kind_supports_is_what_the_kernel_decides() {
+    let model = crate::load_str("every_kind.toml", EVERY_KIND, &[]).expect("the model loads");
+    let stations = &model.network.spec().stations;
+    for kind in station_kinds() {
+        let st = stations
+            .iter()
+            .find(|st| qsim_kernel::KindTag::from(&st.kind).name() == kind.name)
+            .unwrap_or_else(|| panic!("the test model has no {} station", kind.name));
+        let k = &st.kind;
+        let s = kind.supports;
+        assert_eq!(s.capacity, k.takes_capacity(), "{}: capacity", kind.name);
+        assert_eq!(s.speed_curve, k.takes_speed_curve(), "{}: speed", kind.name);
+        assert_eq!(s.overload, k.takes_overload(), "{}: overload", kind.name);
+        assert_eq!(
+            kind.takes_service(),
+            k.takes_service(),
+            "{}: service",
+            kind.name
+        );
+        // Capacity and overload keys are declared exactly where supported.
+        let has = |key: &str| kind.keys.iter().any(|x| x.name == key);
+        assert_eq!(has("capacity"), s.capacity, "{}", kind.name);
+        assert_eq!(has("patience"), s.overload, "{}", kind.name);
+        assert_eq!(kind.capacity.is_some(), s.capacity, "{}", kind.name);
+        // A kind that serves groups reports group figures.
+        let groups = kind.metrics.contains(&qsim_kernel::names::MEAN_BATCH_SIZE);
+        assert_eq!(groups, k.serves_groups(), "{}: group metrics", kind.name);
+    }
+}
