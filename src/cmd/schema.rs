@@ -106,7 +106,7 @@ fn closed(t: &TableShape) -> Value {
 /// per kind an `if kind = K then only K's keys`, so that a key the kind
 /// does not take is named as such.
 fn station() -> Value {
-    let kinds = format::station_kinds();
+    let kinds = qsim_model::station_kinds();
     let mut props = Map::new();
     for k in format::STATION_COMMON
         .iter()
@@ -117,7 +117,7 @@ fn station() -> Value {
         }
         let mut v = property(k);
         if k.name == "kind" {
-            v["enum"] = json!(format::station_kind_names());
+            v["enum"] = json!(qsim_model::station_kind_names());
         } else {
             let users: Vec<&str> = kinds
                 .iter()

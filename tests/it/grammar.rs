@@ -317,7 +317,7 @@ fn checked_in_schema_is_what_qsim_schema_prints() {
             .unwrap_or_else(|| panic!("no if/then rule for kind {k}"));
         let then = rule["then"]["properties"].as_object().unwrap();
         let mut allowed: Vec<&str> = then.keys().map(String::as_str).collect();
-        let mut declared = qsim_model::format::station_kind(k).unwrap().key_names();
+        let mut declared = qsim_model::station_kind(k).unwrap().key_names();
         allowed.sort_unstable();
         declared.sort_unstable();
         assert_eq!(allowed, declared, "{k}");

@@ -54,6 +54,7 @@ mod error;
 pub mod expr;
 mod files;
 pub mod format;
+pub use build::stations::{all_station_keys, station_kind, station_kind_names, station_kinds};
 pub mod relative;
 mod stability;
 mod tree;

@@ -15,10 +15,6 @@ pub use tables::{
     SIMULATION, SPEED, SPEED_POINT, STATION_COMMON, TOP, USL, WORKLOAD,
 };
 
-use crate::build::{Names, Table};
-use crate::ctx::Ctx;
-use qsim_kernel::{Capacity, StationKind};
-
 /// The URL that names the model schema (`$id`). It stays the same while
 /// the format stays compatible, so a model copied out of the repository
 /// that names it still validates; a breaking change of the format gives it
@@ -145,13 +141,9 @@ pub struct Supports {
     pub overload: bool,
 }
 
-/// Reads a kind's own keys into its `StationKind`.
-pub(crate) type ReadKind = fn(&mut Ctx<'_>, &Names<'_>, Table<'_, '_>) -> Option<StationKind>;
-
-/// Reads a kind's capacity: `Some(None)` without one, `None` after an error.
-pub(crate) type ReadCapacity = fn(&mut Ctx<'_>, Table<'_, '_>) -> Option<Option<Capacity>>;
-
 /// One station kind: everything the layers above the kernel need to know.
+/// The list of kinds is `qsim_model::station_kinds()` (registered, with
+/// each kind's reader, in `build/stations/mod.rs`).
 pub struct KindDescriptor {
     /// The `kind = "..."` word.
     pub name: &'static str,
@@ -167,8 +159,6 @@ pub struct KindDescriptor {
     /// `qsim_kernel::names`), beyond every station's throughput,
     /// utilization, mean jobs, response and wait times.
     pub metrics: &'static [&'static str],
-    pub(crate) read: ReadKind,
-    pub(crate) capacity: Option<ReadCapacity>,
 }
 
 impl KindDescriptor {
@@ -197,34 +187,6 @@ impl KindDescriptor {
     pub fn takes_service(&self) -> bool {
         self.service != ServiceKeys::None
     }
-}
-
-/// Every station kind, in the order the docs and messages list them.
-pub fn station_kinds() -> &'static [&'static KindDescriptor] {
-    crate::build::stations::KINDS
-}
-
-/// The descriptor of kind `name`.
-pub fn station_kind(name: &str) -> Option<&'static KindDescriptor> {
-    station_kinds().iter().copied().find(|k| k.name == name)
-}
-
-/// The names of every station kind.
-pub fn station_kind_names() -> Vec<&'static str> {
-    station_kinds().iter().map(|k| k.name).collect()
-}
-
-/// Every key any station kind accepts (for a station whose kind is unknown).
-pub fn all_station_keys() -> Vec<&'static str> {
-    let mut all: Vec<&str> = STATION_COMMON.iter().map(|k| k.name).collect();
-    for kind in station_kinds() {
-        for k in kind.keys {
-            if !all.contains(&k.name) {
-                all.push(k.name);
-            }
-        }
-    }
-    all
 }
 
 #[cfg(test)]

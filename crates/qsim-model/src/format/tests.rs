@@ -1,6 +1,7 @@
 //! The descriptors against the user's documentation and the kernel.
 
 use super::*;
+use crate::{station_kind_names, station_kinds};
 use qsim_kernel::{METRICS, MetricScope};
 
 const DOC: &str = include_str!("../../../../docs/model-format.md");
@@ -185,7 +186,6 @@ fn what_a_kind_supports_is_what_the_kernel_decides() {
         let has = |key: &str| kind.keys.iter().any(|x| x.name == key);
         assert_eq!(has("capacity"), s.capacity, "{}", kind.name);
         assert_eq!(has("patience"), s.overload, "{}", kind.name);
-        assert_eq!(kind.capacity.is_some(), s.capacity, "{}", kind.name);
         // A kind that serves groups reports group figures.
         let groups = kind.metrics.contains(&qsim_kernel::names::MEAN_BATCH_SIZE);
         assert_eq!(groups, k.serves_groups(), "{}: group metrics", kind.name);

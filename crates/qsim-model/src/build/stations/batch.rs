@@ -1,6 +1,6 @@
 //! A `batch` (group commit) station's own keys.
 
-use crate::build::Table;
+use crate::build::{Names, Table};
 use crate::ctx::Ctx;
 use crate::format::Bound::{Inclusive, None as Open};
 use crate::format::{KindDescriptor, ServiceKeys, Shape, Supports, key};
@@ -36,8 +36,6 @@ pub(crate) static KIND: KindDescriptor = KindDescriptor {
         overload: false,
     },
     metrics: &[metric_names::MEAN_BATCH_SIZE, metric_names::BATCHES_PER_S],
-    read: |ctx, _, t| read(ctx, t).map(StationKind::Batch),
-    capacity: None,
 };
 
 fn read(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<BatchSpec> {
@@ -51,4 +49,9 @@ fn read(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<BatchSpec> {
         max_wait_s: max_wait_s?,
         per_job_s: per_job_s?,
     })
+}
+
+/// Reads the kind for the registry.
+pub(super) fn read_kind(ctx: &mut Ctx<'_>, _: &Names<'_>, t: Table<'_, '_>) -> Option<StationKind> {
+    read(ctx, t).map(StationKind::Batch)
 }

@@ -21,10 +21,8 @@ pub(crate) static KIND: KindDescriptor = KindDescriptor {
         overload: false,
     },
     metrics: &[],
-    read,
-    capacity: None,
 };
 
-fn read(_: &mut Ctx<'_>, _: &Names<'_>, _: Table<'_, '_>) -> Option<StationKind> {
+pub(super) fn read_kind(_: &mut Ctx<'_>, _: &Names<'_>, _: Table<'_, '_>) -> Option<StationKind> {
     Some(StationKind::Delay)
 }

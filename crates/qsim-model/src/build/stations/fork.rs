@@ -52,8 +52,6 @@ pub(crate) static FORK: KindDescriptor = KindDescriptor {
         overload: false,
     },
     metrics: &[],
-    read: |ctx, names, t| read_fork(ctx, names, t).map(StationKind::Fork),
-    capacity: None,
 };
 
 pub(crate) static JOIN: KindDescriptor = KindDescriptor {
@@ -76,8 +74,6 @@ pub(crate) static JOIN: KindDescriptor = KindDescriptor {
         overload: false,
     },
     metrics: &[],
-    read: |ctx, _, t| read_join(ctx, t).map(StationKind::Join),
-    capacity: None,
 };
 
 fn read_join(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<JoinSpec> {
@@ -257,4 +253,22 @@ fn targets(ctx: &mut Ctx<'_>, names: &Names<'_>, t: &Node, tp: &str) -> Option<V
         return None;
     }
     ok.then_some(out)
+}
+
+/// Reads a fork for the registry.
+pub(super) fn read_fork_kind(
+    ctx: &mut Ctx<'_>,
+    names: &Names<'_>,
+    t: Table<'_, '_>,
+) -> Option<StationKind> {
+    read_fork(ctx, names, t).map(StationKind::Fork)
+}
+
+/// Reads a join for the registry.
+pub(super) fn read_join_kind(
+    ctx: &mut Ctx<'_>,
+    _: &Names<'_>,
+    t: Table<'_, '_>,
+) -> Option<StationKind> {
+    read_join(ctx, t).map(StationKind::Join)
 }

@@ -95,8 +95,6 @@ pub(crate) static KIND: KindDescriptor = KindDescriptor {
         metric_names::POLLS_PER_S,
         metric_names::MEAN_POLL_DELAY_S,
     ],
-    read: |ctx, names, t| read(ctx, names, t).map(StationKind::Latch),
-    capacity: None,
 };
 
 fn read(ctx: &mut Ctx<'_>, names: &Names<'_>, t: Table<'_, '_>) -> Option<LatchSpec> {
@@ -188,4 +186,13 @@ fn spin(ctx: &mut Ctx<'_>, names: &Names<'_>, node: &Node, path: &str) -> Option
         cpu: cpu?,
         poll_by_poll: false,
     })
+}
+
+/// Reads the kind for the registry.
+pub(super) fn read_kind(
+    ctx: &mut Ctx<'_>,
+    names: &Names<'_>,
+    t: Table<'_, '_>,
+) -> Option<StationKind> {
+    read(ctx, names, t).map(StationKind::Latch)
 }

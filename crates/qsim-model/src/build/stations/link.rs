@@ -1,7 +1,7 @@
 //! A `link` station's own keys (its round-trip time is the common `service`,
 //! also spelled `rtt`).
 
-use crate::build::Table;
+use crate::build::{Names, Table};
 use crate::ctx::Ctx;
 use crate::format::{KindDescriptor, ServiceKeys, Shape, Supports, key};
 use qsim_kernel::names as metric_names;
@@ -35,8 +35,6 @@ pub(crate) static KIND: KindDescriptor = KindDescriptor {
         overload: false,
     },
     metrics: &[metric_names::MEAN_BATCH_SIZE, metric_names::BATCHES_PER_S],
-    read: |ctx, _, t| read(ctx, t).map(StationKind::Link),
-    capacity: None,
 };
 
 fn read(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<LinkSpec> {
@@ -50,4 +48,9 @@ fn read(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<LinkSpec> {
         pipeline: pipeline?,
         max_batch: max_batch?,
     })
+}
+
+/// Reads the kind for the registry.
+pub(super) fn read_kind(ctx: &mut Ctx<'_>, _: &Names<'_>, t: Table<'_, '_>) -> Option<StationKind> {
+    read(ctx, t).map(StationKind::Link)
 }

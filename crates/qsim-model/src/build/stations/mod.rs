@@ -12,23 +12,69 @@ use super::{Names, Table, speed::speed};
 use crate::ctx::{Ctx, child};
 use crate::did_you_mean;
 use crate::dists::dist;
-use crate::format::{KindDescriptor, all_station_keys, station_kind, station_kind_names};
+use crate::format::{KindDescriptor, STATION_COMMON};
 use crate::tree::{Node, Origin, subtree_origin};
-use qsim_kernel::StationSpec;
+use qsim_kernel::{Capacity, StationKind, StationSpec};
 use std::path::Path;
 
+/// Reads a kind's own keys into its `StationKind`.
+type ReadKind = fn(&mut Ctx<'_>, &Names<'_>, Table<'_, '_>) -> Option<StationKind>;
+
+/// Reads a kind's capacity: `Some(None)` without one, `None` after an error.
+type ReadCapacity = fn(&mut Ctx<'_>, Table<'_, '_>) -> Option<Option<Capacity>>;
+
+/// A registered kind: its descriptor and its readers.
+pub(crate) struct Registered {
+    kind: &'static KindDescriptor,
+    read: ReadKind,
+    capacity: Option<ReadCapacity>,
+}
+
 /// Every station kind: its descriptor is the one place that declares it
-/// (keys, what it supports, metrics, its reader). A new kind is a file
-/// here with its `KIND` and one line in this list.
-pub(crate) static KINDS: &[&KindDescriptor] = &[
-    &delay::KIND,
-    &queue::KIND,
-    &latch::KIND,
-    &batch::KIND,
-    &link::KIND,
-    &fork::FORK,
-    &fork::JOIN,
+/// (keys, what it supports, metrics), beside its reader. A new kind is a
+/// file here with its `KIND` and `read_kind`, and one line in this list.
+#[rustfmt::skip]
+static KINDS: &[Registered] = &[
+    Registered { kind: &delay::KIND, read: delay::read_kind, capacity: None },
+    Registered { kind: &queue::KIND, read: queue::read_kind, capacity: Some(queue::capacity) },
+    Registered { kind: &latch::KIND, read: latch::read_kind, capacity: None },
+    Registered { kind: &batch::KIND, read: batch::read_kind, capacity: None },
+    Registered { kind: &link::KIND, read: link::read_kind, capacity: None },
+    Registered { kind: &fork::FORK, read: fork::read_fork_kind, capacity: None },
+    Registered { kind: &fork::JOIN, read: fork::read_join_kind, capacity: None },
 ];
+
+/// Every station kind, in the order the docs and messages list them.
+pub fn station_kinds() -> Vec<&'static KindDescriptor> {
+    KINDS.iter().map(|r| r.kind).collect()
+}
+
+/// The descriptor of kind `name`.
+pub fn station_kind(name: &str) -> Option<&'static KindDescriptor> {
+    registered(name).map(|r| r.kind)
+}
+
+fn registered(name: &str) -> Option<&'static Registered> {
+    KINDS.iter().find(|r| r.kind.name == name)
+}
+
+/// The names of every station kind.
+pub fn station_kind_names() -> Vec<&'static str> {
+    KINDS.iter().map(|r| r.kind.name).collect()
+}
+
+/// Every key any station kind accepts (for a station whose kind is unknown).
+pub fn all_station_keys() -> Vec<&'static str> {
+    let mut all: Vec<&str> = STATION_COMMON.iter().map(|k| k.name).collect();
+    for r in KINDS {
+        for k in r.kind.keys {
+            if !all.contains(&k.name) {
+                all.push(k.name);
+            }
+        }
+    }
+    all
+}
 
 pub(super) fn station(
     ctx: &mut Ctx<'_>,
@@ -54,7 +100,8 @@ pub(super) fn station(
         |ctx, k, p| ctx.choice(k, p, &kind_names),
     );
     let kind_name = kind.unwrap_or("?");
-    let descriptor = kind.and_then(station_kind);
+    let registered = kind.and_then(registered);
+    let descriptor = registered.map(|r| r.kind);
     ctx.check_keys(
         node,
         &path,
@@ -152,11 +199,11 @@ pub(super) fn station(
         ignored_service_override(ctx, node, &path);
     }
 
-    let kind = descriptor.and_then(|d| (d.read)(ctx, names, t));
+    let kind = registered.and_then(|r| (r.read)(ctx, names, t));
     if !ok {
         return (None, covered);
     }
-    if let Some(read_capacity) = descriptor.and_then(|d| d.capacity) {
+    if let Some(read_capacity) = registered.and_then(|r| r.capacity) {
         match read_capacity(ctx, t) {
             Some(cap) => *capacity = cap,
             None => return (None, covered),

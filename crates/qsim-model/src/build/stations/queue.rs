@@ -74,11 +74,9 @@ pub(crate) static KIND: KindDescriptor = KindDescriptor {
         metric_names::LOSS_PROBABILITY,
         metric_names::BLOCKING_PROBABILITY,
     ],
-    read,
-    capacity: Some(capacity),
 };
 
-fn read(ctx: &mut Ctx<'_>, _: &Names<'_>, t: Table<'_, '_>) -> Option<StationKind> {
+pub(super) fn read_kind(ctx: &mut Ctx<'_>, _: &Names<'_>, t: Table<'_, '_>) -> Option<StationKind> {
     let servers = t.opt(ctx, "servers", 1, |ctx, n, p| {
         ctx.count(n, p, "a number of servers")
     });
@@ -98,7 +96,7 @@ fn read(ctx: &mut Ctx<'_>, _: &Names<'_>, t: Table<'_, '_>) -> Option<StationKin
 
 /// A queue's `capacity` and `when_full`: `Some(None)` when it has no
 /// capacity, `None` after an error.
-fn capacity(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Option<Capacity>> {
+pub(super) fn capacity(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Option<Capacity>> {
     let limit = match t.get("capacity") {
         Some(n) => Some(ctx.count(
             n,
