@@ -286,12 +286,7 @@ pub fn trace_csv(network: &Network, results: &RunResults) -> String {
     let stations = MetricScope::Station.key();
     let mut out = String::from(TRACE_HEADER);
     out.push('\n');
-    let has_utilization = |k: &StationKind| {
-        !matches!(
-            k,
-            StationKind::Delay | StationKind::Fork(_) | StationKind::Join(_)
-        )
-    };
+    let has_utilization = |k: &StationKind| k.takes_service() && !k.is_delay();
     let head = |rep: &str, start: f64, end: f64, measured: bool| {
         let phase = if measured { "measured" } else { "warmup" };
         format!("{rep},{},{},{phase}", boundary(start), boundary(end))

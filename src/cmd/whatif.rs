@@ -5,7 +5,7 @@ use super::progress::Phase;
 use super::run::{GuardArgs, ModelArgs, RunOptions, parse_overrides};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use qsim_kernel::{RunError, StationKind, Stop};
+use qsim_kernel::{RunError, Stop};
 use qsim_model::Override;
 use qsim_sweep::{
     Change, Difference, Grid, ModelFile, RunSettings, VarySpec, WhatIfError, WhatIfOptions,
@@ -118,7 +118,7 @@ pub fn whatif(args: &WhatIfArgs) -> Result<ExitCode> {
             None | Some("all") => spec
                 .stations
                 .iter()
-                .filter(|s| !matches!(s.kind, StationKind::Fork(_) | StationKind::Join(_)))
+                .filter(|s| s.kind.takes_service())
                 .map(|s| s.name.clone())
                 .collect(),
             Some(list) => {

@@ -303,10 +303,25 @@ fn checked_in_schema_is_what_qsim_schema_prints() {
         schema["$schema"],
         "https://json-schema.org/draft/2020-12/schema"
     );
-    // Every station kind the format documents is in the schema.
-    let kinds = &schema["$defs"]["station"]["properties"]["kind"]["enum"];
+    assert_eq!(schema["$id"], qsim_model::format::SCHEMA_ID);
+    // Every station kind the format documents is in the schema, with a rule
+    // that admits exactly the keys its descriptor declares.
+    let station = &schema["$defs"]["station"];
+    let kinds = &station["properties"]["kind"]["enum"];
+    let rules = station["allOf"].as_array().unwrap();
     for k in ["delay", "queue", "latch", "batch", "link", "fork", "join"] {
         assert!(kinds.as_array().unwrap().iter().any(|v| v == k), "{k}");
+        let rule = rules
+            .iter()
+            .find(|r| r["if"]["properties"]["kind"]["const"] == k)
+            .unwrap_or_else(|| panic!("no if/then rule for kind {k}"));
+        let then = rule["then"]["properties"].as_object().unwrap();
+        let mut allowed: Vec<&str> = then.keys().map(String::as_str).collect();
+        let mut declared = qsim_model::station_kind(k).unwrap().key_names();
+        allowed.sort_unstable();
+        declared.sort_unstable();
+        assert_eq!(allowed, declared, "{k}");
+        assert_eq!(rule["then"]["additionalProperties"], false, "{k}");
     }
 }
 

@@ -308,7 +308,7 @@ fn closed_candidate(network: &Network) -> Option<(StationId, Mechanism)> {
     }
     let mut latch: Option<(usize, Mechanism, f64)> = None;
     for (i, st) in spec.stations.iter().enumerate() {
-        let StationKind::Latch(l) = &st.kind else {
+        let Some(l) = st.kind.as_latch() else {
             continue;
         };
         let mechanism = if l.numa.is_some() {

@@ -14,7 +14,7 @@
 //! limit.
 
 use crate::config::{Precision, RunConfig, Stop, Warmup};
-use crate::network::{Network, StationKind, Workload};
+use crate::network::{Network, Workload};
 use thiserror::Error;
 
 /// Bytes per job slot: the slab entry, its free-list slot, its pending
@@ -259,19 +259,14 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
         };
         // One event per visit where every job's service ends with its own
         // event (batches and links serve groups, forks and joins are instant).
-        let own_event = |s: usize| {
-            matches!(
-                spec.stations[s].kind,
-                StationKind::Delay | StationKind::Queue { .. } | StationKind::Latch(_)
-            )
-        };
+        let own_event = |s: usize| spec.stations[s].kind.event_per_visit();
         for (s, st) in spec.stations.iter().enumerate() {
             let v = visits.and_then(|v| v.get(s)).copied().unwrap_or(0.0);
             if own_event(s) {
                 per_job += v;
             }
             // Without visit ratios a fork may be visited: count it.
-            if let StationKind::Fork(f) = &st.kind
+            if let Some(f) = st.kind.as_fork()
                 && (v > 0.0 || visits.is_none())
             {
                 let subs = parents * f64::from(f.fan_out);
@@ -434,11 +429,10 @@ fn dropped_per_job(network: &Network, config: &RunConfig, c: usize, visits: Opti
                     .flatten()
                     .is_some_and(|cap| matches!(cap.when_full, crate::network::WhenFull::Drop))
         })
-        .filter_map(|(s, st)| match (&st.kind, &st.service[c]) {
-            (StationKind::Queue { servers, .. }, Some(d)) if d.mean() > 0.0 => {
-                Some(f64::from(*servers) / d.mean() / visits[s])
-            }
-            _ => None,
+        .filter_map(|(s, st)| {
+            let (servers, _) = st.kind.as_queue()?;
+            let d = st.service[c].as_ref().filter(|d| d.mean() > 0.0)?;
+            Some(f64::from(servers) / d.mean() / visits[s])
         })
         .fold(f64::INFINITY, f64::min);
     if rate.is_finite() && peak.is_finite() && rate > peak {

@@ -324,22 +324,19 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
         .enumerate()
         .map(|(i, st)| {
             let spin_cpu = spec.stations.iter().any(|l| {
-                matches!(&l.kind, crate::network::StationKind::Latch(l)
-                    if l.spin.as_ref().is_some_and(|sp| sp.cpu == Some(i)))
+                l.kind
+                    .as_latch()
+                    .and_then(|l| l.spin.as_ref())
+                    .is_some_and(|sp| sp.cpu == Some(i))
             });
-            let has_servers = !matches!(st.kind, crate::network::StationKind::Delay);
-            let grouped = matches!(
-                st.kind,
-                crate::network::StationKind::Batch(_) | crate::network::StationKind::Link(_)
-            );
-            let spin =
-                matches!(&st.kind, crate::network::StationKind::Latch(l) if l.spin.is_some());
-            let mechanism = matches!(&st.kind,
-                crate::network::StationKind::Latch(l) if l.spin.is_some() || l.numa.is_some());
+            let has_servers = !st.kind.is_delay();
+            let grouped = st.kind.serves_groups();
+            let spin = st.kind.as_latch().is_some_and(|l| l.spin.is_some());
+            let mechanism = st.kind.is_contended_latch();
             let finite = network.capacity(i).is_some();
             let blocks = spec.blocks(i);
-            let sends = senders[i] && !matches!(st.kind, crate::network::StationKind::Fork(_));
-            let queue_sends = sends && matches!(st.kind, crate::network::StationKind::Queue { .. });
+            let sends = senders[i] && st.kind.as_fork().is_none();
+            let queue_sends = sends && st.kind.as_queue().is_some();
             let get = |r: &ReplicationResult| r.stations.get(i).cloned().unwrap_or_default();
             let offered = |r: &ReplicationResult| {
                 let s = get(r);

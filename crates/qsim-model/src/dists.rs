@@ -80,25 +80,7 @@ pub(crate) fn dist(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> O
         ctx.check_keys(
             node,
             path,
-            &[
-                "dist",
-                "mean",
-                "scv",
-                "rate_per_s",
-                "value",
-                "min",
-                "max",
-                "k",
-                "p",
-                "mean1",
-                "mean2",
-                "mu",
-                "sigma",
-                "shape",
-                "scale",
-                "samples",
-                "file",
-            ],
+            &crate::format::DISTRIBUTION.names(),
             "a distribution",
         );
         return None;

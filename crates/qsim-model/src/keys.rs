@@ -96,10 +96,12 @@ fn station(base: &str, node: &toml::Value, out: &mut Vec<String>) {
     let toml::Value::Table(t) = node else {
         return;
     };
-    if let Some(kind) = t.get("kind").and_then(toml::Value::as_str)
-        && crate::build::stations::KINDS.contains(&kind)
+    if let Some(kind) = t
+        .get("kind")
+        .and_then(toml::Value::as_str)
+        .and_then(crate::station_kind)
     {
-        for key in crate::build::stations::station_keys(kind) {
+        for key in kind.key_names() {
             if !t.contains_key(key) {
                 out.push(format!("{base}.{key}"));
             }

@@ -53,7 +53,9 @@ mod dists;
 mod error;
 pub mod expr;
 mod files;
+pub mod format;
 mod keys;
+pub use build::stations::{all_station_keys, station_kind, station_kind_names, station_kinds};
 pub mod relative;
 mod stability;
 mod tree;
@@ -434,10 +436,7 @@ pub fn metric_variables(network: &Network) -> Vec<String> {
     if c.len() > 1 {
         let reached: Vec<Vec<bool>> = (0..c.len()).map(|k| spec.stations_reached(k)).collect();
         for (i, st) in spec.stations.iter().enumerate() {
-            if !matches!(
-                st.kind,
-                qsim_kernel::StationKind::Queue { .. } | qsim_kernel::StationKind::Delay
-            ) {
+            if !st.kind.is_plain() {
                 continue;
             }
             for (k, class) in c.iter().enumerate() {
@@ -490,10 +489,9 @@ pub fn open_utilization(network: &Network) -> Vec<Option<f64>> {
     let mut out: Vec<Option<f64>> = spec
         .stations
         .iter()
-        .map(|st| match st.kind {
-            qsim_kernel::StationKind::Fork(_) | qsim_kernel::StationKind::Join(_) => None,
-            qsim_kernel::StationKind::Delay if st.speed.is_none() => None,
-            _ => Some(0.0),
+        .map(|st| {
+            let saturates = st.kind.takes_service() && !(st.kind.is_delay() && st.speed.is_none());
+            saturates.then_some(0.0)
         })
         .collect();
     for (ci, c) in spec.classes.iter().enumerate() {
@@ -698,7 +696,7 @@ fn unvisited_warnings(ctx: &mut Ctx<'_>, network: &Network, root: &Node) {
         }
     }
     for st in &spec.stations {
-        if let qsim_kernel::StationKind::Latch(l) = &st.kind
+        if let Some(l) = st.kind.as_latch()
             && let Some(s) = l.spin.as_ref().and_then(|s| s.cpu)
         {
             used[s] = true;

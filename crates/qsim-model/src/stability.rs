@@ -118,7 +118,6 @@ pub(crate) struct Metastable {
 /// the curve's peak but not below its limit (stations at or above the
 /// peak are [`check`]'s).
 pub(crate) fn metastable(spec: &NetworkSpec) -> Vec<Metastable> {
-    use qsim_kernel::StationKind;
     let ns = spec.stations.len();
     let mut offered = vec![0.0; ns];
     let mut top: Vec<(usize, f64)> = vec![(0, 0.0); ns];
@@ -141,14 +140,7 @@ pub(crate) fn metastable(spec: &NetworkSpec) -> Vec<Metastable> {
         // Group kinds time a whole group (no curve); a capacity loses
         // what it cannot take.
         let Some(speed) = &st.speed else { continue };
-        if matches!(
-            st.kind,
-            StationKind::Batch(_)
-                | StationKind::Link(_)
-                | StationKind::Fork(_)
-                | StationKind::Join(_)
-        ) || spec.capacity.get(s).is_some_and(Option::is_some)
-        {
+        if !st.kind.takes_speed_curve() || spec.capacity.get(s).is_some_and(Option::is_some) {
             continue;
         }
         let peak = qsim_theory::kind::peak_rate(speed, None);

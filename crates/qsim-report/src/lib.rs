@@ -23,7 +23,7 @@ pub use csv_out::{CSV_HEADER, DERIVED_METRIC, DERIVED_SCOPE, quote, to_csv};
 pub use json::to_json;
 pub use table::to_table;
 
-use qsim_kernel::{Estimate, KindTag, RunConfig, RunResults};
+use qsim_kernel::{Estimate, RunConfig, RunResults};
 use serde::Serialize;
 
 /// A run's results with the context needed to read them.
@@ -136,7 +136,7 @@ fn utilization_line(results: &RunResults, open: bool, offered_per_s: Option<f64>
         results
             .stations
             .iter()
-            .any(|s| s.name == name && matches!(s.kind, KindTag::Batch | KindTag::Link))
+            .any(|s| s.name == name && s.kind.serves_groups())
     };
     match bottleneck(results) {
         // A busy batch or link station serves larger groups as load grows,
@@ -193,7 +193,7 @@ mod tests {
         let e = |mean| Estimate { mean, ci95: 0.0 };
         StationResults {
             name: name.into(),
-            kind: KindTag::Queue,
+            kind: qsim_kernel::KindTag::Queue,
             utilization: e(utilization),
             blocked_fraction: blocked.map(e),
             ..StationResults::default()

@@ -27,10 +27,10 @@ pub(crate) fn may_apply(network: &Network) -> bool {
         return true;
     }
     let spec = network.spec();
-    let mechanism = spec.stations.iter().any(|s| {
-        s.speed.is_some()
-            || matches!(&s.kind, qsim_kernel::StationKind::Latch(l) if l.numa.is_some() || l.spin.is_some())
-    });
+    let mechanism = spec
+        .stations
+        .iter()
+        .any(|s| s.speed.is_some() || s.kind.is_contended_latch());
     mechanism
         && spec
             .classes

@@ -18,7 +18,7 @@
 use crate::kind::law;
 use crate::visits::visit_ratios;
 use crate::{Error, closed::closed_class};
-use qsim_kernel::{NetworkSpec, StationKind, WhenFull};
+use qsim_kernel::{NetworkSpec, WhenFull};
 use serde::Serialize;
 
 /// Bounds at one population.
@@ -76,10 +76,7 @@ pub fn closed_bounds(
     let visits = visit_ratios(spec, class).ok_or_else(|| Error::Trapped {
         class: spec.classes[class].name.clone(),
     })?;
-    let forks = spec
-        .stations
-        .iter()
-        .any(|s| matches!(s.kind, StationKind::Fork(_)));
+    let forks = spec.stations.iter().any(|s| s.kind.as_fork().is_some());
     // Sub-jobs multiply the jobs that can be at one station.
     let present = if forks { None } else { Some(population) };
     let n = f64::from(population);

@@ -113,7 +113,11 @@ pub fn merge(spec: &NetworkSpec) -> Result<Option<(NetworkSpec, Vec<String>)>, E
             let insensitive = match &st.kind {
                 StationKind::Delay => true,
                 StationKind::Queue { discipline, .. } => *discipline == Discipline::Ps,
-                _ => false,
+                StationKind::Latch(_)
+                | StationKind::Batch(_)
+                | StationKind::Link(_)
+                | StationKind::Fork(_)
+                | StationKind::Join(_) => false,
             };
             if !insensitive {
                 let other = served.iter().find(|(_, d)| {

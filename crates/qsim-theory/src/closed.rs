@@ -44,7 +44,9 @@ pub fn mva_cost(spec: &NetworkSpec, population: u32) -> MvaCost {
         .iter()
         .filter(|s| {
             s.speed.is_some()
-                || matches!(s.kind, StationKind::Queue { servers, .. } if servers > 1 && servers < population)
+                || s.kind
+                    .as_queue()
+                    .is_some_and(|(servers, _)| servers > 1 && servers < population)
         })
         .count() as f64;
     MvaCost {

@@ -25,9 +25,8 @@ pub struct StationLaw {
 /// The law of station `st` for `class` with at most `present` jobs there
 /// (`None`: an open workload, no limit). `None` when the class does not visit.
 pub fn law(st: &StationSpec, class: usize, present: Option<u32>) -> Option<StationLaw> {
-    match &st.kind {
-        StationKind::Fork(_) | StationKind::Join(_) => return Some(fork_join()),
-        _ => {}
+    if !st.kind.takes_service() {
+        return Some(fork_join());
     }
     let mean = st.service.get(class)?.as_ref()?.mean();
     Some(match (&st.kind, &st.speed) {
@@ -209,8 +208,13 @@ pub fn fcfs_single_server(st: &StationSpec) -> bool {
                 servers: 1,
                 discipline: Discipline::Fcfs,
             } => true,
+            StationKind::Queue { .. } => false,
             StationKind::Latch(l) => l.numa.is_none() && l.spin.is_none(),
-            _ => false,
+            StationKind::Delay
+            | StationKind::Batch(_)
+            | StationKind::Link(_)
+            | StationKind::Fork(_)
+            | StationKind::Join(_) => false,
         }
 }
 

@@ -107,7 +107,11 @@ pub fn relaxation_time(spec: &NetworkSpec) -> Option<Relaxation> {
                 let variability = ((ca2 + cs2) / 2.0).max(0.05);
                 (variability * mean / (c * gap * gap), rho)
             }
-            _ => return None,
+            StationKind::Latch(_)
+            | StationKind::Batch(_)
+            | StationKind::Link(_)
+            | StationKind::Fork(_)
+            | StationKind::Join(_) => return None,
         };
         total += tau;
         if worst.is_none_or(|(t, _, _)| tau > t) {

@@ -96,7 +96,7 @@ fn mean_service(spec: &NetworkSpec, s: usize, c: usize) -> f64 {
 }
 
 fn is_delay(spec: &NetworkSpec, s: usize) -> bool {
-    matches!(spec.stations[s].kind, StationKind::Delay) && spec.stations[s].speed.is_none()
+    spec.stations[s].kind.is_delay() && spec.stations[s].speed.is_none()
 }
 
 /// Figures of `spec` by the exact method that applies: M/G/1 for one open
@@ -158,7 +158,7 @@ pub fn figures_at(spec: &NetworkSpec, sol: &mva::MvaSolution, n: u32) -> Solutio
             .map(|(s, x)| StationFigures {
                 name: spec.stations[s].name.clone(),
                 throughput_per_s: x.throughput_per_s,
-                utilization: if matches!(spec.stations[s].kind, StationKind::Delay) {
+                utilization: if spec.stations[s].kind.is_delay() {
                     0.0
                 } else {
                     x.utilization
@@ -487,7 +487,7 @@ fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Solution, Error> {
         .iter()
         .enumerate()
         .map(|(s, st)| {
-            let kind = if matches!(st.kind, StationKind::Delay) {
+            let kind = if st.kind.is_delay() {
                 mva::CenterKind::Delay
             } else {
                 mva::CenterKind::Queue
@@ -542,7 +542,7 @@ fn mixed(spec: &NetworkSpec, open: &[usize]) -> Result<Solution, Error> {
                 throughput_per_s: (0..nc)
                     .map(|c| sol.classes[c].throughput_per_s * visits[c][s])
                     .sum(),
-                utilization: if matches!(spec.stations[s].kind, StationKind::Delay) {
+                utilization: if spec.stations[s].kind.is_delay() {
                     0.0
                 } else {
                     st.utilization

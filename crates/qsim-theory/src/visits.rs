@@ -1,7 +1,7 @@
 //! The traffic equations: mean visits per interaction of one class to each
 //! station, the one visit-ratio solver of qsim.
 
-use qsim_kernel::{NetworkSpec, Routing, StationKind, Target};
+use qsim_kernel::{NetworkSpec, Routing, Target};
 
 /// Mean visits per interaction of a class.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,7 +55,7 @@ pub fn visit_ratios(spec: &NetworkSpec, class: usize) -> Option<Visits> {
     };
     let mut total = parent.clone();
     for (s, &us) in parent.iter().enumerate() {
-        if let StationKind::Fork(f) = &spec.stations[s].kind {
+        if let Some(f) = spec.stations[s].kind.as_fork() {
             let weight: f64 = f.targets.iter().map(|t| t.1).sum();
             for (i, &(t, w)) in f.targets.iter().enumerate() {
                 let share = us * f64::from(f.fan_out) * w / weight;
@@ -164,7 +164,7 @@ fn dense(spec: &NetworkSpec, entry: &Row, from: &[Vec<(Target, f64)>]) -> Option
         }
     }
     for (s, (st, row)) in spec.stations.iter().zip(from).enumerate() {
-        if let StationKind::Fork(f) = &st.kind {
+        if let Some(f) = st.kind.as_fork() {
             a[f.join][s] -= 1.0;
             continue;
         }
@@ -186,7 +186,7 @@ fn sparse(spec: &NetworkSpec, entry: &Row, from: &[Vec<(Target, f64)>]) -> Optio
     // Incoming arcs of each station, as (source, probability).
     let mut into: Vec<Vec<(usize, f64)>> = vec![Vec::new(); ns];
     for (s, (st, row)) in spec.stations.iter().zip(from).enumerate() {
-        if let StationKind::Fork(f) = &st.kind {
+        if let Some(f) = st.kind.as_fork() {
             into[f.join].push((s, 1.0));
             continue;
         }
@@ -258,6 +258,7 @@ fn gauss(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use qsim_kernel::StationKind;
     use qsim_kernel::{ClassSpec, Discipline, Dist, StationSpec, Workload};
 
     /// An open chain of `n` queues where each station sends a job back to

@@ -83,9 +83,7 @@ impl ForkSpec {
                 let at = [route, Field::Index(i), Field::Index(k)];
                 match c.station(s) {
                     Err(()) => c.error(&at, format!("no station with index {s}")),
-                    Ok(Some(st))
-                        if matches!(st.kind, StationKind::Fork(_) | StationKind::Join(_)) =>
-                    {
+                    Ok(Some(st)) if st.kind.is_fork_or_join() => {
                         let name = st.name.clone();
                         c.error(
                             &at,
@@ -153,7 +151,12 @@ impl ForkSpec {
                     c.scope = here;
                 }
             }
-            _ => {
+            StationKind::Delay
+            | StationKind::Queue { .. }
+            | StationKind::Latch(_)
+            | StationKind::Batch(_)
+            | StationKind::Link(_)
+            | StationKind::Fork(_) => {
                 let name = join.name.clone();
                 c.error(
                     &[Field::Key("join")],

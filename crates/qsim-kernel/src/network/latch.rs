@@ -1,7 +1,7 @@
 //! `latch` stations (mutual exclusion) with their mechanisms, NUMA
 //! hand-offs and spin-waiting: parameters and range rules.
 
-use super::{Check, Discipline, Field, StationId, StationKind, fmt_num};
+use super::{Check, Discipline, Field, StationId, fmt_num};
 
 /// Parameters of a `latch` station.
 #[derive(Clone, Debug, Default)]
@@ -174,13 +174,7 @@ impl LatchSpec {
             // Spinners take a processor-sharing slice of the cpu; other
             // disciplines have no slice to give.
             Ok(Some(st)) => {
-                if !matches!(
-                    st.kind,
-                    StationKind::Queue {
-                        discipline: Discipline::Ps,
-                        ..
-                    }
-                ) {
+                if st.kind.as_queue().is_none_or(|(_, d)| d != Discipline::Ps) {
                     let name = st.name.clone();
                     c.error(
                         &at,

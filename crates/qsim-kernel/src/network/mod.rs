@@ -15,6 +15,7 @@
 
 mod batch;
 mod fork;
+mod kind;
 mod latch;
 mod link;
 mod overload;
@@ -564,10 +565,7 @@ fn check_view(c: &mut Check<'_>, initial: Option<&InitialState>) {
         }
         if let Some(speed) = &st.speed {
             speed.check(c);
-            if !matches!(
-                st.kind,
-                StationKind::Delay | StationKind::Queue { .. } | StationKind::Latch(_)
-            ) {
+            if !st.kind.takes_speed_curve() {
                 // The simulator times a batch or a round trip from its
                 // service alone, and a fork or join takes no time: a speed
                 // curve there would be ignored.

@@ -6,7 +6,7 @@
 //! [`Network::with_overload`]; a network without them runs exactly as
 //! before (the simulator decides once, when it builds a replication).
 
-use super::{Field, Network, NetworkError, Scope, StationKind};
+use super::{Field, Network, NetworkError, Scope};
 use crate::dist::Dist;
 
 /// What happens to the server's work when a client's attempt times out.
@@ -180,7 +180,7 @@ impl Overload {
         }
         for (s, st) in spec.stations.iter().enumerate() {
             let at = Scope::Station(s);
-            let plain = matches!(st.kind, StationKind::Queue { .. } | StationKind::Delay);
+            let plain = st.kind.is_plain();
             if !plain || st.speed.is_some() {
                 err(
                     at,
@@ -196,7 +196,7 @@ impl Overload {
                 );
             }
             let Some(o) = &self.stations[s] else { continue };
-            if !matches!(st.kind, StationKind::Queue { .. }) {
+            if !st.kind.takes_overload() {
                 err(
                     at,
                     &["kind"],

@@ -92,7 +92,13 @@ pub(super) fn check_capacity(c: &mut Check<'_>, spec: &NetworkSpec, s: StationId
                 );
             }
         }
-        _ => {
+        StationKind::Queue { .. }
+        | StationKind::Delay
+        | StationKind::Latch(_)
+        | StationKind::Batch(_)
+        | StationKind::Link(_)
+        | StationKind::Fork(_)
+        | StationKind::Join(_) => {
             c.error(
                 &at,
                 "capacity is supported on fixed-speed queue stations with discipline fcfs, lcfs or priority (not ps, not with a speed curve, not on other kinds)",
@@ -143,7 +149,10 @@ fn check_senders(c: &mut Check<'_>, spec: &NetworkSpec, s: StationId) {
             }
             StationKind::Delay => st.speed.is_none(),
             StationKind::Fork(_) => true,
-            _ => false,
+            StationKind::Latch(_)
+            | StationKind::Batch(_)
+            | StationKind::Link(_)
+            | StationKind::Join(_) => false,
         };
         if !holds {
             c.error(
@@ -226,7 +235,7 @@ impl NetworkSpec {
             }
         }
         for (x, st) in self.stations.iter().enumerate() {
-            if let StationKind::Fork(f) = &st.kind {
+            if let Some(f) = st.kind.as_fork() {
                 for &(t, _) in &f.targets {
                     mark(x, t);
                 }

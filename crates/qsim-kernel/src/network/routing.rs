@@ -2,7 +2,7 @@
 //! that exist, probabilities in [0, 1] that sum to 1, sub-jobs that reach
 //! their join), reachability and visit ratios.
 
-use super::{Check, ClassId, ClassSpec, Field, NetworkSpec, StationId, StationKind};
+use super::{Check, ClassId, ClassSpec, Field, NetworkSpec, StationId};
 use super::{ForkSpec, View, fmt_num};
 
 /// Where a job goes next.
@@ -169,7 +169,7 @@ fn kind(w: &super::Workload) -> &'static str {
 /// joins take none).
 fn check_served(c: &mut Check<'_>, ci: ClassId, class: &ClassSpec, s: StationId, at: &[Field]) {
     let Ok(Some(st)) = c.station(s) else { return };
-    let needs = !matches!(st.kind, StationKind::Fork(_) | StationKind::Join(_));
+    let needs = !st.kind.is_fork_or_join();
     if needs && st.service.get(ci).is_none_or(|x| x.is_none()) {
         let msg = format!(
             "class {} is routed to station {}, which has no service time for it",
@@ -247,10 +247,12 @@ fn check_sub_routes(c: &mut Check<'_>, entry: &[(Target, f64)], from: &[Vec<(Tar
     let view: &View<'_> = c.view;
     let ns = view.stations.len();
     let fork_of = |s: usize| -> Option<&ForkSpec> {
-        match view.stations.get(s).copied().flatten().map(|x| &x.kind) {
-            Some(StationKind::Fork(f)) if f.join < ns => Some(f),
-            _ => None,
-        }
+        view.stations
+            .get(s)
+            .copied()
+            .flatten()
+            .and_then(|x| x.kind.as_fork())
+            .filter(|f| f.join < ns)
     };
     let next = |s: usize| -> Vec<usize> {
         match fork_of(s) {
@@ -376,10 +378,7 @@ fn pair_walk(c: &mut Check<'_>, start: &[ClassId]) {
             }
         }
     }
-    let fork = |s: usize| {
-        view.stations[s]
-            .is_some_and(|st| matches!(st.kind, StationKind::Fork(_) | StationKind::Join(_)))
-    };
+    let fork = |s: usize| view.stations[s].is_some_and(|st| st.kind.is_fork_or_join());
     let mut exits = vec![false; ns * nc];
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); ns * nc];
     let mut back = Vec::new();
@@ -562,7 +561,7 @@ pub(super) fn check_chains(c: &mut Check<'_>) {
     }
     pair_walk(c, &start);
     if let Some((s, st)) = view.stations.iter().enumerate().find_map(|(s, st)| {
-        st.filter(|st| matches!(st.kind, StationKind::Fork(_)))
+        st.filter(|st| st.kind.as_fork().is_some())
             .map(|st| (s, st))
     }) {
         c.scope = super::Scope::Station(s);
@@ -664,7 +663,7 @@ impl NetworkSpec {
                 continue;
             }
             reached[s] = true;
-            if let StationKind::Fork(f) = &self.stations[s].kind {
+            if let Some(f) = self.stations[s].kind.as_fork() {
                 stack.extend(
                     f.targets
                         .iter()

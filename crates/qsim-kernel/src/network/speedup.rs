@@ -42,7 +42,7 @@ impl StationSpec {
             )));
         }
         let mut out = self.clone();
-        if let StationKind::Fork(_) | StationKind::Join(_) = self.kind {
+        if !self.kind.takes_service() {
             return Err(err(
                 "a fork or join does no work, so it cannot be sped up; speed up the stations its sub-jobs visit"
                     .into(),
@@ -53,8 +53,16 @@ impl StationSpec {
             out.speed = Some(speed.sped_up(factor));
             return Ok(out);
         }
-        if let StationKind::Batch(b) = &self.kind {
-            out.kind = StationKind::Batch(b.sped_up(factor));
+        // The law of each kind: a batch's per-job time scales too; the
+        // others are their service times alone.
+        match &self.kind {
+            StationKind::Batch(b) => out.kind = StationKind::Batch(b.sped_up(factor)),
+            StationKind::Delay
+            | StationKind::Queue { .. }
+            | StationKind::Latch(_)
+            | StationKind::Link(_)
+            | StationKind::Fork(_)
+            | StationKind::Join(_) => {}
         }
         out.service = self
             .service

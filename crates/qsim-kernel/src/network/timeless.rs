@@ -2,7 +2,7 @@
 //! class completes at the instant it starts, so a run would process endless
 //! events at one time and report a meaningless `0 ± 0`.
 
-use super::{Check, Field, Network, Routing, Scope, StationKind, Target, Workload};
+use super::{Check, Field, Network, Routing, Scope, Target, Workload};
 
 /// The stations a class can reach (by branches of positive probability),
 /// in index order.
@@ -78,7 +78,7 @@ pub(super) fn check(net: &Network, c: &mut Check<'_>) {
                 // kinds have hand-off costs, round trips, timers or sub-jobs.
                 let timeless = visited.iter().all(|&s| {
                     let st = &spec.stations[s];
-                    matches!(st.kind, StationKind::Delay | StationKind::Queue { .. })
+                    st.kind.is_plain()
                         && chain.iter().all(|&k| {
                             st.service
                                 .get(k)

@@ -15,7 +15,7 @@ use super::{
     RareWarning, Stage, check_config,
 };
 use crate::config::{RunConfig, Stop, Warmup};
-use crate::network::{Network, StationKind, Workload};
+use crate::network::{Network, Workload};
 use crate::results::estimate;
 use crate::sim::Simulation;
 use rayon::prelude::*;
@@ -429,7 +429,7 @@ fn not_regenerative(network: &Network, of: &LevelOf) -> Option<String> {
         return Some("the model has more than one class or station".into());
     }
     let st = &spec.stations[0];
-    if !matches!(st.kind, StationKind::Queue { .. }) {
+    if st.kind.as_queue().is_none() {
         return Some(format!("station {} is not a plain queue", st.name));
     }
     let exp = |d: Option<&crate::dist::Dist>| d.is_none_or(|d| d.is_exponential());

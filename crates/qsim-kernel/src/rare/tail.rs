@@ -28,7 +28,7 @@
 use super::{Estimand, Method, RareConfig, RareError, RareEstimate, TailOf, check_config};
 use crate::config::{RunConfig, Stop, Warmup};
 use crate::dist::exp1;
-use crate::network::{Discipline, Network, Routing, StationKind, Workload};
+use crate::network::{Discipline, Network, Routing, Workload};
 use crate::results::estimate;
 use crate::rng::{SimRng, stream};
 use crate::sim::Simulation;
@@ -51,11 +51,8 @@ pub(super) fn mmc_rates(network: &Network) -> Result<(f64, f64, u32), String> {
         ([st], [cl]) => (st, cl),
         _ => return Err("the model has more than one station or class (a tandem or a fork-join has no method here)".into()),
     };
-    let c = match st.kind {
-        StationKind::Queue {
-            servers,
-            discipline: Discipline::Fcfs,
-        } if servers >= 1 && st.speed.is_none() => servers,
+    let c = match st.kind.as_queue() {
+        Some((servers, Discipline::Fcfs)) if servers >= 1 && st.speed.is_none() => servers,
         _ => 0,
     };
     if c == 0 || !spec.regions.is_empty() || spec.capacity.iter().any(Option::is_some) {

@@ -97,7 +97,21 @@ impl KindTag {
     /// Whether a station of this kind can limit throughput: delays never
     /// queue, forks and joins only route.
     pub fn can_saturate(self) -> bool {
-        !matches!(self, KindTag::Delay | KindTag::Fork | KindTag::Join)
+        match self {
+            KindTag::Queue | KindTag::Latch | KindTag::Batch | KindTag::Link => true,
+            KindTag::Delay | KindTag::Fork | KindTag::Join => false,
+        }
+    }
+
+    /// Whether it serves jobs in groups (a batch, or a link's round trips),
+    /// so that being busy does not cap its throughput.
+    pub fn serves_groups(self) -> bool {
+        match self {
+            KindTag::Batch | KindTag::Link => true,
+            KindTag::Delay | KindTag::Queue | KindTag::Latch | KindTag::Fork | KindTag::Join => {
+                false
+            }
+        }
     }
 }
 

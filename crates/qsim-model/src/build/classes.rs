@@ -26,12 +26,11 @@ pub(super) fn class(
     }
     let t = Table { node, path };
     let is_single = path == "workload";
-    let mut keys = workload::KEYS.to_vec();
-    keys.push("client");
-    if !is_single {
-        keys.push("priority");
-        keys.push("sla_s");
-    }
+    let keys = if is_single {
+        crate::format::WORKLOAD.names()
+    } else {
+        crate::format::CLASS.names()
+    };
     ctx.check_keys(
         node,
         path,

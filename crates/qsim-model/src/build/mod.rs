@@ -25,19 +25,10 @@ use crate::tree::{Node, Origin, V};
 use crate::{DerivedMetric, did_you_mean};
 use qsim_kernel::{
     Capacity, ClassSpec, ForkSpec, InitialState, NetworkError, NetworkSpec, RegionSpec, RunConfig,
-    StationKind, StationSpec, Workload,
+    StationSpec, Workload,
 };
 use std::collections::HashMap;
 use std::path::Path;
-
-pub(crate) const TOP_KEYS: &[&str] = &[
-    "simulation",
-    "workload",
-    "classes",
-    "stations",
-    "regions",
-    "metrics",
-];
 
 /// A table of the model with its key path: each read names its key once.
 #[derive(Clone, Copy)]
@@ -229,10 +220,7 @@ fn list_or_none(v: &[&str]) -> String {
 
 /// The fork parameters of station `id`, if it is a fork that was built.
 pub(crate) fn fork_info(stations: &[Option<StationSpec>], id: usize) -> Option<&ForkSpec> {
-    match &stations.get(id)?.as_ref()?.kind {
-        StationKind::Fork(f) => Some(f),
-        _ => None,
-    }
+    stations.get(id)?.as_ref()?.kind.as_fork()
 }
 
 /// The items of a non-empty array at `node`, or a located error saying
@@ -261,7 +249,7 @@ pub(crate) fn non_empty_array<'n>(
 }
 
 pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
-    ctx.check_keys(root, "", TOP_KEYS, "the top level");
+    ctx.check_keys(root, "", &crate::format::TOP.names(), "the top level");
 
     // Names first, so every reference can be resolved whatever the order.
     let mut names = Names {

@@ -9,21 +9,6 @@ use crate::dists::dist;
 use qsim_kernel::{Backoff, Balk, ClientSpec, OnTimeout, RetryBudget, RetrySpec, StationOverload};
 use std::path::Path;
 
-/// The keys of a `client` table.
-pub(crate) const CLIENT_KEYS: &[&str] = &[
-    "timeout",
-    "on_timeout",
-    "deadline_s",
-    "max_attempts",
-    "retry_probability",
-    "backoff",
-    "backoff_base_s",
-    "backoff_cap_s",
-    "backoff_jitter",
-    "retry_budget",
-    "retry_budget_cap",
-];
-
 /// A queue station's overload keys.
 pub(crate) const STATION_KEYS: &[&str] =
     &["patience", "balk_at", "balk_probabilities", "shed_after_s"];
@@ -46,7 +31,12 @@ pub(super) fn client(
     };
     let path = child(t.path, "client");
     ctx.table(node, &path, "a client table")?;
-    ctx.check_keys(node, &path, CLIENT_KEYS, "a client table");
+    ctx.check_keys(
+        node,
+        &path,
+        &crate::format::CLIENT.names(),
+        "a client table",
+    );
     let c = Table { node, path: &path };
     let before = ctx.has_errors();
     let timeout = c.opt(ctx, "timeout", None, |ctx, n, p| {

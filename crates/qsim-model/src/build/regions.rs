@@ -35,7 +35,7 @@ fn region(
 ) -> Option<RegionSpec> {
     let p = child("regions", key);
     ctx.table(node, &p, "a region")?;
-    ctx.check_keys(node, &p, &["stations", "limit"], "a region");
+    ctx.check_keys(node, &p, &crate::format::REGION.names(), "a region");
     let t = Table { node, path: &p };
     let stations = t.req(
         ctx,

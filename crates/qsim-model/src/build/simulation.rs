@@ -6,20 +6,6 @@ use crate::num;
 use crate::tree::{Node, V};
 use qsim_kernel::{InitialState, Precision, RunConfig, Stop, Warmup};
 
-pub(super) const SIM_KEYS: &[&str] = &[
-    "replications",
-    "seed",
-    "stop",
-    "warmup",
-    "precision",
-    "sla_s",
-    "initial",
-    "max_jobs_present",
-    "max_events",
-    "station_tails",
-    "jobs_tail_k",
-];
-
 pub(super) fn simulation(
     ctx: &mut Ctx<'_>,
     names: &Names<'_>,
@@ -35,7 +21,12 @@ pub(super) fn simulation(
     {
         return (None, None);
     }
-    ctx.check_keys(s, "simulation", SIM_KEYS, "[simulation]");
+    ctx.check_keys(
+        s,
+        "simulation",
+        &crate::format::SIMULATION.names(),
+        "[simulation]",
+    );
     let t = Table {
         node: s,
         path: "simulation",

@@ -8,7 +8,7 @@ use qsim_kernel::Speed;
 pub(super) fn speed(ctx: &mut Ctx<'_>, node: &Node, path: &str) -> Option<Speed> {
     let form = "{ table = [ { n = 100, rate = 2000 }, ... ] } or { usl = { sigma = 0.02, kappa = 0.0001, lambda = 90 } }";
     ctx.table(node, path, form)?;
-    ctx.check_keys(node, path, &["table", "usl"], "a speed");
+    ctx.check_keys(node, path, &crate::format::SPEED.names(), "a speed");
     match (node.get("table"), node.get("usl")) {
         (Some(t), None) => {
             let p = child(path, "table");
@@ -30,7 +30,12 @@ pub(super) fn speed(ctx: &mut Ctx<'_>, node: &Node, path: &str) -> Option<Speed>
                     ok = false;
                     continue;
                 }
-                ctx.check_keys(it, &ip, &["n", "rate"], "a speed point");
+                ctx.check_keys(
+                    it,
+                    &ip,
+                    &crate::format::SPEED_POINT.names(),
+                    "a speed point",
+                );
                 let t = Table {
                     node: it,
                     path: &ip,
@@ -57,7 +62,7 @@ pub(super) fn speed(ctx: &mut Ctx<'_>, node: &Node, path: &str) -> Option<Speed>
         (None, Some(u)) => {
             let p = child(path, "usl");
             ctx.table(u, &p, "the USL coefficients { sigma, kappa, lambda }")?;
-            ctx.check_keys(u, &p, &["sigma", "kappa", "lambda"], "a usl speed");
+            ctx.check_keys(u, &p, &crate::format::USL.names(), "a usl speed");
             let t = Table { node: u, path: &p };
             let number = |ctx: &mut Ctx<'_>, n: &Node, p: &str| ctx.f64(n, p);
             let sigma = t.req(ctx, "sigma", "the contention coefficient (>= 0)", number);

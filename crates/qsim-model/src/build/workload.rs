@@ -9,22 +9,6 @@ use qsim_kernel::Workload;
 use qsim_kernel::schedule::{Change, ClassSchedule, Step};
 use std::path::Path;
 
-/// The keys that describe a workload, in every class and in `[workload]`.
-pub(super) const KEYS: &[&str] = &[
-    "type",
-    "arrival",
-    "rate_per_s",
-    "population",
-    "think",
-    "route",
-    "repeat",
-    "routing",
-    "schedule",
-];
-
-/// The keys of one step of `[[workload.schedule]]`.
-pub(crate) const STEP_KEYS: &[&str] = &["at", "population", "rate_per_s", "until"];
-
 /// What was read of a workload.
 pub(super) struct Read {
     /// The workload, if every key could be read.
@@ -165,7 +149,12 @@ pub(super) fn schedule(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Vec<Step>>
             ok = false;
             continue;
         }
-        ctx.check_keys(item, &p, STEP_KEYS, "a schedule step");
+        ctx.check_keys(
+            item,
+            &p,
+            &crate::format::SCHEDULE_STEP.names(),
+            "a schedule step",
+        );
         let st = Table {
             node: item,
             path: &p,

@@ -2,24 +2,88 @@
 
 use crate::build::{Names, Table, route};
 use crate::ctx::{Ctx, child};
+use crate::format::Bound::{Inclusive, None as Open};
+use crate::format::{KindDescriptor, ServiceKeys, Shape, Supports, key};
 use crate::tree::{Node, V};
-use qsim_kernel::{ForkSpec, JoinSpec, Spread};
+use qsim_kernel::{ForkSpec, JoinSpec, Spread, StationKind};
 
-pub(super) const FORK_KEYS: &[&str] = &["fan_out", "to", "route", "repeat", "spread", "join"];
-pub(super) const JOIN_KEYS: &[&str] = &["quorum"];
+pub(crate) static FORK: KindDescriptor = KindDescriptor {
+    name: "fork",
+    doc: "splits a job into sub-jobs that a join collects",
+    service: ServiceKeys::None,
+    keys: &[
+        key("fan_out", Shape::Count(1), None, "sub-jobs per job"),
+        key(
+            "to",
+            Shape::OneOf(&[
+                Shape::Names,
+                Shape::MapOf(&Shape::Number(Inclusive(0.0), Open)),
+            ]),
+            None,
+            "targets, or target = weight",
+        ),
+        key(
+            "route",
+            Shape::Def("route"),
+            None,
+            "the fixed route of every sub-job; [i] names one per group member",
+        ),
+        key(
+            "repeat",
+            Shape::Count(1),
+            Some("1"),
+            "times the sub-job route is followed",
+        ),
+        key(
+            "spread",
+            Shape::Words(&["even", "random"]),
+            Some("\"even\""),
+            "how sub-jobs pick targets",
+        ),
+        key("join", Shape::Text, None, "the join station"),
+    ],
+    supports: Supports {
+        capacity: false,
+        speed_curve: false,
+        speedup: "none: a fork does no work (refused)",
+        exact_theory: false,
+        budget: "no event; its sub-jobs' memory and visits",
+        tails: true,
+        overload: false,
+    },
+    metrics: &[],
+};
 
-pub(super) fn read_join(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<JoinSpec> {
+pub(crate) static JOIN: KindDescriptor = KindDescriptor {
+    name: "join",
+    doc: "releases a forked job once a quorum of its sub-jobs has arrived",
+    service: ServiceKeys::None,
+    keys: &[key(
+        "quorum",
+        Shape::Count(1),
+        Some("all"),
+        "sub-jobs that release the job",
+    )],
+    supports: Supports {
+        capacity: false,
+        speed_curve: false,
+        speedup: "none: a join does no work (refused)",
+        exact_theory: false,
+        budget: "no event",
+        tails: true,
+        overload: false,
+    },
+    metrics: &[],
+};
+
+fn read_join(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<JoinSpec> {
     let quorum = t.opt(ctx, "quorum", None, |ctx, n, p| {
         ctx.count(n, p, "a quorum").map(Some)
     });
     Some(JoinSpec { quorum: quorum? })
 }
 
-pub(super) fn read_fork(
-    ctx: &mut Ctx<'_>,
-    names: &Names<'_>,
-    t: Table<'_, '_>,
-) -> Option<ForkSpec> {
+fn read_fork(ctx: &mut Ctx<'_>, names: &Names<'_>, t: Table<'_, '_>) -> Option<ForkSpec> {
     let fan_out = t.req(
         ctx,
         "fan_out",
@@ -189,4 +253,22 @@ fn targets(ctx: &mut Ctx<'_>, names: &Names<'_>, t: &Node, tp: &str) -> Option<V
         return None;
     }
     ok.then_some(out)
+}
+
+/// Reads a fork for the registry.
+pub(super) fn read_fork_kind(
+    ctx: &mut Ctx<'_>,
+    names: &Names<'_>,
+    t: Table<'_, '_>,
+) -> Option<StationKind> {
+    read_fork(ctx, names, t).map(StationKind::Fork)
+}
+
+/// Reads a join for the registry.
+pub(super) fn read_join_kind(
+    ctx: &mut Ctx<'_>,
+    _: &Names<'_>,
+    t: Table<'_, '_>,
+) -> Option<StationKind> {
+    read_join(ctx, t).map(StationKind::Join)
 }

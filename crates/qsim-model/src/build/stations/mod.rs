@@ -2,6 +2,7 @@
 //! the kind's own keys, read in the kind's file.
 
 mod batch;
+mod delay;
 mod fork;
 mod latch;
 mod link;
@@ -11,45 +12,68 @@ use super::{Names, Table, speed::speed};
 use crate::ctx::{Ctx, child};
 use crate::did_you_mean;
 use crate::dists::dist;
+use crate::format::{KindDescriptor, STATION_COMMON};
 use crate::tree::{Node, Origin, subtree_origin};
-use qsim_kernel::{StationKind, StationSpec};
+use qsim_kernel::{Capacity, StationKind, StationSpec};
 use std::path::Path;
 
-pub(crate) const KINDS: &[&str] = &["delay", "queue", "latch", "batch", "link", "fork", "join"];
+/// Reads a kind's own keys into its `StationKind`.
+type ReadKind = fn(&mut Ctx<'_>, &Names<'_>, Table<'_, '_>) -> Option<StationKind>;
 
-/// Keys of every station that takes a service time.
-const SERVED: &[&str] = &["kind", "service", "service_by_class", "speed"];
+/// Reads a kind's capacity: `Some(None)` without one, `None` after an error.
+type ReadCapacity = fn(&mut Ctx<'_>, Table<'_, '_>) -> Option<Option<Capacity>>;
 
-/// The keys a station of this kind accepts, in the order messages list them.
-pub(crate) fn station_keys(kind: &str) -> Vec<&'static str> {
-    let (common, own): (&[&str], &[&str]) = match kind {
-        "delay" => (SERVED, &[]),
-        "queue" => (SERVED, queue::KEYS),
-        "latch" => (SERVED, latch::KEYS),
-        "batch" => (SERVED, batch::KEYS),
-        // `rtt` is the link's name for its service.
-        "link" => (
-            &["kind", "service", "rtt", "service_by_class", "speed"],
-            link::KEYS,
-        ),
-        "fork" => (&["kind"], fork::FORK_KEYS),
-        "join" => (&["kind"], fork::JOIN_KEYS),
-        _ => {
-            let mut all = vec!["kind", "service", "rtt", "service_by_class", "speed"];
-            for own in [
-                queue::KEYS,
-                latch::KEYS,
-                batch::KEYS,
-                link::KEYS,
-                fork::FORK_KEYS,
-                fork::JOIN_KEYS,
-            ] {
-                all.extend(own.iter().filter(|k| !all.contains(k)).collect::<Vec<_>>());
+/// A registered kind: its descriptor and its readers.
+pub(crate) struct Registered {
+    kind: &'static KindDescriptor,
+    read: ReadKind,
+    capacity: Option<ReadCapacity>,
+}
+
+/// Every station kind: its descriptor is the one place that declares it
+/// (keys, what it supports, metrics), beside its reader. A new kind is a
+/// file here with its `KIND` and `read_kind`, and one line in this list.
+#[rustfmt::skip]
+static KINDS: &[Registered] = &[
+    Registered { kind: &delay::KIND, read: delay::read_kind, capacity: None },
+    Registered { kind: &queue::KIND, read: queue::read_kind, capacity: Some(queue::capacity) },
+    Registered { kind: &latch::KIND, read: latch::read_kind, capacity: None },
+    Registered { kind: &batch::KIND, read: batch::read_kind, capacity: None },
+    Registered { kind: &link::KIND, read: link::read_kind, capacity: None },
+    Registered { kind: &fork::FORK, read: fork::read_fork_kind, capacity: None },
+    Registered { kind: &fork::JOIN, read: fork::read_join_kind, capacity: None },
+];
+
+/// Every station kind, in the order the docs and messages list them.
+pub fn station_kinds() -> Vec<&'static KindDescriptor> {
+    KINDS.iter().map(|r| r.kind).collect()
+}
+
+/// The descriptor of kind `name`.
+pub fn station_kind(name: &str) -> Option<&'static KindDescriptor> {
+    registered(name).map(|r| r.kind)
+}
+
+fn registered(name: &str) -> Option<&'static Registered> {
+    KINDS.iter().find(|r| r.kind.name == name)
+}
+
+/// The names of every station kind.
+pub fn station_kind_names() -> Vec<&'static str> {
+    KINDS.iter().map(|r| r.kind.name).collect()
+}
+
+/// Every key any station kind accepts (for a station whose kind is unknown).
+pub fn all_station_keys() -> Vec<&'static str> {
+    let mut all: Vec<&str> = STATION_COMMON.iter().map(|k| k.name).collect();
+    for r in KINDS {
+        for k in r.kind.keys {
+            if !all.contains(&k.name) {
+                all.push(k.name);
             }
-            return all;
         }
-    };
-    common.iter().chain(own).copied().collect()
+    }
+    all
 }
 
 pub(super) fn station(
@@ -68,17 +92,20 @@ pub(super) fn station(
     if ctx.table(node, &path, "a station").is_none() {
         return (None, covered);
     }
+    let kind_names = station_kind_names();
     let kind = t.req(
         ctx,
         "kind",
-        &format!("the station kind, one of: {}", KINDS.join(", ")),
-        |ctx, k, p| ctx.choice(k, p, KINDS),
+        &format!("the station kind, one of: {}", kind_names.join(", ")),
+        |ctx, k, p| ctx.choice(k, p, &kind_names),
     );
     let kind_name = kind.unwrap_or("?");
+    let registered = kind.and_then(registered);
+    let descriptor = registered.map(|r| r.kind);
     ctx.check_keys(
         node,
         &path,
-        &station_keys(kind_name),
+        &descriptor.map_or_else(all_station_keys, KindDescriptor::key_names),
         &if kind.is_some() {
             format!("a {kind_name} station")
         } else {
@@ -88,7 +115,7 @@ pub(super) fn station(
     let mut ok = kind.is_some();
 
     // Service times.
-    let takes_service = !matches!(kind_name, "fork" | "join");
+    let takes_service = descriptor.is_none_or(KindDescriptor::takes_service);
     let mut service: Vec<Option<qsim_kernel::Dist>> = vec![None; nc];
     if takes_service {
         let svc_key = match (t.get("service"), t.get("rtt")) {
@@ -172,21 +199,12 @@ pub(super) fn station(
         ignored_service_override(ctx, node, &path);
     }
 
-    let kind = match kind_name {
-        "delay" => Some(StationKind::Delay),
-        "queue" => queue::read(ctx, t),
-        "latch" => latch::read(ctx, names, t).map(StationKind::Latch),
-        "batch" => batch::read(ctx, t).map(StationKind::Batch),
-        "link" => link::read(ctx, t).map(StationKind::Link),
-        "fork" => fork::read_fork(ctx, names, t).map(StationKind::Fork),
-        "join" => fork::read_join(ctx, t).map(StationKind::Join),
-        _ => None,
-    };
+    let kind = registered.and_then(|r| (r.read)(ctx, names, t));
     if !ok {
         return (None, covered);
     }
-    if kind_name == "queue" {
-        match queue::capacity(ctx, t) {
+    if let Some(read_capacity) = registered.and_then(|r| r.capacity) {
+        match read_capacity(ctx, t) {
             Some(cap) => *capacity = cap,
             None => return (None, covered),
         }

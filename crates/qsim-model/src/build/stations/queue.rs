@@ -1,24 +1,82 @@
 //! A `queue` station's own keys.
 
-use crate::build::Table;
+use crate::build::{Names, Table};
 use crate::ctx::Ctx;
+use crate::format::Bound::{Exclusive, Inclusive, None as Open};
+use crate::format::{KindDescriptor, ServiceKeys, Shape, Supports, key};
+use qsim_kernel::names as metric_names;
 use qsim_kernel::{Capacity, Discipline, StationKind, WhenFull};
 
-pub(super) const KEYS: &[&str] = &[
-    "servers",
-    "discipline",
-    "capacity",
-    "when_full",
-    // Overload (see `build::overload`).
-    "patience",
-    "balk_at",
-    "balk_probabilities",
-    "shed_after_s",
-];
 const WHEN_FULL: &[&str] = &["drop", "block"];
 const DISCIPLINES: &[&str] = &["fcfs", "ps", "lcfs", "priority"];
 
-pub(super) fn read(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<StationKind> {
+pub(crate) static KIND: KindDescriptor = KindDescriptor {
+    name: "queue",
+    doc: "servers sharing one queue, served by a discipline",
+    service: ServiceKeys::Service,
+    keys: &[
+        key("servers", Shape::Count(1), Some("1"), "identical servers"),
+        key(
+            "discipline",
+            Shape::Words(DISCIPLINES),
+            Some("\"fcfs\""),
+            "queue discipline",
+        ),
+        key(
+            "capacity",
+            Shape::Count(1),
+            None,
+            "most jobs present, in service included",
+        ),
+        key(
+            "when_full",
+            Shape::Words(WHEN_FULL),
+            Some("\"drop\""),
+            "a job arriving at a full station is lost (drop) or its sender holds it until there is room (block, blocking after service); needs capacity",
+        ),
+        // Overload (read in `build::overload`).
+        key(
+            "patience",
+            Shape::Def("distribution"),
+            None,
+            "a waiting job leaves unserved after this long (reneging)",
+        ),
+        key(
+            "balk_at",
+            Shape::Count(1),
+            None,
+            "an arrival does not join when at least this many jobs are present",
+        ),
+        key(
+            "balk_probabilities",
+            Shape::ArrayOf(&Shape::Number(Inclusive(0.0), Inclusive(1.0)), 1),
+            None,
+            "probability of not joining with n jobs present, by n; the last for any larger n",
+        ),
+        key(
+            "shed_after_s",
+            Shape::Number(Exclusive(0.0), Open),
+            None,
+            "a job whose wait passed this when its service would start is dropped",
+        ),
+    ],
+    supports: Supports {
+        capacity: true,
+        speed_curve: true,
+        speedup: "service times divided by f (a speed curve's rates multiplied)",
+        exact_theory: true,
+        budget: "one event per visit",
+        tails: true,
+        overload: true,
+    },
+    metrics: &[
+        metric_names::DROPPED_PER_S,
+        metric_names::LOSS_PROBABILITY,
+        metric_names::BLOCKING_PROBABILITY,
+    ],
+};
+
+pub(super) fn read_kind(ctx: &mut Ctx<'_>, _: &Names<'_>, t: Table<'_, '_>) -> Option<StationKind> {
     let servers = t.opt(ctx, "servers", 1, |ctx, n, p| {
         ctx.count(n, p, "a number of servers")
     });
