@@ -21,7 +21,7 @@
 //! Open workloads: a class whose clients time out and retry can be held
 //! in overload by its own retries (every timed-out request comes back),
 //! so the other end of an open class's empty start is a backlog at its
-//! busiest station ([`backlog`]: the station full when it has a capacity,
+//! busiest station (`backlog_start`: the station full when it has a capacity,
 //! else enough requests that the last one waits twice the mean timeout),
 //! placed at time 0 as first attempts (`InitialState::Placed`), and the
 //! other end of that backlog is the empty start. A closed class with
