@@ -15,7 +15,7 @@
 //! | `service` | 1.05 | every station's service draw (queue, delay, latch critical section) × k; the per-job work of a speed station too |
 //! | `interarrival` | 0.95 | every open class's inter-arrival draw × k |
 //! | `drop` | 1000 | every k-th measured response is left out of its class's count and sum (not of the histogram or the stop rule) |
-//! | `route` | 0.02 | the first branch of every routing row with two or more branches gains k (taken from the last) |
+//! | `route` | 0.02 | the first branch of every routing row with two or more branches gains k, taken from the last (at most half of it) |
 //! | `handoff` | 1.1 | a NUMA latch's local and remote hand-off costs × k |
 //! | `warmup` | 0.9 | a warm-up of jobs or of time × k (the MSER-5 replay untouched) |
 //! | `speed` | 1 | a speed curve read at n − k jobs (at least 1) in the simulation; theory reads it right |
@@ -90,10 +90,12 @@ pub(crate) fn drops(n: u64) -> bool {
     matches!(bias(), Bias::Drop(k) if k > 0 && n % k == k - 1)
 }
 
-/// The probability of a routing row's first branch.
-pub(crate) fn first_branch(p: f64) -> f64 {
+/// The probability of a routing row's first branch, `last` being the
+/// last branch's: it gains k, taken from the last, but at most half of that
+/// (a loop that leaves with a small probability keeps leaving).
+pub(crate) fn first_branch(p: f64, last: f64) -> f64 {
     match bias() {
-        Bias::Route(k) => p + k,
+        Bias::Route(k) => p + k.min(last / 2.0),
         _ => p,
     }
 }

@@ -45,7 +45,7 @@ impl Branches {
             }
             #[cfg(feature = "bias")]
             let p = if b.targets.is_empty() && list.len() > 1 {
-                crate::bias::first_branch(p)
+                crate::bias::first_branch(p, list[list.len() - 1].1)
             } else {
                 p
             };
