@@ -248,6 +248,66 @@ fn hysteresis_sweep_shows_two_branches_on_a_bistable_latch() {
 }
 
 #[test]
+fn hysteresis_branches_sit_on_the_two_operating_points_of_theory() {
+    // models/latch_bistable.toml at N = 120: qsim-theory's birth-death
+    // chain for the jobs at the latch (thinkers feed it (N − k)/Z, the
+    // latch completes rate(k); exact for this model) has two basins that a
+    // run cannot leave, each with its conditional mean throughput. The up
+    // branch at 120 starts from all thinking and must sit on the fast one;
+    // the down branch at 120 starts from the collapsed state at 200 and
+    // must sit on the slow one. 16 chains of 100 s: the guards (1% and 2%)
+    // make each check catch a bias above 3% and 6% (service draws × 1.05
+    // take the collapsed throughput 4.8% down; the interval there is about
+    // 0.8%, so it is caught).
+    let text = std::fs::read_to_string("models/latch_bistable.toml").unwrap();
+    let at = [qsim_model::Override::parse("workload.population=120").unwrap()];
+    let model = qsim_model::load_str("h.toml", &text, &at).unwrap();
+    let b = qsim_theory::closed::bistability(model.network.spec(), 0)
+        .unwrap()
+        .expect("two operating points at N = 120");
+    let [fast, slow] = b.operating_points.as_slice() else {
+        panic!("expected two operating points: {b:?}");
+    };
+    let source = move |ov: &[qsim_model::Override]| qsim_model::load_str("h.toml", &text, ov);
+    let options = qsim_sweep::HysteresisOptions {
+        stop: Some(qsim_kernel::Stop::Time(100.0)),
+        replications: Some(16),
+        ..Default::default()
+    };
+    let spec = qsim_sweep::VarySpec::parse("workload.population=120,200").unwrap();
+    let h = qsim_sweep::run_hysteresis(&source, &[], &spec, &options).unwrap();
+    let at_120 = |branch: &[qsim_sweep::hysteresis::BranchPoint]| {
+        branch
+            .iter()
+            .find(|p| p.value == 120.0)
+            .unwrap()
+            .throughput_per_s
+    };
+    for (what, e, exact, guard) in [
+        (
+            "up branch at 120 (fast)",
+            at_120(&h.up),
+            fast.throughput_per_s,
+            0.01,
+        ),
+        (
+            "down branch at 120 (collapsed)",
+            at_120(&h.down),
+            slow.throughput_per_s,
+            0.02,
+        ),
+    ] {
+        assert!(
+            e.ci95 <= guard * exact && (e.mean - exact).abs() <= 3.0 * e.ci95,
+            "{what}: {} ± {} vs theory's {exact} (3 half-widths, guard {}%)",
+            e.mean,
+            e.ci95,
+            guard * 100.0
+        );
+    }
+}
+
+#[test]
 fn hysteresis_sweep_has_one_branch_on_cpu_two_disks() {
     let text = std::fs::read_to_string("models/cpu_two_disks.toml").unwrap();
     let h = hysteresis(&text, "workload.population=5..40:5", Some(4000));

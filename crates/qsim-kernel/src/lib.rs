@@ -126,6 +126,8 @@
 //! ```
 #![warn(missing_docs)]
 
+#[cfg(feature = "bias")]
+mod bias;
 pub mod bistable;
 pub mod budget;
 pub mod config;

@@ -35,6 +35,12 @@ impl Simulation {
             Warmup::Jobs(n) => WarmPlan::Jobs(n),
             Warmup::Time(t) => WarmPlan::Time(t),
         };
+        #[cfg(feature = "bias")]
+        let warm = match warm {
+            WarmPlan::Jobs(n) => WarmPlan::Jobs(crate::bias::warm_jobs(n)),
+            WarmPlan::Time(t) => WarmPlan::Time(crate::bias::warm_time(t)),
+            w => w,
+        };
         let stop = match config.stop {
             Stop::Jobs(n) => StopPlan::Jobs(n),
             Stop::Time(t) => StopPlan::Time(t),
@@ -112,7 +118,12 @@ impl Simulation {
             .map(|(c, cl)| ClassRt {
                 rng: rng::stream(seed, index, rng::class_stream(c)),
                 open: match &cl.workload {
+                    #[cfg(not(feature = "bias"))]
                     Workload::Open { interarrival } => Some(Sampler::new(interarrival)),
+                    #[cfg(feature = "bias")]
+                    Workload::Open { interarrival } => {
+                        Some(Sampler::new(&crate::bias::interarrival(interarrival)))
+                    }
                     Workload::Closed { .. } => None,
                 },
                 think: match &cl.workload {
@@ -362,6 +373,8 @@ fn station(st: &StationSpec, s: usize, classes: usize, seed: u64, index: u32) ->
             if m > 0.0 { 1.0 / m } else { 0.0 }
         })
         .collect();
+    #[cfg(feature = "bias")]
+    let service: Vec<Dist> = service.iter().map(crate::bias::service).collect();
     let speed = st.speed.clone().map(SpeedRt::new);
     let vclock = |mode, c, speed| Kind::V(Box::new(VClock::new(mode, c, speed)));
     let mech_rng = rng::stream(seed, index, rng::mechanism_stream(s));

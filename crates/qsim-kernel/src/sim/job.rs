@@ -216,6 +216,11 @@ impl Simulation {
             st.hist.record(r);
             st.sla_over += u64::from(r > self.sla);
             st.class_sla_over += u64::from(r > sla);
+            #[cfg(feature = "bias")]
+            if crate::bias::drops(self.completions) {
+                st.completions -= 1;
+                st.sum_resp -= r;
+            }
             self.completions += 1;
             if self.completions >= self.next_mark {
                 self.on_jobs_mark();

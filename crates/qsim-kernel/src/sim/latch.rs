@@ -133,7 +133,10 @@ impl LatchRt {
         let sp = l.spin.as_ref();
         let speed_none = speed.is_none();
         LatchRt {
+            #[cfg(not(feature = "bias"))]
             numa: l.numa.clone(),
+            #[cfg(feature = "bias")]
+            numa: l.numa.clone().map(crate::bias::handoff),
             spin: l.spin.clone(),
             wake: l.wake,
             unit_s: sp.map_or(0.0, SpinSpec::unit_s),

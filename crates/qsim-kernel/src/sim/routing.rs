@@ -43,6 +43,12 @@ impl Branches {
             if p <= 0.0 {
                 continue;
             }
+            #[cfg(feature = "bias")]
+            let p = if b.targets.is_empty() && list.len() > 1 {
+                crate::bias::first_branch(p, list[list.len() - 1].1)
+            } else {
+                p
+            };
             acc += p;
             b.targets.push(match t {
                 Target::Station(s) => s as u32,

@@ -30,7 +30,11 @@ pub(super) struct SpeedRt {
 impl SpeedRt {
     pub(super) fn new(speed: Speed) -> SpeedRt {
         let cache = (0..=1024u32)
-            .map(|n| speed.rate(f64::from(n.max(1))))
+            .map(|n| {
+                #[cfg(feature = "bias")]
+                let n = crate::bias::speed_n(n);
+                speed.rate(f64::from(n.max(1)))
+            })
             .collect();
         SpeedRt { speed, cache }
     }

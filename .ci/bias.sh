@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The bias table (issue 28): runs the statistics tests with the kernel's
+# test-only `bias` feature under each deliberate error it can inject
+# (crates/qsim-kernel/src/bias.rs) and prints, per injection, the tests that
+# failed. Every row must name at least one test of the injection's area; a
+# row with none is an error the suite cannot see. The first row, `none`,
+# runs the same build without an injection and must be empty.
+#
+# Usage: .ci/bias.sh [INJECTION[:SIZE] ...]   (default: all, default sizes)
+# Not part of .ci/run: it runs the selected tests eight times (about 15
+# minutes on two idle cores). BIAS_TIMEOUT (seconds, default 600) bounds
+# each group of test binaries.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ $# -gt 0 ]]; then
+    injections=("$@")
+else
+    injections=(service interarrival drop route handoff warmup speed)
+fi
+# The kernel's simulation tests, the sweep's, and the root package's test
+# modules that compare simulated figures with exact answers or with the
+# catalogue (the command-line, chart, docs and grammar modules test
+# rendering, not figures).
+kernel=(engine exact mechanisms statistics latch_spin latch_lazy timeline recovery rare)
+modules=(exact scenarios claims switching capacity blocking perclass routes whatif
+    timeline::hysteresis)
+
+kernel_args=(-p qsim-kernel --features bias)
+for t in "${kernel[@]}"; do kernel_args+=(--test "$t"); done
+sweep_args=(-p qsim-sweep --features qsim-kernel/bias --test it)
+root_args=(-p qsim --features qsim-kernel/bias --test it)
+filters=()
+for m in "${modules[@]}"; do filters+=("$m::"); done
+
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+# Build once; the runs below only execute.
+for a in kernel_args sweep_args root_args; do
+    declare -n args=$a
+    cargo test --quiet --no-run "${args[@]}" 2>"$log/build" || {
+        cat "$log/build"
+        exit 1
+    }
+done
+
+# Lists `binary: test` for every failed test of one cargo test output.
+failures() {
+    awk '/^ *Running /{bin=$2; sub(/^.*\//, "", bin); sub(/\.rs$/, "", bin)}
+         / \.\.\. FAILED$/{print bin ": " $2}' "$1"
+}
+
+echo "| injection | failed | tests |"
+echo "|---|---|---|"
+status=0
+for inj in none "${injections[@]}"; do
+    : >"$log/out"
+    value=$inj
+    [[ $inj == none ]] && value=
+    start=$SECONDS
+    # An injection may keep a run from ending (a loop that no longer
+    # leaves): a group of tests that times out counts as failed.
+    run() {
+        local group=$1
+        shift
+        QSIM_BIAS=$value timeout "${BIAS_TIMEOUT:-600}" cargo test --no-fail-fast "$@" >"$log/part" 2>&1
+        [[ $? -eq 124 ]] && echo "     Running $group" && echo "test (timed out) ... FAILED"
+        sed -e "s|tests/it\.rs|$group.rs|" -e "s|tests/it/main\.rs|$group.rs|" "$log/part"
+    }
+    {
+        run kernel "${kernel_args[@]}"
+        run sweep "${sweep_args[@]}"
+        run it "${root_args[@]}" -- "${filters[@]}"
+    } >>"$log/out"
+    failed=$(failures "$log/out")
+    count=$(grep -c . <<<"$failed")
+    list=$(paste -sd ';' <<<"$failed" | sed 's/;/, /g')
+    echo "| $inj | $count | ${list:-none} |"
+    echo "$inj: $((SECONDS - start)) s" >&2
+    if [[ $inj == none && $count -ne 0 ]] || [[ $inj != none && $count -eq 0 ]]; then
+        status=1
+    fi
+done
+exit $status
