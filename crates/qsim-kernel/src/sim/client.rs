@@ -404,6 +404,25 @@ impl Simulation {
                 }
                 ct.job(k).attempts = 0;
                 self.lost(k);
+                self.count_failed_end();
+            }
+        }
+    }
+
+    /// An interaction that ended in failure counts toward a job-counted
+    /// stop and warm-up as a success does (`--jobs` counts ended
+    /// interactions): a collapsed model whose goodput is 0 still ends its
+    /// run instead of running on to the event limit.
+    fn count_failed_end(&mut self) {
+        if self.measuring {
+            self.completions += 1;
+            if self.completions >= self.next_mark {
+                self.on_jobs_mark();
+            }
+        } else if let super::WarmPlan::Jobs(n) = self.warm {
+            self.warm_count += 1;
+            if self.warm_count >= n {
+                self.start_measuring();
             }
         }
     }
