@@ -193,3 +193,36 @@ fn early_stopped_check_decides_as_the_full_check_on_every_model() {
     }
     assert!(checked >= 4, "only {checked} models have a mechanism");
 }
+
+#[test]
+fn the_verdict_names_the_collapse_stations_it_did_not_start_from() {
+    // latch_numa_optimized has a falling speed curve at each of its three
+    // latches; the check starts from thinking and from latch2 only, and
+    // all jobs at latch3 is a third operating point (its header), so the
+    // verdict must name latch1 and latch3 as untried. latch_bistable has
+    // one latch: nothing is left untried.
+    for (model, untried) in [
+        ("models/latch_numa_optimized.toml", vec!["latch1", "latch3"]),
+        ("models/latch_bistable.toml", vec![]),
+    ] {
+        let m = qsim_model::load_file(std::path::Path::new(model), &[]).unwrap();
+        let config = RunConfig {
+            replications: 2,
+            stop: Stop::Jobs(5_000),
+            warmup: Warmup::Jobs(1_000),
+            trace: None,
+            ..m.run.clone()
+        };
+        let first = qsim_kernel::run(&m.network, &config).unwrap();
+        let v = decide_with(&m.network, &config, &first, None, true)
+            .unwrap()
+            .expect("a mechanism");
+        assert_eq!(v.untried_starts, untried, "{model}");
+        assert_eq!(
+            v.describe().contains("not tried as starts"),
+            !untried.is_empty(),
+            "{model}: {}",
+            v.describe()
+        );
+    }
+}

@@ -153,6 +153,9 @@ pub struct Verdict {
     pub other_end_replications: u32,
     /// Replications the full check would have run.
     pub full_replications: u32,
+    /// Other stations a mechanism could collapse, not tried as starts:
+    /// all jobs at one of them may be another operating point.
+    pub untried_starts: Vec<String>,
 }
 
 impl Verdict {
@@ -186,20 +189,35 @@ impl Verdict {
                 "set simulation.initial to choose, or "
             };
             format!(
-                "the model is bistable ({} at {}): {modes}{mixed}; the network stays in the state it starts in (metastable collapse), so no single figure is the answer ({choose}--no-bistability-check to skip this check; {ran})",
+                "the model is bistable ({} at {}): {modes}{mixed}; the network stays in the state it starts in (metastable collapse), so no single figure is the answer ({choose}--no-bistability-check to skip this check; {ran}){}",
                 self.mechanism.describe(),
-                self.station
+                self.station,
+                self.untried_note()
             )
         } else {
             format!(
-                "bistability check passed ({} at {}): {} gives {} /s, {} gives {} /s, one operating point ({ran})",
+                "bistability check passed ({} at {}): {} gives {} /s, {} gives {} /s, one operating point ({ran}){}",
                 self.mechanism.describe(),
                 self.station,
                 self.starts[0],
                 fmt_est(self.given),
                 self.starts[1],
-                fmt_est(self.other_end)
+                fmt_est(self.other_end),
+                self.untried_note()
             )
+        }
+    }
+
+    /// What the check did not try: "" when it tried every station a
+    /// mechanism could collapse.
+    fn untried_note(&self) -> String {
+        match self.untried_starts.as_slice() {
+            [] => String::new(),
+            names => format!(
+                "; not tried as starts: all jobs at {}, where a mechanism could hold a collapse of its own, so there may be more operating points than these (set simulation.initial = {{ station = \"{}\" }} to run one)",
+                names.join(", all jobs at "),
+                names[0]
+            ),
         }
     }
 
@@ -284,13 +302,36 @@ pub fn collapse_candidate(network: &Network) -> Option<(StationId, Mechanism)> {
 }
 
 /// [`collapse_candidate`]'s closed mechanisms: speed curves and latches.
+/// The station whose speed curve falls furthest, else the latch with a
+/// mechanism and the longest critical section.
 fn closed_candidate(network: &Network) -> Option<(StationId, Mechanism)> {
+    let c = closed_candidates(network);
+    let falling = c
+        .iter()
+        .filter(|x| x.1 == Mechanism::FallingSpeed)
+        .min_by(|a, b| a.2.total_cmp(&b.2));
+    // First of the longest critical sections, as the scan always chose.
+    let latch = c.iter().filter(|x| x.1 != Mechanism::FallingSpeed).fold(
+        None::<&(usize, Mechanism, f64)>,
+        |best, x| match best {
+            Some(b) if x.2 <= b.2 => Some(b),
+            _ => Some(x),
+        },
+    );
+    falling.or(latch).map(|&(i, m, _)| (i, m))
+}
+
+/// Every station a closed mechanism could collapse: each with a speed
+/// curve that falls below [`COLLAPSE_RATIO`] of its peak at full population
+/// (with its drop, the rate there over the peak), then each latch with
+/// NUMA, spin or wake-all (with its longest mean critical section).
+fn closed_candidates(network: &Network) -> Vec<(StationId, Mechanism, f64)> {
     let spec = network.spec();
     let jobs = closed_jobs(network);
+    let mut out = Vec::new();
     if jobs < 2 {
-        return None;
+        return out;
     }
-    let mut best: Option<(usize, f64)> = None;
     for (i, st) in spec.stations.iter().enumerate() {
         let Some(speed) = &st.speed else { continue };
         // The peak of a table or USL curve lies at small n; scanning the
@@ -299,14 +340,10 @@ fn closed_candidate(network: &Network) -> Option<(StationId, Mechanism)> {
             .map(|n| speed.rate(f64::from(n)))
             .fold(0.0, f64::max);
         let drop = speed.rate(f64::from(jobs)) / peak;
-        if drop < COLLAPSE_RATIO && best.is_none_or(|(_, d)| drop < d) {
-            best = Some((i, drop));
+        if drop < COLLAPSE_RATIO {
+            out.push((i, Mechanism::FallingSpeed, drop));
         }
     }
-    if let Some((i, _)) = best {
-        return Some((i, Mechanism::FallingSpeed));
-    }
-    let mut latch: Option<(usize, Mechanism, f64)> = None;
     for (i, st) in spec.stations.iter().enumerate() {
         let Some(l) = st.kind.as_latch() else {
             continue;
@@ -326,11 +363,24 @@ fn closed_candidate(network: &Network) -> Option<(StationId, Mechanism)> {
             .flatten()
             .map(|d| d.mean())
             .fold(0.0, f64::max);
-        if latch.is_none_or(|(_, _, m)| mean > m) {
-            latch = Some((i, mechanism, mean));
-        }
+        out.push((i, mechanism, mean));
     }
-    latch.map(|(i, m, _)| (i, m))
+    out
+}
+
+/// The other stations a closed mechanism could collapse, besides
+/// `station`: the check starts from none of them, and all jobs at one of
+/// them may be an operating point of its own (two latches fed equal flows,
+/// each with a falling curve: either can hold the crowd, not both).
+fn untried_starts(network: &Network, station: StationId) -> Vec<String> {
+    let spec = network.spec();
+    let mut names: Vec<String> = closed_candidates(network)
+        .into_iter()
+        .filter(|c| c.0 != station)
+        .map(|c| spec.stations[c.0].name.clone())
+        .collect();
+    names.dedup();
+    names
 }
 
 /// Where a class's own retries could hold a station in overload (see
@@ -742,6 +792,7 @@ pub fn decide_with(
         starts,
         other_end_replications: k as u32,
         full_replications: total,
+        untried_starts: untried_starts(network, station),
     }))
 }
 
