@@ -213,11 +213,19 @@ impl Verdict {
     fn untried_note(&self) -> String {
         match self.untried_starts.as_slice() {
             [] => String::new(),
-            names => format!(
-                "; not tried as starts: all jobs at {}, where a mechanism could hold a collapse of its own, so there may be more operating points than these (set simulation.initial = {{ station = \"{}\" }} to run one)",
-                names.join(", all jobs at "),
-                names[0]
-            ),
+            names => {
+                // A replicated model (spin_fanout's 32 instances) has a
+                // candidate per replica: name a few and count the rest.
+                const NAMED: usize = 3;
+                let mut list = names[..names.len().min(NAMED)].join(", all jobs at ");
+                if names.len() > NAMED {
+                    list.push_str(&format!(" and {} more stations", names.len() - NAMED));
+                }
+                format!(
+                    "; not tried as starts: all jobs at {list}, where a mechanism could hold a collapse of its own, so there may be more operating points than these (set simulation.initial = {{ station = \"{}\" }} to run one)",
+                    names[0]
+                )
+            }
         }
     }
 
