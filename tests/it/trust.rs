@@ -240,6 +240,9 @@ fn sweep_flags_the_points_theory_calls_bistable() {
     let path = dir.join("latch.toml");
     std::fs::write(&path, LATCH).unwrap();
     let out_dir = dir.join("latch-sweep");
+    // A sweep left by an earlier run (a target directory copied from
+    // another checkout) belongs to another model path: start afresh.
+    let _ = std::fs::remove_dir_all(&out_dir);
     let list: Vec<String> = pops.iter().map(|n| n.to_string()).collect();
     let out = qsim(&[
         "sweep",
