@@ -418,24 +418,28 @@ fn chain_model(n: usize) -> String {
 
 #[test]
 fn loading_is_linear_in_the_stations() {
-    // Timing ratios, not absolute times: doubling the model must not
-    // quadruple the time (a quadratic step would give a ratio near 4, a
-    // linear loader near 2). The best of two runs damps a busy machine.
-    let time = |n: usize| {
-        let text = chain_model(n);
-        (0..2)
-            .map(|_| {
-                let t = std::time::Instant::now();
-                let m = load_str("chain.toml", &text, &[]).unwrap_or_else(|e| panic!("{e}"));
-                assert_eq!(m.network.spec().stations.len(), n);
-                t.elapsed().as_secs_f64()
-            })
-            .fold(f64::INFINITY, f64::min)
-    };
-    let (t20, t40) = (time(20_000), time(40_000));
+    // Timing ratios, not absolute times: a model four times larger must
+    // not take sixteen times as long (a quadratic step gives a ratio near
+    // 16, a linear loader near 4, n log n about 4.6). The threshold, 9,
+    // sits far from both, since other tests of this binary run on the
+    // same cores: a small and a large load alternate, three times each,
+    // and the best of each is compared, so a busy moment slows one try of
+    // one size, not the ratio.
+    let texts = [chain_model(10_000), chain_model(40_000)];
+    let mut best = [f64::INFINITY; 2];
+    for _ in 0..3 {
+        for (text, best) in texts.iter().zip(&mut best) {
+            let t = std::time::Instant::now();
+            let m = load_str("chain.toml", text, &[]).unwrap_or_else(|e| panic!("{e}"));
+            let elapsed = t.elapsed().as_secs_f64();
+            assert!(m.network.spec().stations.len() >= 10_000);
+            *best = best.min(elapsed);
+        }
+    }
+    let [t10, t40] = best;
     assert!(
-        t40 < 3.0 * t20,
-        "loading 40k stations took {t40:.3}s, 20k took {t20:.3}s: not linear"
+        t40 < 9.0 * t10,
+        "loading 40k stations took {t40:.3}s, 10k took {t10:.3}s: not linear"
     );
 }
 
