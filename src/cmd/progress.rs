@@ -212,6 +212,16 @@ pub fn with_spinner<T: Send>(phase: Phase, work: impl FnOnce() -> T + Send) -> T
     .run(work)
 }
 
+/// How long work runs before its bar appears: a second, so that quick runs
+/// draw nothing; `QSIM_PROGRESS_AFTER_MS` sets it (tests/it/progress.rs
+/// draws the bars of short runs under a pseudo-terminal with 0).
+fn bar_delay() -> Duration {
+    std::env::var("QSIM_PROGRESS_AFTER_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(Duration::from_secs(1), Duration::from_millis)
+}
+
 /// A bar watching a [`Control`] while work runs.
 struct Watch<'a> {
     control: &'a Control,
@@ -243,12 +253,13 @@ impl Watch<'_> {
                 out
             });
             let started = Instant::now();
+            let after = bar_delay();
             let mut bar: Option<ProgressBar> = None;
             // A panicking worker drops the sender: the wait ends as well.
             while let Err(RecvTimeoutError::Timeout) =
                 done_rx.recv_timeout(Duration::from_millis(50))
             {
-                if bar.is_none() && started.elapsed() > Duration::from_secs(1) {
+                if bar.is_none() && started.elapsed() >= after {
                     let b = progress_bar(&self.phase, self.total, self.unit);
                     b.enable_steady_tick(Duration::from_millis(120));
                     bar = Some(b);

@@ -911,8 +911,10 @@ fn above_bound_warning(network: &Network, results: &RunResults) -> Option<String
     let upper = bound.throughput_upper_per_s;
     (x.mean - margin > upper * (1.0 + 1e-9)).then(|| {
         format!(
-            "not in steady state: the measured system throughput_per_s {:.4} is above {upper:.4}, the asymptotic bound of this closed network ({}), which no steady state can exceed; the run measured a transient: run longer (--jobs or --time) or discard more with an explicit warmup",
-            x.mean, bound.throughput_upper_limited_by
+            "not in steady state: the measured system throughput_per_s {} is above {}, the asymptotic bound of this closed network ({}), which no steady state can exceed; the run measured a transient: run longer (--jobs or --time) or discard more with an explicit warmup",
+            qsim_kernel::number::mean_ci(x.mean, x.ci95),
+            qsim_kernel::sig(upper, 4),
+            bound.throughput_upper_limited_by
         )
     })
 }

@@ -683,9 +683,8 @@ fn print_outside(
                     if let Some((x, within)) = check {
                         writeln!(
                             out,
-                            "  simulation  {:.4} ± {:.2e} /s: {}",
-                            x.mean,
-                            x.ci95,
+                            "  simulation  {} /s: {}",
+                            qsim_kernel::number::mean_ci(x.mean, x.ci95),
                             if within {
                                 "within the bounds"
                             } else {

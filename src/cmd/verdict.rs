@@ -26,16 +26,18 @@ pub fn mixed_warning(
         .map(|(i, reps)| {
             let r = qsim_kernel::summarize(network, config, reps);
             let x = r.system.throughput_per_s;
-            let ci = if x.ci95.is_finite() {
-                format!(" ± {:.4}", x.ci95)
+            let x = if x.ci95.is_finite() {
+                qsim_kernel::number::mean_ci(x.mean, x.ci95)
             } else {
-                " (one replication, no interval)".into()
+                format!(
+                    "{} (one replication, no interval)",
+                    qsim_kernel::sig(x.mean, 4)
+                )
             };
             format!(
-                "mode {} of {}: {:.4}{ci} /s (replications {})",
+                "mode {} of {}: {x} /s (replications {})",
                 i + 1,
                 modes.len(),
-                x.mean,
                 indices(reps)
             )
         })

@@ -20,6 +20,7 @@ mod limits;
 mod names;
 mod overload_exact;
 mod perclass;
+mod progress;
 mod recovery_goodput;
 mod report;
 mod routes;

@@ -122,9 +122,12 @@ impl Mode {
 
 fn fmt_est(e: Estimate) -> String {
     if e.ci95.is_finite() {
-        format!("{:.4} ± {:.4}", e.mean, e.ci95)
+        crate::number::mean_ci(e.mean, e.ci95)
     } else {
-        format!("{:.4} (one replication, no interval)", e.mean)
+        format!(
+            "{} (one replication, no interval)",
+            crate::number::sig(e.mean, 4)
+        )
     }
 }
 
@@ -156,6 +159,11 @@ pub struct Verdict {
     /// Other stations a mechanism could collapse, not tried as starts:
     /// all jobs at one of them may be another operating point.
     pub untried_starts: Vec<String>,
+    /// The slowest and fastest throughput of the other end's replications
+    /// when they spread wider than one state: some left the state they
+    /// started in within the run, so it lasts about as long as a run
+    /// (`qsim rare` estimates its mean escape time).
+    pub other_end_leaves: Option<(f64, f64)>,
 }
 
 impl Verdict {
@@ -189,22 +197,38 @@ impl Verdict {
                 "set simulation.initial to choose, or "
             };
             format!(
-                "the model is bistable ({} at {}): {modes}{mixed}; the network stays in the state it starts in (metastable collapse), so no single figure is the answer ({choose}--no-bistability-check to skip this check; {ran}){}",
+                "the model is bistable ({} at {}): {modes}{mixed}; the network stays in the state it starts in (metastable collapse), so no single figure is the answer ({choose}--no-bistability-check to skip this check; {ran}){}{}",
                 self.mechanism.describe(),
                 self.station,
+                self.leaves_note(),
                 self.untried_note()
             )
         } else {
             format!(
-                "bistability check passed ({} at {}): {} gives {} /s, {} gives {} /s, one operating point ({ran}){}",
+                "bistability check passed ({} at {}): {} gives {} /s, {} gives {} /s, one operating point ({ran}){}{}",
                 self.mechanism.describe(),
                 self.station,
                 self.starts[0],
                 fmt_est(self.given),
                 self.starts[1],
                 fmt_est(self.other_end),
+                self.leaves_note(),
                 self.untried_note()
             )
+        }
+    }
+
+    /// How long the other end's state lasts, when its replications show it:
+    /// "" when they form one group.
+    fn leaves_note(&self) -> String {
+        match self.other_end_leaves {
+            Some((lo, hi)) => format!(
+                "; the replications from {} range from {} to {} /s: some leave that state within the run, so it lasts about as long as a run (its mean escape time: qsim rare, docs/rare-events.md)",
+                self.starts[1],
+                crate::number::sig(lo, 4),
+                crate::number::sig(hi, 4)
+            ),
+            None => String::new(),
         }
     }
 
@@ -631,15 +655,44 @@ struct Rep<'a> {
     r: &'a ReplicationResult,
 }
 
+/// How close the other end's replications must be to each other (their
+/// standard deviation, relative to the larger of the two ends' means)
+/// before their agreement with the run as given can decide "one operating
+/// point" early: two replications whose throughputs differ by half (one
+/// that left the collapsed state within the run, one that did not) give a
+/// mean whose wide interval "agrees" with anything.
+pub const AGREE_WIDTH: f64 = 0.1;
+
+/// Whether a replication's throughput `x` lies apart from every
+/// replication of one tight state `group`: beyond [`SPLIT_RATIO`] of its
+/// slowest (or fastest) and more than [`SPLIT_SDS`] of the group's own
+/// standard deviations away. The group's spread measures one state's
+/// noise, so a replication of the other end that spent much of its run in
+/// another state is seen even when the other end's replications are
+/// themselves spread (some left that state within the run, some did not)
+/// and so pool to a deviation too wide for [`split`].
+fn apart_from(group: &[f64], x: f64) -> bool {
+    if group.len() < 2 || split(group).is_some() {
+        return false;
+    }
+    let n = group.len() as f64;
+    let m = group.iter().sum::<f64>() / n;
+    let sd = (group.iter().map(|g| (g - m) * (g - m)).sum::<f64>() / (n - 1.0)).sqrt();
+    let lo = group.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = group.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (x < SPLIT_RATIO * lo && lo - x > SPLIT_SDS * sd)
+        || (SPLIT_RATIO * x > hi && x - hi > SPLIT_SDS * sd)
+}
+
 /// The sequential rule's answer on a prefix of the other end, if decided:
 /// `Some(true)` two modes, `Some(false)` one.
 fn decided(given: &[ReplicationResult], other: &[ReplicationResult], full: bool) -> Option<bool> {
-    let xs: Vec<f64> = given
-        .iter()
-        .chain(other)
-        .map(|r| r.system.throughput_per_s)
-        .collect();
-    if split(&xs).is_some() {
+    let tp = |rs: &[ReplicationResult]| -> Vec<f64> {
+        rs.iter().map(|r| r.system.throughput_per_s).collect()
+    };
+    let (g, o) = (tp(given), tp(other));
+    let xs: Vec<f64> = g.iter().chain(&o).copied().collect();
+    if split(&xs).is_some() || o.iter().any(|&x| apart_from(&g, x)) {
         return Some(true);
     }
     if other.len() < 2 && !full {
@@ -649,11 +702,29 @@ fn decided(given: &[ReplicationResult], other: &[ReplicationResult], full: bool)
         return Some(false);
     }
     // One mode as soon as the other end's replications (two at least)
-    // agree with the run as given within their intervals.
-    let a = estimate(given.iter().map(|r| r.system.throughput_per_s));
-    let b = estimate(other.iter().map(|r| r.system.throughput_per_s));
+    // agree with the run as given within their intervals, and with each
+    // other closely enough to mean it.
+    let a = estimate(g.iter().copied());
+    let b = estimate(o.iter().copied());
     let apart = (a.mean - b.mean).abs() > a.ci95 + b.ci95;
-    (!apart).then_some(false)
+    let sd = {
+        let n = o.len() as f64;
+        (o.iter().map(|x| (x - b.mean) * (x - b.mean)).sum::<f64>() / (n - 1.0)).sqrt()
+    };
+    let precise = sd <= AGREE_WIDTH * a.mean.abs().max(b.mean.abs());
+    (!apart && precise).then_some(false)
+}
+
+/// The other end's replications when they spread over more than one
+/// state's noise: some left their start state within the run and some did
+/// not (or left it at very different times), so the state they started in
+/// lasts about as long as a run. `(slowest, fastest)` throughput, or
+/// `None` when they form one tight group.
+fn leaves_within_run(other: &[ReplicationResult]) -> Option<(f64, f64)> {
+    let o: Vec<f64> = other.iter().map(|r| r.system.throughput_per_s).collect();
+    let lo = o.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = o.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (o.len() >= 2 && lo.is_finite() && lo < SPLIT_RATIO * hi).then_some((lo, hi))
 }
 
 /// Decides whether `network` under `config` has more than one operating
@@ -665,8 +736,11 @@ fn decided(given: &[ReplicationResult], other: &[ReplicationResult], full: bool)
 /// replications in index order, never on the thread count), and after each
 /// one the pooled throughputs of the run as given and of the other end so
 /// far are tested, from two replications of the other end on (or all, when
-/// the run has fewer): two modes by [`split`] decide "bistable"; a mean of the other end within the sum of the two 95%
-/// half-widths of the run's mean decides "one operating point". Undecided
+/// the run has fewer): two modes by [`split`], or a replication of the
+/// other end apart from the run's own tight group (`apart_from`), decide
+/// "bistable"; a mean of the other end within the sum of the two 95%
+/// half-widths, with its replications' standard deviation at most
+/// [`AGREE_WIDTH`] of the larger mean, decides "one operating point". Undecided
 /// after as many replications as the run as given had, the full check
 /// decides: [`split`] on all of them. (Two means a little apart without two
 /// modes are a start's transient, not a second state: models/pgo.toml
@@ -801,6 +875,7 @@ pub fn decide_with(
         other_end_replications: k as u32,
         full_replications: total,
         untried_starts: untried_starts(network, station),
+        other_end_leaves: leaves_within_run(&reps),
     }))
 }
 
@@ -886,5 +961,39 @@ mod tests {
         assert_eq!(split(&[10.0, 30.0, 5.0, 60.0, 90.0, 40.0]), None);
         assert_eq!(split(&[5.0]), None);
         assert_eq!(split(&[]), None);
+    }
+
+    fn reps(xs: &[f64]) -> Vec<ReplicationResult> {
+        xs.iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let mut r = ReplicationResult {
+                    index: i as u32,
+                    ..ReplicationResult::default()
+                };
+                r.system.throughput_per_s = x;
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_wide_other_end_does_not_agree_early() {
+        // models/latch_bistable.toml run for 3e6 jobs: the run as given is
+        // fast and tight; from all jobs at the latch one replication stays
+        // collapsed most of its run and one leaves early. Their mean,
+        // 297 ± 2658/s, "agrees" with 779/s only through its width: the
+        // slow replication lies far outside the fast state's own noise.
+        let given = reps(&[778.8, 778.7, 778.9, 778.75]);
+        let other = reps(&[88.0, 506.3]);
+        assert_eq!(split(&[778.8, 778.7, 778.9, 778.75, 88.0, 506.3]), None);
+        assert_eq!(decided(&given, &other, false), Some(true));
+        assert_eq!(leaves_within_run(&other), Some((88.0, 506.3)));
+        // Two replications that agree but only within a wide interval
+        // decide nothing early; a tight agreement decides one state.
+        let noisy = reps(&[100.0, 104.0, 96.0, 101.0]);
+        assert_eq!(decided(&noisy, &reps(&[85.0, 117.0]), false), None);
+        assert_eq!(decided(&noisy, &reps(&[99.0, 101.5]), false), Some(false));
+        assert_eq!(leaves_within_run(&reps(&[99.0, 101.5])), None);
     }
 }

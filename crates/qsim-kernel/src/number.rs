@@ -35,6 +35,63 @@ pub fn sig_trimmed(x: f64, digits: u32) -> String {
     }
 }
 
+/// Decimals that give a number about four significant digits, or `None`
+/// when it reads better in exponent form.
+fn decimals(x: f64) -> Option<usize> {
+    let a = x.abs();
+    if a == 0.0 {
+        Some(0)
+    } else if !(1e-3..1e6).contains(&a) {
+        None
+    } else if a >= 1000.0 {
+        Some(0)
+    } else if a >= 100.0 {
+        Some(1)
+    } else if a >= 10.0 {
+        Some(2)
+    } else if a >= 1.0 {
+        Some(3)
+    } else {
+        Some(4)
+    }
+}
+
+/// A number with about four significant digits, without exponent for the
+/// usual ranges.
+pub fn num(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    match decimals(x) {
+        Some(d) => format!("{x:.d$}"),
+        None => format!("{x:.3e}"),
+    }
+}
+
+/// A mean and its CI half-width, the half-width shown to the same decimal
+/// place as the mean (so ± 0.0 means below the last shown digit).
+pub fn mean_ci(mean: f64, ci: f64) -> String {
+    // A figure that is not defined (a class with no interactions of its
+    // own).
+    if mean.is_nan() {
+        return "n/a".into();
+    }
+    // No interval (one replication without usable batch means).
+    if ci.is_nan() && mean.is_finite() {
+        return match decimals(mean) {
+            Some(d) => format!("{mean:.d$} ± n/a"),
+            None => format!("{mean:.3e} ± n/a"),
+        };
+    }
+    if !mean.is_finite() || !ci.is_finite() {
+        return format!("{mean} ± {ci}");
+    }
+    match decimals(mean) {
+        Some(d) => format!("{mean:.d$} ± {ci:.d$}"),
+        None => format!("{mean:.3e} ± {ci:.1e}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{sig, sig_trimmed};

@@ -3,9 +3,10 @@
 //! section, a JSON value and CSV rows (see `qsim_kernel::recovery`).
 
 use crate::csv_out::quote;
-use crate::table::{mean_ci, pct, pm_dur};
+use crate::table::{pct, pm_dur};
 use qsim_kernel::Estimate;
 use qsim_kernel::names::{MEAN_JOBS, RESPONSE_TIME_S, THROUGHPUT_PER_S, UTILIZATION};
+use qsim_kernel::number::mean_ci;
 use qsim_kernel::recovery::{PhaseFigures, Recovery, RecoveryFigure};
 use serde_json::{Value, json};
 use std::fmt::Write;
