@@ -7,7 +7,7 @@ use crate::network::Network;
 use crate::results::*;
 use crate::rounds::ReplicationRounds;
 use crate::sim::{Simulation, StopPlan, WarmPlan};
-use crate::steady::{Figure, batch_estimate, drift};
+use crate::steady::{Figure, drift, segment_estimate};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -242,8 +242,8 @@ const LABELLED: [(f64, &str); 5] = [
 ///
 /// Means and rates are averaged across replications with a Student t
 /// interval; percentiles come from the replications' pooled histograms
-/// (see `percentiles`). With one replication, means and rates get a batch-means
-/// interval from its [`ReplicationResult::checkpoints`] (when its batch
+/// (see `percentiles`). With one replication, means and rates get a segment-means
+/// interval from its [`ReplicationResult::checkpoints`] (when its segment
 /// means are uncorrelated) and percentiles no interval (NaN). The
 /// steady-state checks of [`crate::steady`] add their [`RunWarning`]s.
 pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResult]) -> RunResults {
@@ -302,7 +302,7 @@ struct Summary<'a> {
     network: &'a Network,
     config: &'a RunConfig,
     reps: &'a [ReplicationResult],
-    /// Figures of a single replication whose batch means are correlated.
+    /// Figures of a single replication whose segment means are correlated.
     correlated: RefCell<Vec<String>>,
     /// Percentiles withheld for too few responses, one warning per scope.
     tails_short: RefCell<Vec<RunWarning>>,
@@ -322,11 +322,11 @@ fn station_of(r: &ReplicationResult, i: usize) -> ReplicationStation {
 impl Summary<'_> {
     /// One figure across replications, with the weight that makes it
     /// additive (see `Figure`): a t interval over replications, or with one
-    /// replication a batch-means interval (`name` is then recorded when its
-    /// batches are correlated).
+    /// replication a segment-means interval (`name` is then recorded when its
+    /// segments are correlated).
     fn fig(&self, name: &dyn Fn() -> String, value: RepFn<'_>, weight: RepFn<'_>) -> Estimate {
         if let [one] = self.reps {
-            let (e, ok) = batch_estimate(&Figure { value, weight }, one);
+            let (e, ok) = segment_estimate(&Figure { value, weight }, one);
             if !ok && e.mean != 0.0 {
                 self.correlated.borrow_mut().push(name());
             }
@@ -703,7 +703,7 @@ impl Summary<'_> {
     }
 
     /// The run's warnings: steadiness (or the schedule's note), tails too
-    /// short, correlated batches, precision not reached.
+    /// short, correlated segments, precision not reached.
     fn warnings(self, system: &SystemResults) -> Vec<RunWarning> {
         // A run with a schedule is a transient by design: one note, and the
         // per-phase figures, instead of advice to run longer.
@@ -717,7 +717,7 @@ impl Summary<'_> {
         warnings.extend(self.tails_short.into_inner());
         let correlated = self.correlated.into_inner();
         if !correlated.is_empty() {
-            warnings.push(RunWarning::BatchesCorrelated {
+            warnings.push(RunWarning::SegmentsCorrelated {
                 metrics: correlated,
             });
         }
@@ -741,7 +741,7 @@ impl Summary<'_> {
 }
 
 /// The steady-state check on system throughput and mean response: a
-/// drift between the halves of the measured window. (MSER on the batch
+/// drift between the halves of the measured window. (MSER on the segment
 /// series flagged steady M/M/4 runs, so it is not used as an alarm.)
 fn steady_warnings(reps: &[ReplicationResult]) -> Vec<RunWarning> {
     let time = |r: &ReplicationResult| r.measured_time_s;

@@ -1,5 +1,5 @@
 //! Streaming statistics: per-station and per-class accumulators, MSER-5
-//! batch means, and the figures of a replication ([`Simulation::result`]).
+//! segment means, and the figures of a replication ([`Simulation::result`]).
 
 use super::event::{EV_MARK, ev, later};
 use super::job::Job;
@@ -8,7 +8,7 @@ use super::regions::RegionStats;
 use super::{Kind, Simulation, StationRt, StopPlan};
 use crate::hist::Histogram;
 use crate::results::*;
-use crate::steady::BATCHES;
+use crate::steady::SEGMENTS;
 
 /// Additive statistics of one class.
 #[derive(Clone, Debug, Default)]
@@ -237,10 +237,10 @@ impl Mser {
     }
 }
 
-/// Completions at batch boundary `k` of a run of `n` jobs: `ceil(n·k/B)`,
+/// Completions at segment boundary `k` of a run of `n` jobs: `ceil(n·k/B)`,
 /// so the last boundary is `n` itself.
 fn jobs_mark(n: u64, k: usize) -> u64 {
-    (u128::from(n) * k as u128).div_ceil(BATCHES as u128) as u64
+    (u128::from(n) * k as u128).div_ceil(SEGMENTS as u128) as u64
 }
 
 impl Simulation {
@@ -350,19 +350,19 @@ impl Simulation {
         }
     }
 
-    /// Absolute time of batch boundary `k` (1..=BATCHES) of a timed run;
+    /// Absolute time of segment boundary `k` (1..=SEGMENTS) of a timed run;
     /// the last is exactly the end of the run.
     fn time_mark(&self, k: usize) -> f64 {
-        if k >= BATCHES {
+        if k >= SEGMENTS {
             return self.mark_end;
         }
         let start = self.measure_start;
-        start + (self.mark_end - start) * k as f64 / BATCHES as f64
+        start + (self.mark_end - start) * k as f64 / SEGMENTS as f64
     }
 
-    /// A batch boundary of a [`StopPlan::Jobs`] run has been reached:
+    /// A segment boundary of a [`StopPlan::Jobs`] run has been reached:
     /// records the cumulative figures (once per boundary passed, so a run
-    /// shorter than [`BATCHES`] jobs gets empty batches) and moves the
+    /// shorter than [`SEGMENTS`] jobs gets empty segments) and moves the
     /// target to the next boundary, or ends the run after the last.
     #[cold]
     #[inline(never)]
@@ -375,7 +375,7 @@ impl Simulation {
         loop {
             self.marks.push(self.figures(false));
             let k = self.marks.len();
-            if k >= BATCHES {
+            if k >= SEGMENTS {
                 self.next_mark = u64::MAX;
                 self.finish();
                 return;
@@ -388,7 +388,7 @@ impl Simulation {
         }
     }
 
-    /// A batch boundary of a timed run: records the cumulative figures and
+    /// A segment boundary of a timed run: records the cumulative figures and
     /// schedules the next boundary, or ends the run after the last.
     #[cold]
     #[inline(never)]
@@ -396,7 +396,7 @@ impl Simulation {
         self.lazy_settle_all();
         self.marks.push(self.figures(false));
         let k = self.marks.len();
-        if k >= BATCHES {
+        if k >= SEGMENTS {
             self.finish();
         } else {
             self.fel.push(self.time_mark(k + 1), ev(EV_MARK, 0, 0));
