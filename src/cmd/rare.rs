@@ -326,26 +326,29 @@ fn to_json(est: &RareEstimate, names: &[&str]) -> Value {
 }
 
 fn to_csv(est: &RareEstimate, names: &[&str]) -> String {
-    let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
     let opt = |x: Option<String>| x.unwrap_or_default();
     let warnings: Vec<String> = est.warnings.iter().map(|w| w.to_string()).collect();
-    format!(
-        "estimand,subject,start_level,horizon_s,method,estimate,ci95,relative_half_width,replications,events,warnings\n{},{},{},{},{},{:e},{:e},{},{},{},{}\n",
-        estimand_name(&est.estimand),
-        quote(&subject(est, names)),
+    let mut out = qsim_report::CsvRows::new();
+    out.line(
+        "estimand,subject,start_level,horizon_s,method,estimate,ci95,relative_half_width,replications,events,warnings",
+    );
+    out.row([
+        estimand_name(&est.estimand).to_string(),
+        subject(est, names),
         opt(est.start.map(|s| s.to_string())),
         match est.estimand {
             Estimand::Within { horizon_s } => horizon_s.to_string(),
             _ => String::new(),
         },
-        method_name(est.method),
-        est.value.mean,
-        est.value.ci95,
-        est.relative_half_width(),
-        est.replications,
-        est.events,
-        quote(&warnings.join("; ")),
-    )
+        method_name(est.method).to_string(),
+        format!("{:e}", est.value.mean),
+        format!("{:e}", est.value.ci95),
+        est.relative_half_width().to_string(),
+        est.replications.to_string(),
+        est.events.to_string(),
+        warnings.join("; "),
+    ]);
+    out.finish()
 }
 
 /// `qsim rare`.

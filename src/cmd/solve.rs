@@ -481,7 +481,8 @@ fn print_figures(
             writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         }
         Format::Csv => {
-            writeln!(out, "scope,name,metric,kind,analytic,mean,ci95,inside_ci")?;
+            let mut csv = qsim_report::CsvRows::new();
+            csv.line("scope,name,metric,kind,analytic,mean,ci95,inside_ci");
             for r in &rows {
                 let (m, c, inside) = r.sim.filter(comparable).map_or(
                     (String::new(), String::new(), String::new()),
@@ -493,21 +494,32 @@ fn print_figures(
                         )
                     },
                 );
-                writeln!(
-                    out,
-                    "{},{},{},{kind},{},{m},{c},{inside}",
-                    r.scope, r.name, r.metric, r.analytic
-                )?;
+                csv.row([
+                    r.scope.to_string(),
+                    r.name.to_string(),
+                    r.metric.to_string(),
+                    kind.to_string(),
+                    r.analytic.to_string(),
+                    m,
+                    c,
+                    inside,
+                ]);
             }
             if let Some(b) = &f.bistability {
                 for p in &b.operating_points {
-                    writeln!(
-                        out,
-                        "operating_point,{},throughput_per_s,exact,{},,,",
-                        b.station, p.throughput_per_s
-                    )?;
+                    csv.row([
+                        "operating_point",
+                        &b.station,
+                        "throughput_per_s",
+                        "exact",
+                        &p.throughput_per_s.to_string(),
+                        "",
+                        "",
+                        "",
+                    ]);
                 }
             }
+            write!(out, "{}", csv.finish())?;
             for w in &warnings {
                 eprintln!("warning: {w}");
             }
@@ -610,40 +622,42 @@ fn print_outside(
             writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         }
         Format::Csv => {
-            writeln!(out, "scope,name,metric,kind,analytic,mean,ci95,inside_ci")?;
+            let mut csv = qsim_report::CsvRows::new();
+            csv.line("scope,name,metric,kind,analytic,mean,ci95,inside_ci");
             if let Some(b) = b {
                 let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
-                writeln!(
-                    out,
-                    "system,,throughput_upper_per_s,bound,{},,,",
-                    b.throughput_upper_per_s
-                )?;
-                writeln!(
-                    out,
-                    "system,,throughput_lower_per_s,bound,{},,,",
-                    opt(b.throughput_lower_per_s)
-                )?;
-                writeln!(
-                    out,
-                    "system,,response_lower_s,bound,{},,,",
-                    b.response_lower_s
-                )?;
-                writeln!(
-                    out,
-                    "system,,response_upper_s,bound,{},,,",
-                    opt(b.response_upper_s)
-                )?;
+                let bound = |csv: &mut qsim_report::CsvRows, metric: &str, value: String| {
+                    csv.row(["system", "", metric, "bound", &value, "", "", ""]);
+                };
+                bound(
+                    &mut csv,
+                    "throughput_upper_per_s",
+                    b.throughput_upper_per_s.to_string(),
+                );
+                bound(
+                    &mut csv,
+                    "throughput_lower_per_s",
+                    opt(b.throughput_lower_per_s),
+                );
+                bound(&mut csv, "response_lower_s", b.response_lower_s.to_string());
+                bound(&mut csv, "response_upper_s", opt(b.response_upper_s));
                 if let Some((x, within)) = check {
-                    writeln!(
-                        out,
-                        "system,,throughput_per_s,simulation,,{},{},{within}",
-                        x.mean, x.ci95
-                    )?;
+                    csv.row([
+                        "system",
+                        "",
+                        "throughput_per_s",
+                        "simulation",
+                        "",
+                        &x.mean.to_string(),
+                        &x.ci95.to_string(),
+                        &within.to_string(),
+                    ]);
                 }
                 if let Some(why) = &b.lower_unavailable {
                     eprintln!("warning: no lower throughput bound: {why}");
                 }
             }
+            write!(out, "{}", csv.finish())?;
             for r in reasons {
                 eprintln!("warning: not product-form: {r}");
             }
@@ -730,21 +744,21 @@ fn print_range(
             writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
         }
         Format::Csv => {
-            writeln!(
-                out,
-                "population,throughput_per_s,response_time_s,throughput_upper_bound_per_s,response_lower_bound_s"
-            )?;
+            let mut csv = qsim_report::CsvRows::new();
+            csv.line(
+                "population,throughput_per_s,response_time_s,throughput_upper_bound_per_s,response_lower_bound_s",
+            );
             let opt = |x: Option<f64>| x.map_or(String::new(), |v| v.to_string());
             for (n, f, b) in rows {
-                writeln!(
-                    out,
-                    "{n},{},{},{},{}",
-                    f.throughput_per_s,
-                    f.response_time_s,
+                csv.row([
+                    n.to_string(),
+                    f.throughput_per_s.to_string(),
+                    f.response_time_s.to_string(),
                     opt(upper(b)),
-                    opt(r_lower(b))
-                )?;
+                    opt(r_lower(b)),
+                ]);
             }
+            write!(out, "{}", csv.finish())?;
         }
         Format::Table => {
             writeln!(

@@ -10,7 +10,6 @@ use qsim_kernel::trace::{Trace, TracePlan};
 use qsim_kernel::{
     MetricScope, Network, RunConfig, RunResults, StationKind, Stop, Warmup, Workload,
 };
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Intervals a trace aims at when no interval is given.
@@ -284,13 +283,24 @@ pub fn trace_csv(network: &Network, results: &RunResults) -> String {
     let spec = network.spec();
     let system = MetricScope::System.key();
     let stations = MetricScope::Station.key();
-    let mut out = String::from(TRACE_HEADER);
-    out.push('\n');
+    let mut out = qsim_report::CsvRows::new();
+    out.line(TRACE_HEADER);
     let has_utilization = |k: &StationKind| k.takes_service() && !k.is_delay();
     let head = |rep: &str, start: f64, end: f64, measured: bool| {
         let phase = if measured { "measured" } else { "warmup" };
-        format!("{rep},{},{},{phase}", boundary(start), boundary(end))
+        [
+            rep.to_string(),
+            boundary(start),
+            boundary(end),
+            phase.to_string(),
+        ]
     };
+    // A row: the interval's head, then scope, name, metric and figures.
+    let mut row =
+        |head: &[String; 4], scope: &str, name: &str, metric: &str, figures: [String; 2]| {
+            let fields = head.iter().map(String::as_str);
+            out.row(fields.chain([scope, name, metric, &figures[0], &figures[1]]));
+        };
     let traces: Vec<&Trace> = results
         .replication_results
         .iter()
@@ -302,33 +312,30 @@ pub fn trace_csv(network: &Network, results: &RunResults) -> String {
         };
         for iv in &t.intervals {
             let head = head(&rep.index.to_string(), iv.start_s, iv.end_s, iv.measured);
-            let _ = writeln!(
-                out,
-                "{head},{system},,{THROUGHPUT_PER_S},{},",
-                iv.throughput_per_s()
+            let one = |x: f64| [x.to_string(), String::new()];
+            row(
+                &head,
+                system,
+                "",
+                THROUGHPUT_PER_S,
+                one(iv.throughput_per_s()),
             );
             let r = iv
                 .response_time_s()
                 .map_or(String::new(), |r| r.to_string());
-            let _ = writeln!(out, "{head},{system},,{RESPONSE_TIME_S},{r},");
+            row(&head, system, "", RESPONSE_TIME_S, [r, String::new()]);
             for (s, st) in spec.stations.iter().enumerate() {
-                let name = qsim_report::quote(&st.name);
-                let _ = writeln!(
-                    out,
-                    "{head},{stations},{name},{MEAN_JOBS},{},",
-                    iv.mean_jobs(s)
-                );
-                let _ = writeln!(
-                    out,
-                    "{head},{stations},{name},{THROUGHPUT_PER_S},{},",
-                    iv.station_throughput_per_s(s)
+                let name = &st.name;
+                row(&head, stations, name, MEAN_JOBS, one(iv.mean_jobs(s)));
+                row(
+                    &head,
+                    stations,
+                    name,
+                    THROUGHPUT_PER_S,
+                    one(iv.station_throughput_per_s(s)),
                 );
                 if has_utilization(&st.kind) {
-                    let _ = writeln!(
-                        out,
-                        "{head},{stations},{name},{UTILIZATION},{},",
-                        iv.utilization(s)
-                    );
+                    row(&head, stations, name, UTILIZATION, one(iv.utilization(s)));
                 }
             }
         }
@@ -340,38 +347,37 @@ pub fn trace_csv(network: &Network, results: &RunResults) -> String {
             String::new()
         }
     };
-    let est = |e: &qsim_kernel::Estimate| format!("{},{}", num(e.mean), num(e.ci95));
+    let est = |e: &qsim_kernel::Estimate| [num(e.mean), num(e.ci95)];
     for iv in &qsim_kernel::ensemble::ensemble(&traces).intervals {
         let head = head(ENSEMBLE_REPLICATION, iv.start_s, iv.end_s, iv.measured);
-        let _ = writeln!(
-            out,
-            "{head},{system},,{THROUGHPUT_PER_S},{}",
-            est(&iv.throughput_per_s)
+        row(
+            &head,
+            system,
+            "",
+            THROUGHPUT_PER_S,
+            est(&iv.throughput_per_s),
         );
-        let r = iv.response_time_s.as_ref().map_or(",".to_string(), est);
-        let _ = writeln!(out, "{head},{system},,{RESPONSE_TIME_S},{r}");
+        let r = iv
+            .response_time_s
+            .as_ref()
+            .map_or([String::new(), String::new()], est);
+        row(&head, system, "", RESPONSE_TIME_S, r);
         for (s, st) in spec.stations.iter().enumerate() {
-            let name = qsim_report::quote(&st.name);
-            let _ = writeln!(
-                out,
-                "{head},{stations},{name},{MEAN_JOBS},{}",
-                est(&iv.mean_jobs[s])
-            );
-            let _ = writeln!(
-                out,
-                "{head},{stations},{name},{THROUGHPUT_PER_S},{}",
-                est(&iv.station_throughput_per_s[s])
+            let name = &st.name;
+            row(&head, stations, name, MEAN_JOBS, est(&iv.mean_jobs[s]));
+            row(
+                &head,
+                stations,
+                name,
+                THROUGHPUT_PER_S,
+                est(&iv.station_throughput_per_s[s]),
             );
             if has_utilization(&st.kind) {
-                let _ = writeln!(
-                    out,
-                    "{head},{stations},{name},{UTILIZATION},{}",
-                    est(&iv.utilization[s])
-                );
+                row(&head, stations, name, UTILIZATION, est(&iv.utilization[s]));
             }
         }
     }
-    out
+    out.finish()
 }
 
 /// An interval boundary, a multiple of the interval computed in floating

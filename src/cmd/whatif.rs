@@ -412,14 +412,17 @@ fn b_bistable(report: &WhatIfReport, point: &str) -> bool {
 }
 
 fn csv(report: &WhatIfReport) -> String {
-    let mut out = String::from(
-        "change,point,metric,baseline,baseline_ci95,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable,baseline_state,state\n",
+    let mut out = qsim_report::CsvRows::new();
+    out.line(
+        "change,point,metric,baseline,baseline_ci95,difference,ci95,unpaired_ci95,relative,significant,baseline_bistable,bistable,baseline_state,state",
     );
-    let q = |s: &str| {
-        if s.contains([',', '"', '\n']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
+    let opt = |v: Option<bool>| v.map_or(String::new(), |v| v.to_string());
+    // A value that is not finite (no interval) is empty.
+    let f = |x: f64| {
+        if x.is_finite() {
+            x.to_string()
         } else {
-            s.to_string()
+            String::new()
         }
     };
     for c in &report.changes {
@@ -433,36 +436,24 @@ fn csv(report: &WhatIfReport) -> String {
                     &p.response_time_p99_s,
                 ),
             ] {
-                let opt = |v: Option<bool>| v.map_or(String::new(), |v| v.to_string());
-                let sig = opt(d.significant);
-                let bistable = format!(
-                    "{},{},{},{}",
-                    opt(b.bistable),
-                    opt(p.bistable),
-                    q(&b.state),
-                    q(&p.state)
-                );
-                // A value that is not finite (no interval) is empty.
-                let f = |x: f64| {
-                    if x.is_finite() {
-                        x.to_string()
-                    } else {
-                        String::new()
-                    }
-                };
-                out.push_str(&format!(
-                    "{},{},{metric},{},{},{},{},{},{},{sig},{bistable}\n",
-                    q(&c.change),
-                    q(&p.point),
-                    f(base.mean),
-                    f(base.ci95),
-                    f(d.mean),
-                    f(d.ci95),
-                    f(d.unpaired_ci95),
-                    f(d.relative)
-                ));
+                out.row([
+                    c.change.as_str(),
+                    &p.point,
+                    metric,
+                    &f(base.mean),
+                    &f(base.ci95),
+                    &f(d.mean),
+                    &f(d.ci95),
+                    &f(d.unpaired_ci95),
+                    &f(d.relative),
+                    &opt(d.significant),
+                    &opt(b.bistable),
+                    &opt(p.bistable),
+                    &b.state,
+                    &p.state,
+                ]);
             }
         }
     }
-    out
+    out.finish()
 }

@@ -9,6 +9,8 @@ mod embed_network;
 mod sla_concurrency;
 #[path = "../../examples/whatif_capacity.rs"]
 mod whatif_capacity;
+#[path = "../../examples/whatif_network.rs"]
+mod whatif_network;
 
 #[test]
 fn example_embed_network() {
@@ -23,4 +25,9 @@ fn example_sla_concurrency() {
 #[test]
 fn example_whatif_capacity() {
     whatif_capacity::main().expect("examples/whatif_capacity.rs");
+}
+
+#[test]
+fn example_whatif_network() {
+    whatif_network::main().expect("examples/whatif_network.rs");
 }

@@ -159,7 +159,7 @@ fn one_replication_has_no_zero_width_interval() {
     assert!(ci.as_f64().unwrap() > 0.0, "{v}");
 }
 
-/// The batch-means interval of one replication covers the exact M/M/1
+/// The segment-means interval of one replication covers the exact M/M/1
 /// mean response 1/(mu - lambda) = 2 s at rho = 0.5. Nominal coverage is
 /// 95%; requiring 16 of 20 seeds fails with probability < 2% even if the
 /// true coverage were only 90% (binomial), and a zero or far too narrow

@@ -166,5 +166,5 @@ pub use run::{
     run_with, summarize,
 };
 pub use sim::Simulation;
-pub use steady::BATCHES;
+pub use steady::SEGMENTS;
 pub use time::SimTime;

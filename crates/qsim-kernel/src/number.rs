@@ -76,7 +76,7 @@ pub fn mean_ci(mean: f64, ci: f64) -> String {
     if mean.is_nan() {
         return "n/a".into();
     }
-    // No interval (one replication without usable batch means).
+    // No interval (one replication without usable segment means).
     if ci.is_nan() && mean.is_finite() {
         return match decimals(mean) {
             Some(d) => format!("{mean:.d$} ± n/a"),

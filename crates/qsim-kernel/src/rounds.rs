@@ -130,9 +130,9 @@ impl ReplicationRounds {
         let mut done: Vec<ReplicationResult> = Vec::new();
         while let Some(round) = self.next(&done) {
             let expected = round.len();
-            let batch = run_round(round)?;
-            debug_assert_eq!(batch.len(), expected, "a round returns its replications");
-            done.extend(batch);
+            let finished = run_round(round)?;
+            debug_assert_eq!(finished.len(), expected, "a round returns its replications");
+            done.extend(finished);
         }
         Ok(done)
     }

@@ -7,7 +7,7 @@ use crate::network::Network;
 use crate::results::*;
 use crate::rounds::ReplicationRounds;
 use crate::sim::{Simulation, StopPlan, WarmPlan};
-use crate::steady::{Figure, batch_estimate, drift};
+use crate::steady::{Figure, drift, segment_estimate};
 use rayon::prelude::*;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -242,333 +242,27 @@ const LABELLED: [(f64, &str); 5] = [
 ///
 /// Means and rates are averaged across replications with a Student t
 /// interval; percentiles come from the replications' pooled histograms
-/// (see `percentiles`). With one replication, means and rates get a batch-means
-/// interval from its [`ReplicationResult::checkpoints`] (when its batch
+/// (see `percentiles`). With one replication, means and rates get a segment-means
+/// interval from its [`ReplicationResult::checkpoints`] (when its segment
 /// means are uncorrelated) and percentiles no interval (NaN). The
 /// steady-state checks of [`crate::steady`] add their [`RunWarning`]s.
 pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResult]) -> RunResults {
+    let s = Summary {
+        network,
+        config,
+        reps,
+        correlated: RefCell::new(Vec::new()),
+        tails_short: RefCell::new(Vec::new()),
+    };
     let spec = network.spec();
-    let one = reps.len() == 1;
-    let correlated = RefCell::new(Vec::<String>::new());
-    // A figure with the weight that makes it additive (see `Figure`).
-    let fig = |name: &dyn Fn() -> String,
-               value: &dyn Fn(&ReplicationResult) -> f64,
-               weight: &dyn Fn(&ReplicationResult) -> f64| {
-        if one {
-            let (e, ok) = batch_estimate(&Figure { value, weight }, &reps[0]);
-            if !ok && e.mean != 0.0 {
-                correlated.borrow_mut().push(name());
-            }
-            e
-        } else {
-            estimate(reps.iter().map(value))
-        }
-    };
-    let time = |r: &ReplicationResult| r.measured_time_s;
-    let system_x = fig(
-        &|| "system.throughput_per_s".into(),
-        &|r| r.system.throughput_per_s,
-        &time,
-    );
-    let system_r = fig(
-        &|| "system.response_time_s".into(),
-        &|r| r.system.response_time_s,
-        &|r| r.system.completions as f64,
-    );
-    // Percentiles withheld for too few responses, one warning per scope.
-    let tails_short = RefCell::new(Vec::<RunWarning>::new());
-    let short = |scope: String, fewest: u64, qs: &[(f64, &str)]| {
-        let out: Vec<&(f64, &str)> = qs
-            .iter()
-            .filter(|(q, _)| fewest < responses_needed(*q))
-            .collect();
-        if let Some((q, _)) = out.first() {
-            tails_short.borrow_mut().push(RunWarning::TailTooShort {
-                scope,
-                labels: out.iter().map(|(_, l)| l.to_string()).collect(),
-                fewest,
-                needed: responses_needed(*q),
-            });
-        }
-    };
-    let ([p50, p90, p95, p99, p999], fewest) = percentiles(reps.iter().map(|r| &r.system));
-    short("system response time".into(), fewest, &LABELLED);
-    let system = SystemResults {
-        throughput_per_s: system_x,
-        response_time_s: ResponseEstimate {
-            mean: system_r.mean,
-            ci95: system_r.ci95,
-            p50,
-            p90,
-            p95,
-            p99,
-            p999,
-        },
-        sla_violation: config.sla_s.map(|_| {
-            fig(
-                &|| "system.sla_violation".into(),
-                &|r| r.system.sla_violation,
-                &|r| r.system.completions as f64,
-            )
-        }),
-    };
+    let system = s.system();
     let senders = spec.blocking_senders();
     let reached = spec.class_stations();
-    // Visits per interaction count departures per completion: jobs lost at
-    // a full station or sent away by a population step down leave without
-    // completing, so the ratio would not be a visit count there.
-    let visits_defined = spec.capacity.iter().all(Option::is_none) && config.schedule.is_empty();
-    let stations = spec
-        .stations
-        .iter()
-        .enumerate()
-        .map(|(i, st)| {
-            let spin_cpu = spec.stations.iter().any(|l| {
-                l.kind
-                    .as_latch()
-                    .and_then(|l| l.spin.as_ref())
-                    .is_some_and(|sp| sp.cpu == Some(i))
-            });
-            let has_servers = !st.kind.is_delay();
-            let grouped = st.kind.serves_groups();
-            let spin = st.kind.as_latch().is_some_and(|l| l.spin.is_some());
-            let mechanism = st.kind.is_contended_latch();
-            let finite = network.capacity(i).is_some();
-            let blocks = spec.blocks(i);
-            let sends = senders[i] && st.kind.as_fork().is_none();
-            let queue_sends = sends && st.kind.as_queue().is_some();
-            let get = |r: &ReplicationResult| r.stations.get(i).cloned().unwrap_or_default();
-            let offered = |r: &ReplicationResult| {
-                let s = get(r);
-                (s.throughput_per_s + s.dropped_per_s) * r.measured_time_s
-            };
-            let departures = |r: &ReplicationResult| get(r).throughput_per_s * r.measured_time_s;
-            let batches = |r: &ReplicationResult| get(r).batches_per_s * r.measured_time_s;
-            let polls = |r: &ReplicationResult| get(r).polls_per_s * r.measured_time_s;
-            let e = |metric: &str,
-                     f: &dyn Fn(&ReplicationStation) -> f64,
-                     w: &dyn Fn(&ReplicationResult) -> f64| {
-                fig(
-                    &|| format!("station.{}.{metric}", st.name),
-                    &|r| f(&get(r)),
-                    w,
-                )
-            };
-            StationResults {
-                name: st.name.clone(),
-                kind: KindTag::from(&st.kind),
-                throughput_per_s: e("throughput_per_s", &|s| s.throughput_per_s, &time),
-                // A delay has no servers to be busy and a fork or join
-                // only routes: no utilization, not a measured 0.
-                utilization: if KindTag::from(&st.kind).can_saturate() {
-                    e("utilization", &|s| s.utilization, &time)
-                } else {
-                    Estimate::UNKNOWN
-                },
-                mean_jobs: e("mean_jobs", &|s| s.mean_jobs, &time),
-                response_time_s: e("response_time_s", &|s| s.response_time_s, &departures),
-                wait_time_s: e("wait_time_s", &|s| s.wait_time_s, &departures),
-                mean_batch_size: grouped
-                    .then(|| e("mean_batch_size", &|s| s.mean_batch_size, &batches)),
-                batches_per_s: grouped.then(|| e("batches_per_s", &|s| s.batches_per_s, &time)),
-                mean_spinning: spin.then(|| e("mean_spinning", &|s| s.mean_spinning, &time)),
-                mean_sleeping: spin.then(|| e("mean_sleeping", &|s| s.mean_sleeping, &time)),
-                occupancy: mechanism.then(|| e("occupancy", &|s| s.occupancy, &time)),
-                polls_per_s: spin.then(|| e("polls_per_s", &|s| s.polls_per_s, &time)),
-                mean_poll_delay_s: spin
-                    .then(|| e("mean_poll_delay_s", &|s| s.mean_poll_delay_s, &polls)),
-                dropped_per_s: finite.then(|| e("dropped_per_s", &|s| s.dropped_per_s, &time)),
-                loss_probability: finite
-                    .then(|| e("loss_probability", &|s| s.loss_probability, &offered)),
-                blocking_probability: blocks.then(|| {
-                    e(
-                        "blocking_probability",
-                        &|s| s.blocking_probability,
-                        &offered,
-                    )
-                }),
-                blocked_fraction: queue_sends
-                    .then(|| e("blocked_fraction", &|s| s.blocked_fraction, &time)),
-                blocking_time_s: sends
-                    .then(|| e("blocking_time_s", &|s| s.blocking_time_s, &departures)),
-                overload: network.overload().map(|o| {
-                    let ov = |s: &ReplicationStation| s.overload.clone().unwrap_or_default();
-                    let arrivals = |r: &ReplicationResult| ov(&get(r)).arrivals as f64;
-                    let work = |r: &ReplicationResult| ov(&get(r)).work_s;
-                    let at = o.stations[i].as_ref();
-                    let timeouts = o.classes.iter().flatten().any(|k| k.timeout.is_some());
-                    Box::new(OverloadResults {
-                        abandonment_probability: at.is_some_and(|x| x.patience.is_some()).then(
-                            || {
-                                e(
-                                    "abandonment_probability",
-                                    &|s| ov(s).abandonment_probability,
-                                    &arrivals,
-                                )
-                            },
-                        ),
-                        balking_probability: at.is_some_and(|x| x.balk.is_some()).then(|| {
-                            e(
-                                "balking_probability",
-                                &|s| ov(s).balking_probability,
-                                &arrivals,
-                            )
-                        }),
-                        shed_probability: at
-                            .is_some_and(|x| x.shed_after_s.is_some())
-                            .then(|| e("shed_probability", &|s| ov(s).shed_probability, &arrivals)),
-                        wasted_work_fraction: (timeouts && has_servers).then(|| {
-                            e(
-                                "wasted_work_fraction",
-                                &|s| ov(s).wasted_work_fraction,
-                                &work,
-                            )
-                        }),
-                    })
-                }),
-                classes: station_classes(
-                    spec,
-                    reps,
-                    i,
-                    &reached,
-                    has_servers && !spin_cpu,
-                    visits_defined,
-                    &fig,
-                ),
-                tails: config.station_tails.then(|| {
-                    let t = |r: &ReplicationResult| get(r).tails.unwrap_or_default();
-                    let per_rep = |f: &dyn Fn(&ReplicationTails) -> f64| {
-                        estimate(reps.iter().map(|r| f(&t(r))))
-                    };
-                    // Each replication's own p50, p90, p99 of the visits
-                    // there: unknown where a replication has too few
-                    // visits for ~10 beyond it.
-                    let fewest = reps
-                        .iter()
-                        .map(|r| departures(r).round() as u64)
-                        .min()
-                        .unwrap_or(0);
-                    let per_rep_q = |q: f64, f: &dyn Fn(&ReplicationTails) -> f64| {
-                        if fewest >= responses_needed(q) {
-                            per_rep(f)
-                        } else {
-                            Estimate::UNKNOWN
-                        }
-                    };
-                    short(
-                        format!("station {} time and wait", st.name),
-                        fewest,
-                        &[(0.5, "p50"), (0.9, "p90"), (0.99, "p99")],
-                    );
-                    TailResults {
-                        response_time_p50_s: per_rep_q(0.5, &|t| t.response_time_s[0]),
-                        response_time_p90_s: per_rep_q(0.9, &|t| t.response_time_s[1]),
-                        response_time_p99_s: per_rep_q(0.99, &|t| t.response_time_s[2]),
-                        wait_time_p50_s: per_rep_q(0.5, &|t| t.wait_time_s[0]),
-                        wait_time_p90_s: per_rep_q(0.9, &|t| t.wait_time_s[1]),
-                        wait_time_p99_s: per_rep_q(0.99, &|t| t.wait_time_s[2]),
-                        wait_probability: e(
-                            "wait_probability",
-                            &|s| s.tails.as_ref().map_or(0.0, |t| t.wait_probability),
-                            &departures,
-                        ),
-                        jobs_variance: per_rep(&|t| t.jobs_variance),
-                        jobs_tail_probability: e(
-                            "jobs_tail_probability",
-                            &|s| s.tails.as_ref().map_or(0.0, |t| t.jobs_tail_probability),
-                            &time,
-                        ),
-                    }
-                }),
-            }
-        })
+    let stations = (0..spec.stations.len())
+        .map(|i| s.station(i, &senders, &reached))
         .collect();
-    let classes = spec
-        .classes
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let pick = |r: &ReplicationResult| r.classes.get(i).cloned().unwrap_or_default();
-            let count = |r: &ReplicationResult| pick(r).completions as f64;
-            let m = fig(
-                &|| format!("class.{}.response_time_s", c.name),
-                &|r| pick(r).response_time_s,
-                &count,
-            );
-            let picked: Vec<ReplicationClass> = reps.iter().map(pick).collect();
-            let ([p50, p90, p95, p99, p999], fewest) = percentiles(picked.iter());
-            // A class jobs only switch into has no figures of its own (below).
-            if spec.chain_starts().get(i) == Some(&i) && spec.classes.len() > 1 {
-                short(format!("class {} response time", c.name), fewest, &LABELLED);
-            }
-            let client = network
-                .overload()
-                .and_then(|o| o.classes[i].as_ref())
-                .map(|_| {
-                    let cp = |r: &ReplicationResult| pick(r).client.unwrap_or_default();
-                    let f = |m: &str,
-                             v: &dyn Fn(&ReplicationClient) -> f64,
-                             w: &dyn Fn(&ReplicationClient) -> f64| {
-                        fig(&|| format!("class.{}.{m}", c.name), &|r| v(&cp(r)), &|r| {
-                            w(&cp(r))
-                        })
-                    };
-                    let ended = |x: &ReplicationClient| x.interactions as f64;
-                    ClientResults {
-                        goodput_per_s: fig(
-                            &|| format!("class.{}.goodput_per_s", c.name),
-                            &|r| cp(r).goodput_per_s,
-                            &time,
-                        ),
-                        attempts_per_interaction: f(
-                            "attempts_per_interaction",
-                            &|x| x.attempts_per_interaction,
-                            &ended,
-                        ),
-                        timeout_probability: f(
-                            "timeout_probability",
-                            &|x| x.timeout_probability,
-                            &|x| x.attempts as f64,
-                        ),
-                        failure_probability: f(
-                            "failure_probability",
-                            &|x| x.failure_probability,
-                            &ended,
-                        ),
-                    }
-                });
-            ClassResults {
-                client,
-                name: c.name.clone(),
-                throughput_per_s: fig(
-                    &|| format!("class.{}.throughput_per_s", c.name),
-                    &|r| pick(r).throughput_per_s,
-                    &time,
-                ),
-                response_time_s: ResponseEstimate {
-                    mean: m.mean,
-                    ci95: m.ci95,
-                    p50,
-                    p90,
-                    p95,
-                    p99,
-                    p999,
-                },
-                sla_violation: config
-                    .class_sla_s
-                    .get(i)
-                    .copied()
-                    .flatten()
-                    .or(config.sla_s)
-                    .map(|_| {
-                        fig(
-                            &|| format!("class.{}.sla_violation", c.name),
-                            &|r| pick(r).sla_violation,
-                            &count,
-                        )
-                    }),
-            }
-        })
+    let classes = (0..spec.classes.len())
+        .map(|i| s.class(i))
         .zip(spec.chain_starts())
         .enumerate()
         // A class that jobs only switch into completes no interaction of
@@ -582,60 +276,8 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             }
         })
         .collect();
-    let regions = spec
-        .regions
-        .iter()
-        .enumerate()
-        .map(|(i, g)| {
-            let get = |r: &ReplicationResult| r.regions.get(i).cloned().unwrap_or_default();
-            let e = |metric: &str, f: &dyn Fn(&ReplicationRegion) -> f64| {
-                fig(
-                    &|| format!("region.{}.{metric}", g.name),
-                    &|r| f(&get(r)),
-                    &time,
-                )
-            };
-            RegionResults {
-                name: g.name.clone(),
-                // Admissions are not counted per checkpoint: with one
-                // replication the wait has no interval.
-                wait_time_s: estimate(reps.iter().map(|r| get(r).wait_time_s)),
-                mean_waiting: e("mean_waiting", &|r| r.mean_waiting),
-                mean_inside: e("mean_inside", &|r| r.mean_inside),
-            }
-        })
-        .collect();
-    // A run with a schedule is a transient by design: one note, and the
-    // per-phase figures, instead of advice to run longer.
-    let mut warnings = match crate::recovery::trigger_window(&config.schedule) {
-        Some(w) => vec![RunWarning::LoadChanges {
-            start_s: w.start_s,
-            end_s: w.end_s,
-        }],
-        None => steady_warnings(reps),
-    };
-    warnings.extend(tails_short.into_inner());
-    let correlated = correlated.into_inner();
-    if !correlated.is_empty() {
-        warnings.push(RunWarning::BatchesCorrelated {
-            metrics: correlated,
-        });
-    }
-    if let Some(p) = config.precision {
-        let rel = |e: &Estimate| (e.ci95 / e.mean).abs();
-        let reached = rel(&system.throughput_per_s).max(rel(&Estimate {
-            mean: system.response_time_s.mean,
-            ci95: system.response_time_s.ci95,
-        }));
-        // NaN (no interval) is not reached either.
-        if reached.is_nan() || reached > p.relative_half_width {
-            warnings.push(RunWarning::PrecisionNotReached {
-                target: p.relative_half_width,
-                reached,
-                replications: reps.len() as u32,
-            });
-        }
-    }
+    let regions = (0..spec.regions.len()).map(|i| s.region(i)).collect();
+    let warnings = s.warnings(&system);
     let n = reps.len().max(1) as f64;
     RunResults {
         system,
@@ -651,8 +293,455 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
     }
 }
 
+/// A replication figure: its value, or the weight that makes it additive.
+type RepFn<'a> = &'a dyn Fn(&ReplicationResult) -> f64;
+
+/// What the parts of [`summarize`] share: the run, and the warnings its
+/// figures collect on the way (in the order the figures are summarized).
+struct Summary<'a> {
+    network: &'a Network,
+    config: &'a RunConfig,
+    reps: &'a [ReplicationResult],
+    /// Figures of a single replication whose segment means are correlated.
+    correlated: RefCell<Vec<String>>,
+    /// Percentiles withheld for too few responses, one warning per scope.
+    tails_short: RefCell<Vec<RunWarning>>,
+}
+
+/// The measured time of a replication: the weight of rates and time
+/// averages.
+fn time(r: &ReplicationResult) -> f64 {
+    r.measured_time_s
+}
+
+/// A station's figures in one replication (zero where it kept none).
+fn station_of(r: &ReplicationResult, i: usize) -> ReplicationStation {
+    r.stations.get(i).cloned().unwrap_or_default()
+}
+
+impl Summary<'_> {
+    /// One figure across replications, with the weight that makes it
+    /// additive (see `Figure`): a t interval over replications, or with one
+    /// replication a segment-means interval (`name` is then recorded when its
+    /// segments are correlated).
+    fn fig(&self, name: &dyn Fn() -> String, value: RepFn<'_>, weight: RepFn<'_>) -> Estimate {
+        if let [one] = self.reps {
+            let (e, ok) = segment_estimate(&Figure { value, weight }, one);
+            if !ok && e.mean != 0.0 {
+                self.correlated.borrow_mut().push(name());
+            }
+            e
+        } else {
+            estimate(self.reps.iter().map(value))
+        }
+    }
+
+    /// Records the percentiles of `qs` that `fewest` responses cannot
+    /// support, as one warning for `scope`.
+    fn short(&self, scope: String, fewest: u64, qs: &[(f64, &str)]) {
+        let out: Vec<&(f64, &str)> = qs
+            .iter()
+            .filter(|(q, _)| fewest < responses_needed(*q))
+            .collect();
+        if let Some((q, _)) = out.first() {
+            self.tails_short
+                .borrow_mut()
+                .push(RunWarning::TailTooShort {
+                    scope,
+                    labels: out.iter().map(|(_, l)| l.to_string()).collect(),
+                    fewest,
+                    needed: responses_needed(*q),
+                });
+        }
+    }
+
+    fn system(&self) -> SystemResults {
+        let system_x = self.fig(
+            &|| "system.throughput_per_s".into(),
+            &|r| r.system.throughput_per_s,
+            &time,
+        );
+        let system_r = self.fig(
+            &|| "system.response_time_s".into(),
+            &|r| r.system.response_time_s,
+            &|r| r.system.completions as f64,
+        );
+        let ([p50, p90, p95, p99, p999], fewest) = percentiles(self.reps.iter().map(|r| &r.system));
+        self.short("system response time".into(), fewest, &LABELLED);
+        SystemResults {
+            throughput_per_s: system_x,
+            response_time_s: ResponseEstimate {
+                mean: system_r.mean,
+                ci95: system_r.ci95,
+                p50,
+                p90,
+                p95,
+                p99,
+                p999,
+            },
+            sla_violation: self.config.sla_s.map(|_| {
+                self.fig(
+                    &|| "system.sla_violation".into(),
+                    &|r| r.system.sla_violation,
+                    &|r| r.system.completions as f64,
+                )
+            }),
+        }
+    }
+
+    /// A figure of station `i`, named `station.NAME.metric`.
+    fn station_fig(
+        &self,
+        i: usize,
+        metric: &str,
+        f: &dyn Fn(&ReplicationStation) -> f64,
+        weight: RepFn<'_>,
+    ) -> Estimate {
+        let name = &self.network.spec().stations[i].name;
+        self.fig(
+            &|| format!("station.{name}.{metric}"),
+            &|r| f(&station_of(r, i)),
+            weight,
+        )
+    }
+
+    /// The figures of station `i`: those its kind and the model give it.
+    fn station(&self, i: usize, senders: &[bool], reached: &[Vec<bool>]) -> StationResults {
+        let spec = self.network.spec();
+        let st = &spec.stations[i];
+        let spin_cpu = spec.stations.iter().any(|l| {
+            l.kind
+                .as_latch()
+                .and_then(|l| l.spin.as_ref())
+                .is_some_and(|sp| sp.cpu == Some(i))
+        });
+        // Visits per interaction count departures per completion: jobs lost
+        // at a full station or sent away by a population step down leave
+        // without completing, so the ratio would not be a visit count there.
+        let visits_defined =
+            spec.capacity.iter().all(Option::is_none) && self.config.schedule.is_empty();
+        let has_servers = !st.kind.is_delay();
+        let grouped = st.kind.serves_groups();
+        let spin = st.kind.as_latch().is_some_and(|l| l.spin.is_some());
+        let mechanism = st.kind.is_contended_latch();
+        let finite = self.network.capacity(i).is_some();
+        let blocks = spec.blocks(i);
+        let sends = senders[i] && st.kind.as_fork().is_none();
+        let queue_sends = sends && st.kind.as_queue().is_some();
+        let offered = |r: &ReplicationResult| {
+            let s = station_of(r, i);
+            (s.throughput_per_s + s.dropped_per_s) * r.measured_time_s
+        };
+        let departures = |r: &ReplicationResult| station_of(r, i).throughput_per_s * time(r);
+        let batches = |r: &ReplicationResult| station_of(r, i).batches_per_s * time(r);
+        let polls = |r: &ReplicationResult| station_of(r, i).polls_per_s * time(r);
+        let e = |metric: &str, f: &dyn Fn(&ReplicationStation) -> f64, w: RepFn<'_>| {
+            self.station_fig(i, metric, f, w)
+        };
+        StationResults {
+            name: st.name.clone(),
+            kind: KindTag::from(&st.kind),
+            throughput_per_s: e("throughput_per_s", &|s| s.throughput_per_s, &time),
+            // A delay has no servers to be busy and a fork or join
+            // only routes: no utilization, not a measured 0.
+            utilization: if KindTag::from(&st.kind).can_saturate() {
+                e("utilization", &|s| s.utilization, &time)
+            } else {
+                Estimate::UNKNOWN
+            },
+            mean_jobs: e("mean_jobs", &|s| s.mean_jobs, &time),
+            response_time_s: e("response_time_s", &|s| s.response_time_s, &departures),
+            wait_time_s: e("wait_time_s", &|s| s.wait_time_s, &departures),
+            mean_batch_size: grouped
+                .then(|| e("mean_batch_size", &|s| s.mean_batch_size, &batches)),
+            batches_per_s: grouped.then(|| e("batches_per_s", &|s| s.batches_per_s, &time)),
+            mean_spinning: spin.then(|| e("mean_spinning", &|s| s.mean_spinning, &time)),
+            mean_sleeping: spin.then(|| e("mean_sleeping", &|s| s.mean_sleeping, &time)),
+            occupancy: mechanism.then(|| e("occupancy", &|s| s.occupancy, &time)),
+            polls_per_s: spin.then(|| e("polls_per_s", &|s| s.polls_per_s, &time)),
+            mean_poll_delay_s: spin
+                .then(|| e("mean_poll_delay_s", &|s| s.mean_poll_delay_s, &polls)),
+            dropped_per_s: finite.then(|| e("dropped_per_s", &|s| s.dropped_per_s, &time)),
+            loss_probability: finite
+                .then(|| e("loss_probability", &|s| s.loss_probability, &offered)),
+            blocking_probability: blocks.then(|| {
+                e(
+                    "blocking_probability",
+                    &|s| s.blocking_probability,
+                    &offered,
+                )
+            }),
+            blocked_fraction: queue_sends
+                .then(|| e("blocked_fraction", &|s| s.blocked_fraction, &time)),
+            blocking_time_s: sends
+                .then(|| e("blocking_time_s", &|s| s.blocking_time_s, &departures)),
+            overload: self
+                .network
+                .overload()
+                .map(|o| Box::new(self.station_overload(i, o, has_servers))),
+            classes: station_classes(
+                spec,
+                self.reps,
+                i,
+                reached,
+                has_servers && !spin_cpu,
+                visits_defined,
+                &|name, value, weight| self.fig(name, value, weight),
+            ),
+            tails: self
+                .config
+                .station_tails
+                .then(|| self.station_tails(i, &departures)),
+        }
+    }
+
+    /// The overload figures of station `i` (abandonment, balking, shedding,
+    /// wasted work), each where the model gives the station that mechanism.
+    fn station_overload(
+        &self,
+        i: usize,
+        o: &crate::network::Overload,
+        has_servers: bool,
+    ) -> OverloadResults {
+        let ov = |s: &ReplicationStation| s.overload.clone().unwrap_or_default();
+        let arrivals = |r: &ReplicationResult| ov(&station_of(r, i)).arrivals as f64;
+        let work = |r: &ReplicationResult| ov(&station_of(r, i)).work_s;
+        let e = |metric: &str, f: &dyn Fn(&ReplicationStation) -> f64, w: RepFn<'_>| {
+            self.station_fig(i, metric, f, w)
+        };
+        let at = o.stations[i].as_ref();
+        let timeouts = o.classes.iter().flatten().any(|k| k.timeout.is_some());
+        OverloadResults {
+            abandonment_probability: at.is_some_and(|x| x.patience.is_some()).then(|| {
+                e(
+                    "abandonment_probability",
+                    &|s| ov(s).abandonment_probability,
+                    &arrivals,
+                )
+            }),
+            balking_probability: at.is_some_and(|x| x.balk.is_some()).then(|| {
+                e(
+                    "balking_probability",
+                    &|s| ov(s).balking_probability,
+                    &arrivals,
+                )
+            }),
+            shed_probability: at
+                .is_some_and(|x| x.shed_after_s.is_some())
+                .then(|| e("shed_probability", &|s| ov(s).shed_probability, &arrivals)),
+            wasted_work_fraction: (timeouts && has_servers).then(|| {
+                e(
+                    "wasted_work_fraction",
+                    &|s| ov(s).wasted_work_fraction,
+                    &work,
+                )
+            }),
+        }
+    }
+
+    /// The distribution figures of station `i` (`simulation.station_tails`).
+    fn station_tails(&self, i: usize, departures: RepFn<'_>) -> TailResults {
+        let reps = self.reps;
+        let t = |r: &ReplicationResult| station_of(r, i).tails.unwrap_or_default();
+        let per_rep =
+            |f: &dyn Fn(&ReplicationTails) -> f64| estimate(reps.iter().map(|r| f(&t(r))));
+        // Each replication's own p50, p90, p99 of the visits there: unknown
+        // where a replication has too few visits for ~10 beyond it.
+        let fewest = reps
+            .iter()
+            .map(|r| departures(r).round() as u64)
+            .min()
+            .unwrap_or(0);
+        let per_rep_q = |q: f64, f: &dyn Fn(&ReplicationTails) -> f64| {
+            if fewest >= responses_needed(q) {
+                per_rep(f)
+            } else {
+                Estimate::UNKNOWN
+            }
+        };
+        let name = &self.network.spec().stations[i].name;
+        self.short(
+            format!("station {name} time and wait"),
+            fewest,
+            &[(0.5, "p50"), (0.9, "p90"), (0.99, "p99")],
+        );
+        TailResults {
+            response_time_p50_s: per_rep_q(0.5, &|t| t.response_time_s[0]),
+            response_time_p90_s: per_rep_q(0.9, &|t| t.response_time_s[1]),
+            response_time_p99_s: per_rep_q(0.99, &|t| t.response_time_s[2]),
+            wait_time_p50_s: per_rep_q(0.5, &|t| t.wait_time_s[0]),
+            wait_time_p90_s: per_rep_q(0.9, &|t| t.wait_time_s[1]),
+            wait_time_p99_s: per_rep_q(0.99, &|t| t.wait_time_s[2]),
+            wait_probability: self.station_fig(
+                i,
+                "wait_probability",
+                &|s| s.tails.as_ref().map_or(0.0, |t| t.wait_probability),
+                departures,
+            ),
+            jobs_variance: per_rep(&|t| t.jobs_variance),
+            jobs_tail_probability: self.station_fig(
+                i,
+                "jobs_tail_probability",
+                &|s| s.tails.as_ref().map_or(0.0, |t| t.jobs_tail_probability),
+                &time,
+            ),
+        }
+    }
+
+    /// The figures of class `i` (computed for every class; `summarize`
+    /// drops those of classes jobs only switch into).
+    fn class(&self, i: usize) -> ClassResults {
+        let spec = self.network.spec();
+        let c = &spec.classes[i];
+        let pick = |r: &ReplicationResult| r.classes.get(i).cloned().unwrap_or_default();
+        let count = |r: &ReplicationResult| pick(r).completions as f64;
+        let m = self.fig(
+            &|| format!("class.{}.response_time_s", c.name),
+            &|r| pick(r).response_time_s,
+            &count,
+        );
+        let picked: Vec<ReplicationClass> = self.reps.iter().map(pick).collect();
+        let ([p50, p90, p95, p99, p999], fewest) = percentiles(picked.iter());
+        // A class jobs only switch into has no figures of its own.
+        if spec.chain_starts().get(i) == Some(&i) && spec.classes.len() > 1 {
+            self.short(format!("class {} response time", c.name), fewest, &LABELLED);
+        }
+        let client = self
+            .network
+            .overload()
+            .and_then(|o| o.classes[i].as_ref())
+            .map(|_| self.client(i));
+        ClassResults {
+            client,
+            name: c.name.clone(),
+            throughput_per_s: self.fig(
+                &|| format!("class.{}.throughput_per_s", c.name),
+                &|r| pick(r).throughput_per_s,
+                &time,
+            ),
+            response_time_s: ResponseEstimate {
+                mean: m.mean,
+                ci95: m.ci95,
+                p50,
+                p90,
+                p95,
+                p99,
+                p999,
+            },
+            sla_violation: self
+                .config
+                .class_sla_s
+                .get(i)
+                .copied()
+                .flatten()
+                .or(self.config.sla_s)
+                .map(|_| {
+                    self.fig(
+                        &|| format!("class.{}.sla_violation", c.name),
+                        &|r| pick(r).sla_violation,
+                        &count,
+                    )
+                }),
+        }
+    }
+
+    /// The client figures of class `i` (timeouts and retries).
+    fn client(&self, i: usize) -> ClientResults {
+        let name = &self.network.spec().classes[i].name;
+        let cp = |r: &ReplicationResult| {
+            r.classes
+                .get(i)
+                .cloned()
+                .unwrap_or_default()
+                .client
+                .unwrap_or_default()
+        };
+        let f = |m: &str,
+                 v: &dyn Fn(&ReplicationClient) -> f64,
+                 w: &dyn Fn(&ReplicationClient) -> f64| {
+            self.fig(&|| format!("class.{name}.{m}"), &|r| v(&cp(r)), &|r| {
+                w(&cp(r))
+            })
+        };
+        let ended = |x: &ReplicationClient| x.interactions as f64;
+        ClientResults {
+            goodput_per_s: self.fig(
+                &|| format!("class.{name}.goodput_per_s"),
+                &|r| cp(r).goodput_per_s,
+                &time,
+            ),
+            attempts_per_interaction: f(
+                "attempts_per_interaction",
+                &|x| x.attempts_per_interaction,
+                &ended,
+            ),
+            timeout_probability: f("timeout_probability", &|x| x.timeout_probability, &|x| {
+                x.attempts as f64
+            }),
+            failure_probability: f("failure_probability", &|x| x.failure_probability, &ended),
+        }
+    }
+
+    fn region(&self, i: usize) -> RegionResults {
+        let g = &self.network.spec().regions[i];
+        let get = |r: &ReplicationResult| r.regions.get(i).cloned().unwrap_or_default();
+        let e = |metric: &str, f: &dyn Fn(&ReplicationRegion) -> f64| {
+            self.fig(
+                &|| format!("region.{}.{metric}", g.name),
+                &|r| f(&get(r)),
+                &time,
+            )
+        };
+        RegionResults {
+            name: g.name.clone(),
+            // Admissions are not counted per checkpoint: with one
+            // replication the wait has no interval.
+            wait_time_s: estimate(self.reps.iter().map(|r| get(r).wait_time_s)),
+            mean_waiting: e("mean_waiting", &|r| r.mean_waiting),
+            mean_inside: e("mean_inside", &|r| r.mean_inside),
+        }
+    }
+
+    /// The run's warnings: steadiness (or the schedule's note), tails too
+    /// short, correlated segments, precision not reached.
+    fn warnings(self, system: &SystemResults) -> Vec<RunWarning> {
+        // A run with a schedule is a transient by design: one note, and the
+        // per-phase figures, instead of advice to run longer.
+        let mut warnings = match crate::recovery::trigger_window(&self.config.schedule) {
+            Some(w) => vec![RunWarning::LoadChanges {
+                start_s: w.start_s,
+                end_s: w.end_s,
+            }],
+            None => steady_warnings(self.reps),
+        };
+        warnings.extend(self.tails_short.into_inner());
+        let correlated = self.correlated.into_inner();
+        if !correlated.is_empty() {
+            warnings.push(RunWarning::SegmentsCorrelated {
+                metrics: correlated,
+            });
+        }
+        if let Some(p) = self.config.precision {
+            let rel = |e: &Estimate| (e.ci95 / e.mean).abs();
+            let reached = rel(&system.throughput_per_s).max(rel(&Estimate {
+                mean: system.response_time_s.mean,
+                ci95: system.response_time_s.ci95,
+            }));
+            // NaN (no interval) is not reached either.
+            if reached.is_nan() || reached > p.relative_half_width {
+                warnings.push(RunWarning::PrecisionNotReached {
+                    target: p.relative_half_width,
+                    reached,
+                    replications: self.reps.len() as u32,
+                });
+            }
+        }
+        warnings
+    }
+}
+
 /// The steady-state check on system throughput and mean response: a
-/// drift between the halves of the measured window. (MSER on the batch
+/// drift between the halves of the measured window. (MSER on the segment
 /// series flagged steady M/M/4 runs, so it is not used as an alarm.)
 fn steady_warnings(reps: &[ReplicationResult]) -> Vec<RunWarning> {
     let time = |r: &ReplicationResult| r.measured_time_s;

@@ -1,14 +1,14 @@
-//! Can the figures be trusted? Batch means within a replication (an
-//! interval from one replication), steady-state checks on the batch series
+//! Can the figures be trusted? Segment means within a replication (an
+//! interval from one replication), steady-state checks on the segment series
 //! and across replications, which give [`crate::RunWarning`]s.
 
 use crate::results::{Estimate, ReplicationResult, t975};
 
 /// Equal parts of each replication's measured window whose cumulative
 /// figures are recorded (see [`ReplicationResult::checkpoints`]).
-pub const BATCHES: usize = 32;
+pub const SEGMENTS: usize = 32;
 
-/// Batch means whose lag-1 autocorrelation is at least this are merged
+/// Segment means whose lag-1 autocorrelation is at least this are merged
 /// pairwise (at most twice) before they give an interval.
 const MAX_LAG1: f64 = 0.3;
 
@@ -35,13 +35,13 @@ impl Figure<'_> {
         (w > 0.0 && w.is_finite()).then(|| (vb * wb - va * wa) / w)
     }
 
-    /// The batch series of `r` in batches of `k` checkpoints each.
-    fn batches(&self, r: &ReplicationResult, k: usize) -> Option<Vec<f64>> {
+    /// The segment series of `r` in segments of `k` checkpoints each.
+    fn segments(&self, r: &ReplicationResult, k: usize) -> Option<Vec<f64>> {
         let cps = &r.checkpoints;
-        if cps.len() != BATCHES {
+        if cps.len() != SEGMENTS {
             return None;
         }
-        (0..BATCHES / k)
+        (0..SEGMENTS / k)
             .map(|j| {
                 let a = (j > 0).then(|| &cps[j * k - 1]);
                 self.between(a, &cps[(j + 1) * k - 1])
@@ -52,13 +52,13 @@ impl Figure<'_> {
     /// The figure over the first and the second half of the window.
     fn halves(&self, r: &ReplicationResult) -> Option<(f64, f64)> {
         let cps = &r.checkpoints;
-        if cps.len() != BATCHES {
+        if cps.len() != SEGMENTS {
             return None;
         }
-        let mid = &cps[BATCHES / 2 - 1];
+        let mid = &cps[SEGMENTS / 2 - 1];
         Some((
             self.between(None, mid)?,
-            self.between(Some(mid), &cps[BATCHES - 1])?,
+            self.between(Some(mid), &cps[SEGMENTS - 1])?,
         ))
     }
 }
@@ -80,21 +80,21 @@ fn lag1(xs: &[f64]) -> f64 {
     xs.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum::<f64>() / den
 }
 
-/// The batch series of `r` with the fewest merges (1, 2 or 4 checkpoints
-/// per batch) whose lag-1 autocorrelation is below [`MAX_LAG1`].
-fn uncorrelated_batches(fig: &Figure<'_>, r: &ReplicationResult) -> Option<Vec<f64>> {
+/// The segment series of `r` with the fewest merges (1, 2 or 4 checkpoints
+/// per segment) whose lag-1 autocorrelation is below [`MAX_LAG1`].
+fn uncorrelated_segments(fig: &Figure<'_>, r: &ReplicationResult) -> Option<Vec<f64>> {
     [1, 2, 4]
         .into_iter()
-        .filter_map(|k| fig.batches(r, k))
+        .filter_map(|k| fig.segments(r, k))
         .find(|xs| lag1(xs) < MAX_LAG1)
 }
 
 /// The estimate of a figure from one replication: its value with a Student
-/// t interval over uncorrelated batch means, or no interval (NaN) and
-/// `false` when the batches stay correlated or there are none.
-pub(crate) fn batch_estimate(fig: &Figure<'_>, r: &ReplicationResult) -> (Estimate, bool) {
+/// t interval over uncorrelated segment means, or no interval (NaN) and
+/// `false` when the segments stay correlated or there are none.
+pub(crate) fn segment_estimate(fig: &Figure<'_>, r: &ReplicationResult) -> (Estimate, bool) {
     let mean = (fig.value)(r);
-    match uncorrelated_batches(fig, r) {
+    match uncorrelated_segments(fig, r) {
         Some(xs) => {
             let (_, var) = mean_var(&xs);
             let n = xs.len();
@@ -113,7 +113,7 @@ pub(crate) fn batch_estimate(fig: &Figure<'_>, r: &ReplicationResult) -> (Estima
 
 /// Whether `fig` drifts between the halves of the measured windows: with
 /// several replications, the paired difference (second half − first half)
-/// across them; with one, the two halves' uncorrelated batch means. A
+/// across them; with one, the two halves' uncorrelated segment means. A
 /// drift is reported when its 95% interval excludes 0 and it exceeds
 /// [`MIN_DRIFT`] of the mean. Returns the two halves' means when it does.
 pub(crate) fn drift(fig: &Figure<'_>, reps: &[ReplicationResult]) -> Option<(f64, f64)> {
@@ -128,9 +128,9 @@ pub(crate) fn drift(fig: &Figure<'_>, reps: &[ReplicationResult]) -> Option<(f64
     } else {
         let r = reps.first()?;
         let (first, second) = fig.halves(r)?;
-        // Batches that stay correlated make any test overconfident: take
-        // the most merged series then, 4 batches per half.
-        let xs = uncorrelated_batches(fig, r).or_else(|| fig.batches(r, 4))?;
+        // Segments that stay correlated make any test overconfident: take
+        // the most merged series then, 4 segments per half.
+        let xs = uncorrelated_segments(fig, r).or_else(|| fig.segments(r, 4))?;
         let h = xs.len() / 2;
         let (m1, v1) = mean_var(&xs[..h]);
         let (m2, v2) = mean_var(&xs[h..]);

@@ -17,6 +17,14 @@ use std::path::{Path, PathBuf};
 /// The longest a source file may be.
 const MAX_LINES: usize = 1_000;
 
+/// The longest a function of the kernel or the model reader may be: the
+/// lines after its `fn` line up to its closing brace (issue 23: a new
+/// metric was five edits in a 400-line `summarize`).
+const MAX_FN_LINES: usize = 150;
+
+/// The crates whose functions are held to [`MAX_FN_LINES`].
+const SHORT_FN_CRATES: &[&str] = &["qsim-kernel", "qsim-model"];
+
 /// Files over the limit that their owners are still shrinking: reported,
 /// not failed. Empty this list once they are short.
 const STILL_SHRINKING: &[&str] = &[];
@@ -84,12 +92,18 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
 }
 
 /// The code of a file without comments and string literals, so that
-/// documentation and messages are not read as paths.
+/// documentation and messages are not read as paths. The line breaks of
+/// what is left out are kept, so a line of the code is that of the file.
 fn code_of(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
+        let start = i;
+        let breaks = |out: &mut String, end: usize| {
+            let end = end.min(b.len());
+            out.extend(b[start..end].iter().filter(|&&c| c == b'\n').map(|_| '\n'));
+        };
         if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
             while i < b.len() && b[i] != b'\n' {
                 i += 1;
@@ -100,6 +114,7 @@ fn code_of(text: &str) -> String {
                 i += 1;
             }
             i += 2;
+            breaks(&mut out, i);
         } else if b[i] == b'r'
             && (i == 0 || !is_ident(b[i - 1]))
             && matches!(b.get(i + 1), Some(b'"' | b'#'))
@@ -121,6 +136,7 @@ fn code_of(text: &str) -> String {
             }
             i += 1 + hashes;
             out.push_str("\"\"");
+            breaks(&mut out, i);
         } else if b[i] == b'\'' && b.get(i + 1) == Some(&b'\\') {
             // An escaped char literal like '\'' or '\n'.
             i += 2;
@@ -135,6 +151,7 @@ fn code_of(text: &str) -> String {
             }
             i += 1;
             out.push_str("\"\"");
+            breaks(&mut out, i);
         } else if b[i] == b'\'' && b.get(i + 2) == Some(&b'\'') {
             // A char literal like '"' (lifetimes have no closing quote).
             i += 3;
@@ -446,4 +463,121 @@ fn no_source_file_is_over_the_limit() {
         .collect();
     assert!(new.is_empty(), "over {MAX_LINES} lines: {}", new.join(", "));
     assert!(files.len() > 20, "the workspace's files were found");
+}
+
+/// Every function in `code` (as [`code_of`] leaves it): its name, the
+/// line of its `fn` and the line of its closing brace (1-based). A
+/// declaration without a body (a trait method, an `extern` function) is
+/// not a function here.
+fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let b = code.as_bytes();
+    let line_at = |k: usize| 1 + b[..k].iter().filter(|&&c| c == b'\n').count();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 2 < b.len() {
+        let at_fn = &b[i..i + 2] == b"fn"
+            && (i == 0 || !is_ident(b[i - 1]))
+            && b[i + 2].is_ascii_whitespace();
+        if !at_fn {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut j = i + 2;
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        let name_start = j;
+        while j < b.len() && is_ident(b[j]) {
+            j += 1;
+        }
+        let name = code[name_start..j].to_string();
+        // The body: the first `{` outside parentheses and brackets, unless
+        // a `;` ends the declaration first.
+        let mut depth = 0i32;
+        let mut body = None;
+        while j < b.len() {
+            match b[j] {
+                b'(' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                b';' if depth == 0 => break,
+                b'{' if depth == 0 => {
+                    body = Some(j);
+                    break;
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        let Some(open) = body else {
+            i = j;
+            continue;
+        };
+        let mut braces = 0i32;
+        let mut end = open;
+        for (k, &c) in b.iter().enumerate().skip(open) {
+            match c {
+                b'{' => braces += 1,
+                b'}' => {
+                    braces -= 1;
+                    if braces == 0 {
+                        end = k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push((name, line_at(start), line_at(end)));
+        // Functions inside the body are found too.
+        i = open + 1;
+    }
+    out
+}
+
+#[test]
+fn functions_are_found_with_their_lines() {
+    let code = code_of(
+        "fn a() {\n    let s = \"}\n\";\n}\n\
+         unsafe extern \"C\" {\n    fn ext(x: i32) -> i32;\n}\n\
+         fn b<T: Fn(&[u8; 2]) -> u8>(t: T) -> u8 {\n    fn inner() {}\n    t(&[0; 2])\n}\n",
+    );
+    let found = functions(&code);
+    let names: Vec<&str> = found.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(names, ["a", "b", "inner"], "{found:?}");
+    assert_eq!((found[0].1, found[0].2), (1, 4));
+    assert_eq!((found[1].1, found[1].2), (8, 11));
+    assert_eq!((found[2].1, found[2].2), (9, 9));
+}
+
+#[test]
+fn no_function_of_the_kernel_or_model_is_over_the_limit() {
+    let root = workspace();
+    let mut over = Vec::new();
+    let mut checked = 0;
+    for krate in SHORT_FN_CRATES {
+        let mut files = Vec::new();
+        rust_files(&root.join("crates").join(krate), &mut files);
+        for f in &files {
+            let code = code_of(&std::fs::read_to_string(f).expect("readable source"));
+            for (name, from, to) in functions(&code) {
+                checked += 1;
+                let lines = to - from;
+                if lines > MAX_FN_LINES {
+                    let rel = f
+                        .strip_prefix(&root)
+                        .unwrap_or(f)
+                        .to_string_lossy()
+                        .replace('\\', "/");
+                    over.push(format!("{rel}:{from} fn {name} ({lines} lines)"));
+                }
+            }
+        }
+    }
+    assert!(checked > 500, "the functions were found ({checked})");
+    assert!(
+        over.is_empty(),
+        "functions over {MAX_FN_LINES} lines (split them along their parts):\n{}",
+        over.join("\n")
+    );
 }

@@ -3,7 +3,7 @@
 //! lone thread, and the same figures as the one-event-per-section reference
 //! path (`poll_by_poll`, which also times every section) under contention,
 //! with the cpu passing its cores, sleepers, statistics read mid-section
-//! (batch means of one replication) and fork sub-jobs.
+//! (segment means of one replication) and fork sub-jobs.
 
 mod support;
 

@@ -129,74 +129,72 @@ pub(crate) fn expand(root: &mut Node, sets: Vec<MemberSet>) -> Vec<Problem> {
     }
     *stations = out;
     for s in sets {
-        let n = match sizes.get(&s.group) {
-            None => {
-                problems.push(not_a_group(&s));
-                continue;
-            }
-            // The group was refused; its own problem says why.
-            Some(0) => continue,
-            Some(&n) => n,
-        };
-        if s.index >= n {
-            problems.push(Problem {
-                origin: Origin::Set(s.ov, None),
-                path: String::new(),
-                message: format!(
-                    "unknown key path stations.{}[{}]; the group has {n} members, so the index must be below {n}",
-                    s.group, s.index
-                ),
-                hint: None,
-                ov: Some(s.ov),
-            });
-            continue;
-        }
-        let Some(first) = s.rest.first() else {
-            continue;
-        };
-        let member = format!("{}[{}].{}", s.group, s.index, first.key);
-        let mut segs = vec![Segment::named("stations"), Segment::named(member)];
-        segs.extend(s.rest.iter().skip(1).cloned());
-        if first.pattern
-            || !first.indices.is_empty()
-            || tree::step_exists(root, &segs[..2]).is_none()
-        {
-            let members: Vec<String> = root_stations(root)
-                .and_then(|n| n.table())
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|e| {
-                    let m = e.key.strip_prefix(&format!("{}[{}].", s.group, s.index))?;
-                    Some(format!("stations.{}[{}].{m}", s.group, s.index))
-                })
-                .collect();
-            problems.push(Problem {
-                origin: Origin::Set(s.ov, None),
-                path: String::new(),
-                message: format!(
-                    "unknown key path stations.{}[{}].{}; expected one of: {}",
-                    s.group,
-                    s.index,
-                    first.key,
-                    members.join(", ")
-                ),
-                hint: None,
-                ov: Some(s.ov),
-            });
-            continue;
-        }
-        if let Err(e) = tree::apply_at(root, &segs, s.value, s.ov) {
-            problems.push(Problem {
-                origin: Origin::Set(s.ov, None),
-                path: String::new(),
-                message: e.message,
-                hint: e.hint,
-                ov: Some(s.ov),
-            });
+        if let Some(p) = apply_set(root, s, &sizes) {
+            problems.push(p);
         }
     }
     indexed_outside(root, &sizes);
     problems
+}
+
+/// Applies one override of a member (`stations.NAME[k].KEY = ...`) once
+/// groups are written out, `sizes` being each group's member count (0: the
+/// group was refused); the problem, if any.
+fn apply_set(root: &mut Node, s: MemberSet, sizes: &HashMap<String, usize>) -> Option<Problem> {
+    let n = match sizes.get(&s.group) {
+        None => return Some(not_a_group(&s)),
+        // The group was refused; its own problem says why.
+        Some(0) => return None,
+        Some(&n) => n,
+    };
+    if s.index >= n {
+        return Some(Problem {
+            origin: Origin::Set(s.ov, None),
+            path: String::new(),
+            message: format!(
+                "unknown key path stations.{}[{}]; the group has {n} members, so the index must be below {n}",
+                s.group, s.index
+            ),
+            hint: None,
+            ov: Some(s.ov),
+        });
+    }
+    let first = s.rest.first()?;
+    let member = format!("{}[{}].{}", s.group, s.index, first.key);
+    let mut segs = vec![Segment::named("stations"), Segment::named(member)];
+    segs.extend(s.rest.iter().skip(1).cloned());
+    if first.pattern || !first.indices.is_empty() || tree::step_exists(root, &segs[..2]).is_none() {
+        let members: Vec<String> = root_stations(root)
+            .and_then(|n| n.table())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|e| {
+                let m = e.key.strip_prefix(&format!("{}[{}].", s.group, s.index))?;
+                Some(format!("stations.{}[{}].{m}", s.group, s.index))
+            })
+            .collect();
+        return Some(Problem {
+            origin: Origin::Set(s.ov, None),
+            path: String::new(),
+            message: format!(
+                "unknown key path stations.{}[{}].{}; expected one of: {}",
+                s.group,
+                s.index,
+                first.key,
+                members.join(", ")
+            ),
+            hint: None,
+            ov: Some(s.ov),
+        });
+    }
+    let e = tree::apply_at(root, &segs, s.value, s.ov).err()?;
+    Some(Problem {
+        origin: Origin::Set(s.ov, None),
+        path: String::new(),
+        message: e.message,
+        hint: e.hint,
+        ov: Some(s.ov),
+    })
 }
 
 fn not_a_group(s: &MemberSet) -> Problem {

@@ -89,7 +89,33 @@ pub(crate) fn dist(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> O
         "{} {family} distribution",
         if family.starts_with('e') { "an" } else { "a" }
     );
-    let (allowed, forms): (&[&str], &str) = match family {
+    let (allowed, forms) = parameter_sets(family);
+    ctx.check_keys(node, path, allowed, &what);
+    let p = Params {
+        node,
+        path,
+        allowed,
+        what: &what,
+        forms,
+    };
+    let result: Result<Dist, DistError> = match family {
+        "exponential" => p.exponential(ctx)?,
+        "deterministic" => p.deterministic(ctx)?,
+        "empirical" => return empirical(ctx, node, path, base),
+        _ => p.two_parameter(ctx, family)?,
+    };
+    match result {
+        Ok(d) => Some(d),
+        Err(e) => {
+            ctx.error(&node.origin, path, format!("{e}"));
+            None
+        }
+    }
+}
+
+/// The keys a family takes, and its parameter sets as a message says them.
+fn parameter_sets(family: &str) -> (&'static [&'static str], &'static str) {
+    match family {
         "exponential" => (
             &["dist", "mean", "rate_per_s", "scv"],
             "mean, or rate_per_s",
@@ -113,28 +139,46 @@ pub(crate) fn dist(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> O
             "shape and scale, or mean and scv",
         ),
         _ => (&["dist", "samples", "file"], "samples, or file"),
-    };
-    ctx.check_keys(node, path, allowed, &what);
+    }
+}
 
-    let has = |k: &str| node.get(k).is_some();
-    let num_of = |ctx: &mut Ctx<'_>, k: &str| -> Option<f64> {
-        let n = node.get(k)?;
-        ctx.f64(n, &child(path, k))
-    };
-    // Which parameter set was given; a wrong mix is reported once.
-    let bad_mix = |ctx: &mut Ctx<'_>| {
-        let given: Vec<&str> = node
+/// A distribution table of a known family, being read. Its readers return
+/// None after reporting an error, else the kernel's verdict on the values.
+struct Params<'a> {
+    node: &'a Node,
+    path: &'a str,
+    allowed: &'a [&'a str],
+    what: &'a str,
+    forms: &'a str,
+}
+
+impl Params<'_> {
+    fn has(&self, k: &str) -> bool {
+        self.node.get(k).is_some()
+    }
+
+    fn num(&self, ctx: &mut Ctx<'_>, k: &str) -> Option<f64> {
+        let n = self.node.get(k)?;
+        ctx.f64(n, &child(self.path, k))
+    }
+
+    /// Reports a mix of parameters that is no parameter set (once).
+    fn bad_mix(&self, ctx: &mut Ctx<'_>) {
+        let given: Vec<&str> = self
+            .node
             .table()
             .unwrap_or(&[])
             .iter()
             .map(|e| e.key.as_str())
-            .filter(|k| *k != "dist" && allowed.contains(k))
+            .filter(|k| *k != "dist" && self.allowed.contains(k))
             .collect();
         ctx.error(
-            &node.origin,
-            path,
+            &self.node.origin,
+            self.path,
             format!(
-                "{what} needs {forms}; found {}",
+                "{} needs {}; found {}",
+                self.what,
+                self.forms,
                 if given.is_empty() {
                     "no parameters".to_string()
                 } else {
@@ -142,19 +186,20 @@ pub(crate) fn dist(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> O
                 }
             ),
         );
-    };
-    let fam = |f: Family, mean: f64, scv: f64| Dist::from_mean_scv(f, mean, scv);
-    let result: Result<Dist, DistError> = match family {
-        "exponential" => match (has("mean"), has("rate_per_s")) {
+    }
+
+    fn exponential(&self, ctx: &mut Ctx<'_>) -> Option<Result<Dist, DistError>> {
+        let (node, path) = (self.node, self.path);
+        Some(match (self.has("mean"), self.has("rate_per_s")) {
             (true, false) => {
-                let m = num_of(ctx, "mean")?;
+                let m = self.num(ctx, "mean")?;
                 match node.get("scv") {
-                    Some(_) => fam(Family::Exponential, m, num_of(ctx, "scv")?),
+                    Some(_) => Dist::from_mean_scv(Family::Exponential, m, self.num(ctx, "scv")?),
                     None => Dist::exponential(m),
                 }
             }
-            (false, true) if !has("scv") => {
-                let r = num_of(ctx, "rate_per_s")?;
+            (false, true) if !self.has("scv") => {
+                let r = self.num(ctx, "rate_per_s")?;
                 if r <= 0.0 {
                     ctx.error(
                         &node.get("rate_per_s")?.origin,
@@ -166,77 +211,80 @@ pub(crate) fn dist(ctx: &mut Ctx<'_>, node: &Node, path: &str, base: &Path) -> O
                 Dist::exponential(1.0 / r)
             }
             _ => {
-                bad_mix(ctx);
+                self.bad_mix(ctx);
                 return None;
             }
-        },
-        "deterministic" => match (has("value"), has("mean")) {
-            (true, false) if !has("scv") => Dist::deterministic(num_of(ctx, "value")?),
-            (false, true) => match node.get("scv") {
-                Some(_) => fam(
+        })
+    }
+
+    fn deterministic(&self, ctx: &mut Ctx<'_>) -> Option<Result<Dist, DistError>> {
+        Some(match (self.has("value"), self.has("mean")) {
+            (true, false) if !self.has("scv") => Dist::deterministic(self.num(ctx, "value")?),
+            (false, true) => match self.node.get("scv") {
+                Some(_) => Dist::from_mean_scv(
                     Family::Deterministic,
-                    num_of(ctx, "mean")?,
-                    num_of(ctx, "scv")?,
+                    self.num(ctx, "mean")?,
+                    self.num(ctx, "scv")?,
                 ),
-                None => Dist::deterministic(num_of(ctx, "mean")?),
+                None => Dist::deterministic(self.num(ctx, "mean")?),
             },
             _ => {
-                bad_mix(ctx);
+                self.bad_mix(ctx);
                 return None;
             }
-        },
-        "empirical" => return empirical(ctx, node, path, base),
-        _ => {
-            let direct: &[&str] = match family {
-                "uniform" => &["min", "max"],
-                "erlang" => &["k", "mean"],
-                "hyperexponential" => &["p", "mean1", "mean2"],
-                "lognormal" => &["mu", "sigma"],
-                _ => &["shape", "scale"],
-            };
-            let f = match family {
-                "uniform" => Family::Uniform,
-                "erlang" => Family::Erlang,
-                "hyperexponential" => Family::HyperExponential,
-                "lognormal" => Family::LogNormal,
-                _ => Family::Gamma,
-            };
-            let by_scv = has("mean") && has("scv");
-            let given = node
-                .table()
-                .unwrap_or(&[])
-                .iter()
-                .filter(|e| e.key != "dist" && allowed.contains(&e.key.as_str()))
-                .count();
-            if by_scv && given == 2 {
-                let (m, s) = (num_of(ctx, "mean"), num_of(ctx, "scv"));
-                fam(f, m?, s?)
-            } else if direct.iter().all(|k| has(k)) && given == direct.len() {
-                let vals: Vec<Option<f64>> = direct.iter().map(|k| num_of(ctx, k)).collect();
-                let vals: Vec<f64> = vals.into_iter().collect::<Option<_>>()?;
-                match family {
-                    "uniform" => Dist::uniform(vals[0], vals[1]),
-                    "erlang" => {
-                        let k =
-                            ctx.u32(node.get("k")?, &child(path, "k"), 1, "a number of phases")?;
-                        Dist::erlang(k, vals[1])
-                    }
-                    "hyperexponential" => Dist::hyperexponential(vals[0], vals[1], vals[2]),
-                    "lognormal" => Dist::lognormal(vals[0], vals[1]),
-                    _ => Dist::gamma(vals[0], vals[1]),
+        })
+    }
+
+    /// The families given by their own two or three parameters or by mean
+    /// and scv: uniform, erlang, hyperexponential, lognormal, gamma.
+    fn two_parameter(&self, ctx: &mut Ctx<'_>, family: &str) -> Option<Result<Dist, DistError>> {
+        let direct: &[&str] = match family {
+            "uniform" => &["min", "max"],
+            "erlang" => &["k", "mean"],
+            "hyperexponential" => &["p", "mean1", "mean2"],
+            "lognormal" => &["mu", "sigma"],
+            _ => &["shape", "scale"],
+        };
+        let f = match family {
+            "uniform" => Family::Uniform,
+            "erlang" => Family::Erlang,
+            "hyperexponential" => Family::HyperExponential,
+            "lognormal" => Family::LogNormal,
+            _ => Family::Gamma,
+        };
+        let by_scv = self.has("mean") && self.has("scv");
+        let given = self
+            .node
+            .table()
+            .unwrap_or(&[])
+            .iter()
+            .filter(|e| e.key != "dist" && self.allowed.contains(&e.key.as_str()))
+            .count();
+        Some(if by_scv && given == 2 {
+            let (m, s) = (self.num(ctx, "mean"), self.num(ctx, "scv"));
+            Dist::from_mean_scv(f, m?, s?)
+        } else if direct.iter().all(|k| self.has(k)) && given == direct.len() {
+            let vals: Vec<Option<f64>> = direct.iter().map(|k| self.num(ctx, k)).collect();
+            let vals: Vec<f64> = vals.into_iter().collect::<Option<_>>()?;
+            match family {
+                "uniform" => Dist::uniform(vals[0], vals[1]),
+                "erlang" => {
+                    let k = ctx.u32(
+                        self.node.get("k")?,
+                        &child(self.path, "k"),
+                        1,
+                        "a number of phases",
+                    )?;
+                    Dist::erlang(k, vals[1])
                 }
-            } else {
-                bad_mix(ctx);
-                return None;
+                "hyperexponential" => Dist::hyperexponential(vals[0], vals[1], vals[2]),
+                "lognormal" => Dist::lognormal(vals[0], vals[1]),
+                _ => Dist::gamma(vals[0], vals[1]),
             }
-        }
-    };
-    match result {
-        Ok(d) => Some(d),
-        Err(e) => {
-            ctx.error(&node.origin, path, format!("{e}"));
-            None
-        }
+        } else {
+            self.bad_mix(ctx);
+            return None;
+        })
     }
 }
 

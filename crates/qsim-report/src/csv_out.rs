@@ -5,7 +5,6 @@ use crate::Report;
 use qsim_kernel::{
     Estimate, MetricScope, RunResults, metrics, station_class_index, station_class_item,
 };
-use std::fmt::Write;
 
 /// The `scope` of derived-metric rows (their `metric` is [`DERIVED_METRIC`]).
 pub const DERIVED_SCOPE: &str = "derived";
@@ -14,7 +13,8 @@ pub const DERIVED_METRIC: &str = "value";
 /// The header of the run CSV.
 pub const CSV_HEADER: &str = "scope,name,metric,mean,ci95,error";
 
-fn num(x: f64) -> String {
+/// A figure as a CSV field: empty when it is not a finite number.
+pub(crate) fn num(x: f64) -> String {
     if x.is_finite() {
         format!("{x}")
     } else {
@@ -22,23 +22,94 @@ fn num(x: f64) -> String {
     }
 }
 
-fn row(out: &mut String, scope: &str, name: &str, metric: &str, e: &Estimate) {
-    let _ = writeln!(
-        out,
-        "{scope},{},{metric},{},{},",
-        quote(name),
-        num(e.mean),
-        num(e.ci95)
-    );
+/// The one CSV writer of every CSV qsim writes (run, phases, trace, solve,
+/// what-if, rare; the sweep's points.csv uses the same crate and settings):
+/// the `csv` crate's quoting, where a field is quoted only when it holds a
+/// comma, a quote or a line break (quotes doubled inside), and lines that
+/// end in `\n`. Lines it does not quote (a fixed header, `# ` comments
+/// after the table) are written as they are.
+pub struct CsvRows {
+    w: csv::Writer<Vec<u8>>,
 }
 
-/// A CSV field: quoted when it holds a comma, a quote or a line break.
-pub fn quote(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+impl Default for CsvRows {
+    fn default() -> Self {
+        CsvRows::new()
     }
+}
+
+impl CsvRows {
+    /// An empty CSV text.
+    pub fn new() -> CsvRows {
+        CsvRows::after(Vec::new())
+    }
+
+    /// Rows written after `text`.
+    fn after(text: Vec<u8>) -> CsvRows {
+        CsvRows {
+            w: csv::WriterBuilder::new()
+                .terminator(csv::Terminator::Any(b'\n'))
+                .flexible(true)
+                .from_writer(text),
+        }
+    }
+
+    /// One row of fields, each quoted where it needs to be.
+    pub fn row<I, S>(&mut self, fields: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let fields: Vec<S> = fields.into_iter().collect();
+        self.w
+            .write_record(fields.iter().map(|f| f.as_ref().as_bytes()))
+            .expect("writing to memory cannot fail");
+    }
+
+    /// One line as it is (a header of plain names, a `# ` comment); `line`
+    /// has no line break of its own.
+    pub fn line(&mut self, line: &str) {
+        let mut text = std::mem::take(self).bytes();
+        text.extend_from_slice(line.as_bytes());
+        text.push(b'\n');
+        *self = CsvRows::after(text);
+    }
+
+    fn bytes(self) -> Vec<u8> {
+        self.w
+            .into_inner()
+            .unwrap_or_else(|_| unreachable!("writing to memory cannot fail"))
+    }
+
+    /// The text written.
+    pub fn finish(self) -> String {
+        String::from_utf8(self.bytes()).expect("every field is UTF-8")
+    }
+}
+
+/// One row of the run CSV's columns, `scope,name,metric,mean,ci95,error`.
+fn row(out: &mut CsvRows, scope: &str, name: &str, metric: &str, e: &Estimate) {
+    out.row([
+        scope,
+        name,
+        metric,
+        num(e.mean).as_str(),
+        num(e.ci95).as_str(),
+        "",
+    ]);
+}
+
+/// A CSV field as [`CsvRows`] writes it: quoted when it holds a comma, a
+/// quote or a line break.
+pub fn quote(s: &str) -> String {
+    if s.is_empty() {
+        return String::new();
+    }
+    let mut w = CsvRows::new();
+    w.row([s]);
+    let mut out = w.finish();
+    out.pop();
+    out
 }
 
 /// The names of the items of `scope` (`system` for the system;
@@ -90,7 +161,8 @@ fn scope_column(scope: MetricScope) -> &'static str {
 /// number is left empty.
 pub fn to_csv(report: &Report) -> String {
     let r = report.results;
-    let mut out = format!("{CSV_HEADER}\n");
+    let mut out = CsvRows::new();
+    out.line(CSV_HEADER);
     for scope in MetricScope::ALL {
         for (name, i) in items(r, scope) {
             for m in metrics(scope) {
@@ -110,19 +182,12 @@ pub fn to_csv(report: &Report) -> String {
     for d in &report.derived {
         match &d.value {
             Ok(e) => row(&mut out, DERIVED_SCOPE, &d.name, DERIVED_METRIC, e),
-            Err(error) => {
-                let _ = writeln!(
-                    out,
-                    "{DERIVED_SCOPE},{},{DERIVED_METRIC},,,{}",
-                    quote(&d.name),
-                    quote(error)
-                );
-            }
+            Err(error) => out.row([DERIVED_SCOPE, &d.name, DERIVED_METRIC, "", "", error]),
         }
     }
     // Comment lines, so the figures above stay one table for CSV readers.
     for w in &report.warnings {
-        let _ = writeln!(out, "# warning: {w}");
+        out.line(&format!("# warning: {w}"));
     }
-    out
+    out.finish()
 }

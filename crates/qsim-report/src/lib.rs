@@ -19,7 +19,7 @@ pub mod phases;
 mod table;
 pub mod trace_chart;
 
-pub use csv_out::{CSV_HEADER, DERIVED_METRIC, DERIVED_SCOPE, quote, to_csv};
+pub use csv_out::{CSV_HEADER, CsvRows, DERIVED_METRIC, DERIVED_SCOPE, quote, to_csv};
 pub use json::to_json;
 pub use table::to_table;
 

@@ -2,7 +2,7 @@
 //! (a load schedule), in the three forms of a run's output: a table
 //! section, a JSON value and CSV rows (see `qsim_kernel::recovery`).
 
-use crate::csv_out::quote;
+use crate::csv_out::{CsvRows, num};
 use crate::table::{pct, pm_dur};
 use qsim_kernel::Estimate;
 use qsim_kernel::names::{MEAN_JOBS, RESPONSE_TIME_S, THROUGHPUT_PER_S, UTILIZATION};
@@ -197,23 +197,9 @@ impl Transient<'_> {
     /// scope `phases.PHASE.system` and `phases.PHASE.stations`, and scope
     /// `recovery`.
     pub fn csv(&self) -> String {
-        let mut out = String::new();
-        let n = |x: f64| {
-            if x.is_finite() {
-                x.to_string()
-            } else {
-                String::new()
-            }
-        };
+        let mut out = CsvRows::new();
         let mut row = |scope: &str, name: &str, metric: &str, e: &Estimate, error: &str| {
-            let _ = writeln!(
-                out,
-                "{scope},{},{metric},{},{},{}",
-                quote(name),
-                n(e.mean),
-                n(e.ci95),
-                quote(error)
-            );
+            out.row([scope, name, metric, &num(e.mean), &num(e.ci95), error]);
         };
         for p in self.phases {
             let sys = format!("phases.{}.system", p.phase.name());
@@ -277,6 +263,6 @@ impl Transient<'_> {
                 }
             }
         }
-        out
+        out.finish()
     }
 }

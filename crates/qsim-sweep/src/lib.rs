@@ -19,7 +19,9 @@
 //!   throttle limit.
 //! - [`what_if`] compares changes (a station sped up, any overrides) with
 //!   the baseline at operating points, with common random numbers: paired
-//!   replications and paired-difference intervals ([`whatif`]).
+//!   replications and paired-difference intervals ([`whatif`]);
+//!   [`what_if_network`] does it on a network built in code, its operating
+//!   points and changes given as typed [`Setting`]s.
 //!
 //! The crate prints nothing; progress comes through an [`Observer`].
 //!
@@ -80,6 +82,7 @@ pub mod knee;
 pub mod output;
 pub mod record;
 mod run;
+pub mod setting;
 pub mod spec;
 pub mod summary;
 pub mod whatif;
@@ -92,9 +95,10 @@ pub use knee::{Candidate, CurvePoint, KneeReport};
 pub use output::{Manifest, SavedSweep, merge};
 pub use record::{ItemMetrics, MetricValues, Point, PointBistability, PointMetrics, PointRecord};
 pub use run::{ModelFile, ModelSource, Observer, Progress, Sweep, SweepOptions, SweepOutcome};
+pub use setting::Setting;
 pub use spec::{SpecError, VarySpec, VaryValue};
 pub use summary::{Axes, SweepSummary, Workload};
 pub use whatif::{
     Baseline, Change, ChangeResult, Difference, PointDifference, RunSettings, WhatIfError,
-    WhatIfOptions, WhatIfReport, what_if,
+    WhatIfOptions, WhatIfReport, what_if, what_if_network,
 };

@@ -19,6 +19,7 @@
 //! so results are identical at any thread count.
 
 use crate::run::{ModelSource, class_visits};
+use crate::setting::{Setting, adjusted};
 use qsim_kernel::{
     Budget, Control, Estimate, Network, ReplicationResult, ReplicationRounds, RunConfig, RunError,
     estimate, run_replication_with, summarize, t975,
@@ -41,8 +42,11 @@ pub enum Change {
         factor: f64,
     },
     /// Overrides applied after the operating point's, e.g.
-    /// `stations.cpu.service.mean=*0.75`.
+    /// `stations.cpu.service.mean=*0.75` (a model from a [`ModelSource`]).
     Set(Vec<Override>),
+    /// Typed settings applied to the point's network, in order: a change
+    /// to a network built in code, no key paths.
+    Settings(Vec<Setting>),
 }
 
 impl Change {
@@ -58,6 +62,7 @@ impl Change {
                 .map(|o| o.to_string())
                 .collect::<Vec<_>>()
                 .join(" "),
+            Change::Settings(settings) => label(settings),
         }
     }
 }
@@ -323,12 +328,7 @@ pub fn what_if(
     }
     let whole = [Vec::new()];
     let points: &[Vec<Override>] = if points.is_empty() { &whole } else { points };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(options.threads)
-        .build()
-        .map_err(|e| {
-            WhatIfError::Usage(format!("cannot start {} threads: {e}", options.threads))
-        })?;
+    let pool = pool(options)?;
     // Every model at every point is loaded and estimated before anything
     // runs: a bad or too costly point or change is refused at once, not
     // after the points before it have run.
@@ -346,25 +346,105 @@ pub fn what_if(
         options.settings.apply(&mut config);
         let models = changes
             .iter()
-            .map(|c| changed(source, &ov, &model, c, &label))
+            .map(|c| changed(Some((source, &ov)), &model.network, &model.run, c, &label))
             .collect::<Result<Vec<Network>, _>>()?;
-        if let Some(b) = &options.budget {
-            let at_once = RunConfig {
-                threads: options.threads,
-                ..config.clone()
-            };
-            let labels = std::iter::once(None).chain(changes.iter().map(|c| Some(c.label())));
-            for (n, change) in std::iter::once(&model.network).chain(&models).zip(labels) {
-                b.check(n, &at_once, &class_visits(n))
-                    .map_err(|error| WhatIfError::Budget {
-                        point: label.clone(),
-                        change,
-                        error,
-                    })?;
-            }
-        }
+        check_budget(options, &label, &model.network, &config, changes, &models)?;
         prepared.push((label, model.network, config, models));
     }
+    compare(prepared, changes, options, &pool)
+}
+
+/// [`what_if`] on a network built in code: each operating point is a list
+/// of typed [`Setting`]s applied to `network` (an empty list of points
+/// means `network` as given), run with `config` (changed by
+/// `options.settings`). A change may not be [`Change::Set`], whose key
+/// paths need a model file.
+pub fn what_if_network(
+    network: &Network,
+    config: &RunConfig,
+    changes: &[Change],
+    points: &[Vec<Setting>],
+    options: &WhatIfOptions,
+) -> Result<WhatIfReport, WhatIfError> {
+    if changes.is_empty() {
+        return Err(WhatIfError::Usage(
+            "nothing to compare: give at least one change".into(),
+        ));
+    }
+    let whole = [Vec::new()];
+    let points: &[Vec<Setting>] = if points.is_empty() { &whole } else { points };
+    let pool = pool(options)?;
+    let mut config = config.clone();
+    options.settings.apply(&mut config);
+    let mut prepared = Vec::with_capacity(points.len());
+    for point in points {
+        let at = label(point);
+        let base_net = adjusted(network, point, &format!("the operating point {at}"), "", "")
+            .map_err(WhatIfError::Usage)?;
+        let models = changes
+            .iter()
+            .map(|c| changed(None, &base_net, &config, c, &at))
+            .collect::<Result<Vec<Network>, _>>()?;
+        check_budget(options, &at, &base_net, &config, changes, &models)?;
+        prepared.push((at, base_net, config.clone(), models));
+    }
+    compare(prepared, changes, options, &pool)
+}
+
+/// Settings as a report shows them: joined by spaces.
+fn label(settings: &[Setting]) -> String {
+    settings
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The what-if's own pool of `options.threads` threads.
+fn pool(options: &WhatIfOptions) -> Result<rayon::ThreadPool, WhatIfError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads)
+        .build()
+        .map_err(|e| WhatIfError::Usage(format!("cannot start {} threads: {e}", options.threads)))
+}
+
+/// Checks the baseline and every changed network of a point against the
+/// budget, if there is one.
+fn check_budget(
+    options: &WhatIfOptions,
+    label: &str,
+    base: &Network,
+    config: &RunConfig,
+    changes: &[Change],
+    models: &[Network],
+) -> Result<(), WhatIfError> {
+    let Some(b) = &options.budget else {
+        return Ok(());
+    };
+    let at_once = RunConfig {
+        threads: options.threads,
+        ..config.clone()
+    };
+    let labels = std::iter::once(None).chain(changes.iter().map(|c| Some(c.label())));
+    for (n, change) in std::iter::once(base).chain(models).zip(labels) {
+        b.check(n, &at_once, &class_visits(n))
+            .map_err(|error| WhatIfError::Budget {
+                point: label.to_string(),
+                change,
+                error,
+            })?;
+    }
+    Ok(())
+}
+
+/// Runs the prepared points (label, baseline, run settings, changed
+/// networks) and ranks the changes.
+fn compare(
+    prepared: Vec<(String, Network, RunConfig, Vec<Network>)>,
+    changes: &[Change],
+    options: &WhatIfOptions,
+    pool: &rayon::ThreadPool,
+) -> Result<WhatIfReport, WhatIfError> {
     let mut baselines = Vec::new();
     let mut diffs: Vec<Vec<PointDifference>> = vec![Vec::new(); changes.len()];
     for (label, base_net, config, models) in prepared {
@@ -489,58 +569,53 @@ fn load(source: &dyn ModelSource, ov: &[Override], label: &str) -> Result<Model,
     })
 }
 
-/// The network of `change` applied to the point's model.
+/// The network of `change` applied to the point's network, whose model
+/// was loaded from `source` with `ov` when there is one, and which runs
+/// with `run` (a change may not change it).
 fn changed(
-    source: &dyn ModelSource,
-    ov: &[Override],
-    model: &Model,
+    source: Option<(&dyn ModelSource, &[Override])>,
+    network: &Network,
+    run: &RunConfig,
     change: &Change,
     label: &str,
 ) -> Result<Network, WhatIfError> {
     match change {
         Change::SpeedUp { station, factor } => {
-            let mut spec = model.network.spec().clone();
-            let Some(s) = spec.stations.iter().position(|s| &s.name == station) else {
-                let names: Vec<&str> = spec.stations.iter().map(|s| s.name.as_str()).collect();
-                return Err(WhatIfError::Usage(format!(
-                    "no station named `{station}` to speed up; the stations are {}",
-                    names.join(", ")
-                )));
+            let speed_up = Setting::SpeedUp {
+                station: station.clone(),
+                factor: *factor,
             };
-            spec.stations[s] = spec.stations[s]
-                .sped_up(*factor)
-                .map_err(|e| WhatIfError::Usage(e.to_string()))?;
-            let net = model.network.rebuilt(spec).map_err(|errs| {
-                WhatIfError::Usage(format!(
-                    "{station} sped up x{factor}: {}",
-                    errs.iter()
-                        .map(|e| e.to_string())
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ))
-            })?;
             // The same stability rule as a model loaded with overrides: a
             // slowed-down station that saturates has no steady state to
             // compare with.
-            let unstable = qsim_model::instability(&net);
-            if !unstable.is_empty() {
-                let at = if label.is_empty() {
-                    String::new()
-                } else {
-                    format!(" at {label}")
-                };
-                return Err(WhatIfError::Usage(format!(
-                    "{station} sped up x{factor}{at}: {}\n  hint: a smaller slow-down, or a lower arrival rate with --at",
-                    unstable.join("; ")
-                )));
-            }
-            Ok(net)
+            adjusted(
+                network,
+                &[speed_up],
+                &format!("{station} sped up x{factor}"),
+                label,
+                "\n  hint: a smaller slow-down, or a lower arrival rate with --at",
+            )
+            .map_err(WhatIfError::Usage)
         }
+        Change::Settings(settings) => adjusted(
+            network,
+            settings,
+            &format!("the change {}", change.label()),
+            label,
+            "",
+        )
+        .map_err(WhatIfError::Usage),
         Change::Set(extra) => {
+            let Some((source, ov)) = source else {
+                return Err(WhatIfError::Usage(format!(
+                    "the change {} is written as key paths, which need a model file; on a network built in code give it as Change::Settings",
+                    change.label()
+                )));
+            };
             let mut all = ov.to_vec();
             all.extend(extra.iter().cloned());
             let m = load(source, &all, label)?;
-            if m.run != model.run {
+            if &m.run != run {
                 return Err(WhatIfError::Usage(format!(
                     "the change {} changes how the model is run ([simulation]); a change must change the model only, so that both runs use the same replications and streams",
                     change.label()

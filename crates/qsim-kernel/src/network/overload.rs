@@ -243,69 +243,63 @@ impl Overload {
                     "expected a positive time in seconds",
                 );
             }
-            let Some(r) = &k.retry else { continue };
-            if r.max_attempts == 0 {
-                err(at, &["client", "max_attempts"], "expected at least 1");
-            }
-            if !(0.0..=1.0).contains(&r.probability) {
-                err(
-                    at,
-                    &["client", "retry_probability"],
-                    "expected a probability in [0, 1]",
-                );
-            }
-            if r.max_attempts == u32::MAX && r.probability >= 1.0 {
-                err(
-                    at,
-                    &["client"],
-                    "retries without end: give max_attempts, or a retry_probability below 1",
-                );
-            }
-            if let Backoff::Doubling {
-                base_s,
-                cap_s,
-                jitter,
-            } = r.backoff
-            {
-                if !(base_s > 0.0 && base_s.is_finite()) {
-                    err(
-                        at,
-                        &["client", "backoff_base_s"],
-                        "expected a positive time in seconds",
-                    );
-                }
-                if !(cap_s >= base_s && cap_s.is_finite()) {
-                    err(
-                        at,
-                        &["client", "backoff_cap_s"],
-                        "expected a time in seconds at least backoff_base_s",
-                    );
-                }
-                if !(0.0..=1.0).contains(&jitter) {
-                    err(
-                        at,
-                        &["client", "backoff_jitter"],
-                        "expected a fraction in [0, 1]",
-                    );
-                }
-            }
-            if let Some(b) = r.budget {
-                if !(b.ratio > 0.0 && b.ratio <= 1.0) {
-                    err(
-                        at,
-                        &["client", "retry_budget"],
-                        "expected a fraction in (0, 1]",
-                    );
-                }
-                if !(b.cap >= 1.0 && b.cap.is_finite()) {
-                    err(
-                        at,
-                        &["client", "retry_budget_cap"],
-                        "expected at least 1 token",
-                    );
-                }
+            if let Some(r) = &k.retry {
+                check_retry(r, &mut |field, msg| err(at, field, msg));
             }
         }
         out
+    }
+}
+
+/// The checks of a class's retry policy; `err` reports a problem at a key
+/// of the class.
+fn check_retry(r: &RetrySpec, err: &mut dyn FnMut(&[&'static str], &str)) {
+    if r.max_attempts == 0 {
+        err(&["client", "max_attempts"], "expected at least 1");
+    }
+    if !(0.0..=1.0).contains(&r.probability) {
+        err(
+            &["client", "retry_probability"],
+            "expected a probability in [0, 1]",
+        );
+    }
+    if r.max_attempts == u32::MAX && r.probability >= 1.0 {
+        err(
+            &["client"],
+            "retries without end: give max_attempts, or a retry_probability below 1",
+        );
+    }
+    if let Backoff::Doubling {
+        base_s,
+        cap_s,
+        jitter,
+    } = r.backoff
+    {
+        if !(base_s > 0.0 && base_s.is_finite()) {
+            err(
+                &["client", "backoff_base_s"],
+                "expected a positive time in seconds",
+            );
+        }
+        if !(cap_s >= base_s && cap_s.is_finite()) {
+            err(
+                &["client", "backoff_cap_s"],
+                "expected a time in seconds at least backoff_base_s",
+            );
+        }
+        if !(0.0..=1.0).contains(&jitter) {
+            err(
+                &["client", "backoff_jitter"],
+                "expected a fraction in [0, 1]",
+            );
+        }
+    }
+    if let Some(b) = r.budget {
+        if !(b.ratio > 0.0 && b.ratio <= 1.0) {
+            err(&["client", "retry_budget"], "expected a fraction in (0, 1]");
+        }
+        if !(b.cap >= 1.0 && b.cap.is_finite()) {
+            err(&["client", "retry_budget_cap"], "expected at least 1 token");
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::fmt;
 
 /// A mean across replications with the half-width of its 95% confidence
 /// interval (Student t with R−1 degrees of freedom; with one replication,
-/// from batch means, or NaN: unknown, never a zero-width interval).
+/// from segment means, or NaN: unknown, never a zero-width interval).
 ///
 /// Serialized as `{"mean": x, "ci95": h}`; a value that is not finite (no
 /// interval with one replication of a percentile, a failed derived metric) is
@@ -387,12 +387,12 @@ pub struct ReplicationResult {
     /// Per region, in spec order.
     pub regions: Vec<ReplicationRegion>,
     /// Cumulative figures of the measured part at the end of each of its
-    /// [`crate::BATCHES`] equal parts (by completions for a jobs stop, by
+    /// [`crate::SEGMENTS`] equal parts (by completions for a jobs stop, by
     /// time for a timed stop), the last being the whole; their own
-    /// checkpoints are empty and percentiles 0. Batch b's figures are the
-    /// difference of checkpoints b−1 and b; they give batch-means
+    /// checkpoints are empty and percentiles 0. Segment b's figures are the
+    /// difference of checkpoints b−1 and b; they give segment-means
     /// intervals and steady-state checks within one replication. Fewer
-    /// than [`crate::BATCHES`] when read mid-run.
+    /// than [`crate::SEGMENTS`] when read mid-run.
     #[serde(skip)]
     pub checkpoints: Vec<ReplicationResult>,
     /// The replication's trace, when the run was traced
@@ -752,9 +752,9 @@ pub enum RunWarning {
         /// The last change (a ramp's end), absolute seconds.
         end_s: f64,
     },
-    /// One replication: the batch means of these figures stay correlated
+    /// One replication: the segment means of these figures stay correlated
     /// after merging, so they are shown without an interval.
-    BatchesCorrelated {
+    SegmentsCorrelated {
         /// The figures, e.g. `system.throughput_per_s`.
         metrics: Vec<String>,
     },
@@ -808,7 +808,7 @@ impl fmt::Display for RunWarning {
                     "the load changes during the run (its schedule, {when}): the whole-run figures average the phases before, during and after the change, which is not a steady state; read the per-phase figures"
                 )
             }
-            RunWarning::BatchesCorrelated { metrics } => {
+            RunWarning::SegmentsCorrelated { metrics } => {
                 // A large model can have hundreds: name a few, count the
                 // rest (each shows n/a where it is printed).
                 const NAMED: usize = 6;
@@ -823,7 +823,7 @@ impl fmt::Display for RunWarning {
                 };
                 write!(
                     f,
-                    "one replication: the batch means of {list} are correlated, so no confidence interval is given for them (n/a); run longer or use --replications 2 or more"
+                    "one replication: the segment means of {list} are correlated, so no confidence interval is given for them (n/a); run longer or use --replications 2 or more"
                 )
             }
             RunWarning::TailTooShort {
@@ -867,10 +867,10 @@ mod tests {
     #[test]
     fn a_long_list_of_correlated_metrics_is_counted_not_printed() {
         let names = |n: usize| (0..n).map(|k| format!("station.s{k}.mean_jobs")).collect();
-        let few = RunWarning::BatchesCorrelated { metrics: names(8) }.to_string();
+        let few = RunWarning::SegmentsCorrelated { metrics: names(8) }.to_string();
         assert!(few.contains("station.s7.mean_jobs"), "{few}");
         assert!(!few.contains("more are correlated"), "{few}");
-        let many = RunWarning::BatchesCorrelated {
+        let many = RunWarning::SegmentsCorrelated {
             metrics: names(200),
         }
         .to_string();

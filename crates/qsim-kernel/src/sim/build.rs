@@ -76,73 +76,11 @@ impl Simulation {
         // only among plain stations and forks).
         let senders = spec.blocking_senders();
         let client = super::client::ClientRt::new(network, seed, index);
-        for (s, st) in stations.iter_mut().enumerate() {
-            let limit = network.capacity(s).map(|cap| cap.limit);
-            let (block, sends) = (spec.blocks(s), senders[s]);
-            let c = match st.kind {
-                Kind::Queue { c } => Some(c),
-                Kind::Delay => Some(u32::MAX),
-                _ => None,
-            };
-            // A multi-class model keeps per-class figures at its plain
-            // stations, which the hot path does not.
-            let multi = spec.classes.len() > 1;
-            if let Some(c) = c
-                && (limit.is_some() || config.station_tails || sends || multi || client.is_some())
-            {
-                st.kind = Kind::Plain {
-                    c,
-                    limit: limit.unwrap_or(u32::MAX),
-                    block,
-                    sends,
-                };
-            }
-            if config.station_tails {
-                st.stats.tails = Some(Box::new(super::stats::StationTails::new()));
-            }
-            if multi && matches!(st.kind, Kind::Plain { .. } | Kind::V(_)) {
-                let sums = matches!(st.kind, Kind::Plain { .. });
-                st.per_class = Some(Box::new(super::perclass::PerClass::new(
-                    spec.classes.len(),
-                    sums,
-                )));
-            }
-        }
+        slow_stations(network, config, &mut stations, &senders, client.is_some());
         link_spin_cpus(&mut stations);
         let regions = regions(spec, &mut stations);
         let mut switches = Vec::new();
-        let classes: Vec<ClassRt> = spec
-            .classes
-            .iter()
-            .enumerate()
-            .map(|(c, cl)| ClassRt {
-                rng: rng::stream(seed, index, rng::class_stream(c)),
-                open: match &cl.workload {
-                    #[cfg(not(feature = "bias"))]
-                    Workload::Open { interarrival } => Some(Sampler::new(interarrival)),
-                    #[cfg(feature = "bias")]
-                    Workload::Open { interarrival } => {
-                        Some(Sampler::new(&crate::bias::interarrival(interarrival)))
-                    }
-                    Workload::Closed { .. } => None,
-                },
-                think: match &cl.workload {
-                    Workload::Open { .. } => None,
-                    Workload::Closed { think, .. } => think.as_ref().map(Sampler::new),
-                },
-                route: Route::new(&cl.routing, stations.len(), &mut switches),
-                priority: cl.priority,
-                sla: config
-                    .class_sla_s
-                    .get(c)
-                    .copied()
-                    .flatten()
-                    .or(config.sla_s)
-                    .unwrap_or(f64::INFINITY),
-                stats: ClassStats::default(),
-                leaving: 0,
-            })
-            .collect();
+        let classes = class_rts(spec, config, index, stations.len(), &mut switches);
         let mut sim = Simulation {
             now: 0.0,
             fel: Fel::new(),
@@ -465,4 +403,93 @@ fn regions(spec: &NetworkSpec, stations: &mut [StationRt]) -> Vec<RegionRt> {
         });
     }
     regions
+}
+
+/// Moves the plain queues and delays that need more than the hot path
+/// keeps (a capacity, station tails, sending to a blocking station, per-class
+/// figures, clients) to [`Kind::Plain`], and gives stations the tails and
+/// per-class figures the run asks for.
+fn slow_stations(
+    network: &Network,
+    config: &RunConfig,
+    stations: &mut [StationRt],
+    senders: &[bool],
+    clients: bool,
+) {
+    let spec = network.spec();
+    for (s, st) in stations.iter_mut().enumerate() {
+        let limit = network.capacity(s).map(|cap| cap.limit);
+        let (block, sends) = (spec.blocks(s), senders[s]);
+        let c = match st.kind {
+            Kind::Queue { c } => Some(c),
+            Kind::Delay => Some(u32::MAX),
+            _ => None,
+        };
+        // A multi-class model keeps per-class figures at its plain
+        // stations, which the hot path does not.
+        let multi = spec.classes.len() > 1;
+        if let Some(c) = c
+            && (limit.is_some() || config.station_tails || sends || multi || clients)
+        {
+            st.kind = Kind::Plain {
+                c,
+                limit: limit.unwrap_or(u32::MAX),
+                block,
+                sends,
+            };
+        }
+        if config.station_tails {
+            st.stats.tails = Some(Box::new(super::stats::StationTails::new()));
+        }
+        if multi && matches!(st.kind, Kind::Plain { .. } | Kind::V(_)) {
+            let sums = matches!(st.kind, Kind::Plain { .. });
+            st.per_class = Some(Box::new(super::perclass::PerClass::new(
+                spec.classes.len(),
+                sums,
+            )));
+        }
+    }
+}
+
+/// The run-time state of each class: its random stream, arrival or think
+/// sampler, route and SLA.
+fn class_rts(
+    spec: &NetworkSpec,
+    config: &RunConfig,
+    index: u32,
+    n_stations: usize,
+    switches: &mut Vec<(u32, u32)>,
+) -> Vec<ClassRt> {
+    let seed = config.seed;
+    spec.classes
+        .iter()
+        .enumerate()
+        .map(|(c, cl)| ClassRt {
+            rng: rng::stream(seed, index, rng::class_stream(c)),
+            open: match &cl.workload {
+                #[cfg(not(feature = "bias"))]
+                Workload::Open { interarrival } => Some(Sampler::new(interarrival)),
+                #[cfg(feature = "bias")]
+                Workload::Open { interarrival } => {
+                    Some(Sampler::new(&crate::bias::interarrival(interarrival)))
+                }
+                Workload::Closed { .. } => None,
+            },
+            think: match &cl.workload {
+                Workload::Open { .. } => None,
+                Workload::Closed { think, .. } => think.as_ref().map(Sampler::new),
+            },
+            route: Route::new(&cl.routing, n_stations, switches),
+            priority: cl.priority,
+            sla: config
+                .class_sla_s
+                .get(c)
+                .copied()
+                .flatten()
+                .or(config.sla_s)
+                .unwrap_or(f64::INFINITY),
+            stats: ClassStats::default(),
+            leaving: 0,
+        })
+        .collect()
 }

@@ -1,14 +1,14 @@
 //! Streaming statistics: per-station and per-class accumulators, MSER-5
-//! batch means, and the figures of a replication ([`Simulation::result`]).
+//! segment means, and the figures of a replication ([`Simulation::result`]).
 
 use super::event::{EV_MARK, ev, later};
 use super::job::Job;
 use super::perclass::PerClass;
 use super::regions::RegionStats;
-use super::{Kind, Simulation, StopPlan};
+use super::{Kind, Simulation, StationRt, StopPlan};
 use crate::hist::Histogram;
 use crate::results::*;
-use crate::steady::BATCHES;
+use crate::steady::SEGMENTS;
 
 /// Additive statistics of one class.
 #[derive(Clone, Debug, Default)]
@@ -237,10 +237,10 @@ impl Mser {
     }
 }
 
-/// Completions at batch boundary `k` of a run of `n` jobs: `ceil(n·k/B)`,
+/// Completions at segment boundary `k` of a run of `n` jobs: `ceil(n·k/B)`,
 /// so the last boundary is `n` itself.
 fn jobs_mark(n: u64, k: usize) -> u64 {
-    (u128::from(n) * k as u128).div_ceil(BATCHES as u128) as u64
+    (u128::from(n) * k as u128).div_ceil(SEGMENTS as u128) as u64
 }
 
 impl Simulation {
@@ -350,19 +350,19 @@ impl Simulation {
         }
     }
 
-    /// Absolute time of batch boundary `k` (1..=BATCHES) of a timed run;
+    /// Absolute time of segment boundary `k` (1..=SEGMENTS) of a timed run;
     /// the last is exactly the end of the run.
     fn time_mark(&self, k: usize) -> f64 {
-        if k >= BATCHES {
+        if k >= SEGMENTS {
             return self.mark_end;
         }
         let start = self.measure_start;
-        start + (self.mark_end - start) * k as f64 / BATCHES as f64
+        start + (self.mark_end - start) * k as f64 / SEGMENTS as f64
     }
 
-    /// A batch boundary of a [`StopPlan::Jobs`] run has been reached:
+    /// A segment boundary of a [`StopPlan::Jobs`] run has been reached:
     /// records the cumulative figures (once per boundary passed, so a run
-    /// shorter than [`BATCHES`] jobs gets empty batches) and moves the
+    /// shorter than [`SEGMENTS`] jobs gets empty segments) and moves the
     /// target to the next boundary, or ends the run after the last.
     #[cold]
     #[inline(never)]
@@ -375,7 +375,7 @@ impl Simulation {
         loop {
             self.marks.push(self.figures(false));
             let k = self.marks.len();
-            if k >= BATCHES {
+            if k >= SEGMENTS {
                 self.next_mark = u64::MAX;
                 self.finish();
                 return;
@@ -388,7 +388,7 @@ impl Simulation {
         }
     }
 
-    /// A batch boundary of a timed run: records the cumulative figures and
+    /// A segment boundary of a timed run: records the cumulative figures and
     /// schedules the next boundary, or ends the run after the last.
     #[cold]
     #[inline(never)]
@@ -396,7 +396,7 @@ impl Simulation {
         self.lazy_settle_all();
         self.marks.push(self.figures(false));
         let k = self.marks.len();
-        if k >= BATCHES {
+        if k >= SEGMENTS {
             self.finish();
         } else {
             self.fel.push(self.time_mark(k + 1), ev(EV_MARK, 0, 0));
@@ -428,14 +428,53 @@ impl Simulation {
     fn figures(&self, percentiles: bool) -> ReplicationResult {
         let now = self.now;
         let t = now - self.measure_start;
-        let per_s = |x: f64| if t > 0.0 { x / t } else { 0.0 };
-        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        let (system, mut classes) = self.class_figures(t, percentiles);
+        // Spinning latch waiters are in a cpu station's `busy` already.
+        let mut stations: Vec<ReplicationStation> = (0..self.stations.len())
+            .map(|i| self.station_figures(i, t, percentiles))
+            .collect();
+        let regions = self
+            .regions
+            .iter()
+            .map(|r| {
+                let dt = now - r.stats.last;
+                ReplicationRegion {
+                    wait_time_s: ratio(r.stats.sum_wait, r.stats.admitted as f64),
+                    mean_waiting: ratio(r.stats.area_waiting + r.queue.len() as f64 * dt, t),
+                    mean_inside: ratio(r.stats.area_inside + f64::from(r.inside) * dt, t),
+                }
+            })
+            .collect();
+        if let Some(ct) = &self.client {
+            ct.figures(t, &self.stations, &mut classes, &mut stations);
+        }
+        ReplicationResult {
+            index: self.index,
+            events: self.events,
+            measured_time_s: t,
+            warmup_time_s: self.measure_start,
+            system,
+            classes,
+            stations,
+            regions,
+            checkpoints: Vec::new(),
+            trace: None,
+            final_state: Vec::new(),
+        }
+    }
+
+    /// The system's and each class's figures over the `t` measured seconds.
+    fn class_figures(
+        &self,
+        t: f64,
+        percentiles: bool,
+    ) -> (ReplicationClass, Vec<ReplicationClass>) {
         let qs = [0.5, 0.9, 0.95, 0.99, 0.999];
         let class_result = |s: &ClassStats, over: u64| {
             let n = s.completions as f64;
             ReplicationClass {
                 completions: s.completions,
-                throughput_per_s: per_s(n),
+                throughput_per_s: ratio(n, t),
                 response_time_s: ratio(s.sum_resp, n),
                 percentiles_s: if percentiles {
                     s.hist.quantiles(qs)
@@ -450,7 +489,7 @@ impl Simulation {
         };
         // A class's P(R > SLA) is against its own SLA; the system's against
         // the run's.
-        let mut classes: Vec<ReplicationClass> = self
+        let classes: Vec<ReplicationClass> = self
             .classes
             .iter()
             .map(|c| class_result(&c.stats, c.stats.class_sla_over))
@@ -473,179 +512,177 @@ impl Simulation {
             }
             class_result(&all, all.sla_over)
         };
-        // Spinning latch waiters are in a cpu station's `busy` already.
-        let mut stations: Vec<ReplicationStation> = self
-            .stations
-            .iter()
-            .enumerate()
-            .map(|(i, st)| {
-                let s = &st.stats;
-                // Blocking: the waits at this station as a target, and the
-                // jobs it holds blocked as a sender.
-                let (waited, area_blocked, episodes, sum_blocked) = match self.blocking.get(i) {
-                    Some(b) => (b.waited, b.area(now), b.episodes, b.sum_blocked),
-                    None => (0, 0.0, 0, 0.0),
-                };
-                let (area_n, area_busy) = if matches!(
-                    st.kind,
-                    Kind::Queue { .. } | Kind::Plain { .. } | Kind::Delay
-                ) {
-                    let (area_n, area_busy) = s.plain_areas(now, !matches!(st.kind, Kind::Delay));
-                    // Debug builds (tests) also integrate the areas the
-                    // other way (`acc` at every change) and compare.
-                    #[cfg(debug_assertions)]
-                    {
-                        let dt = now - s.last;
-                        let n = s.area_n + f64::from(s.n) * dt;
-                        let b = if !matches!(st.kind, Kind::Delay) {
-                            s.area_busy + f64::from(s.busy) * dt
-                        } else {
-                            0.0
-                        };
-                        let tol = 1e-6 * (1.0 + n.abs() + b.abs());
-                        debug_assert!(
-                            (area_n - n).abs() <= tol && (area_busy - b).abs() <= tol,
-                            "plain station areas ({area_n}, {area_busy}) differ from \
-                             integrated ({n}, {b}): {s:?}"
-                        );
-                    }
-                    (area_n, area_busy)
-                } else {
-                    let dt = now - s.last;
-                    (
-                        s.area_n + f64::from(s.n) * dt,
-                        s.area_busy + f64::from(s.busy) * dt,
-                    )
-                };
-                let d = s.departures as f64;
-                let grouped = matches!(st.kind, Kind::Group(_));
-                // Spin latches: threads polling, and threads asleep or
-                // being switched back in after a wake.
-                let (spinning, sleeping) = match &st.kind {
-                    Kind::Latch(l) if l.spin.is_some() => {
-                        let dt = now - l.counts_since;
-                        (
-                            per_s(l.area_spin + f64::from(l.spinners) * dt),
-                            per_s(l.area_sleep + f64::from(l.sleeping()) * dt),
-                        )
-                    }
-                    _ => (0.0, 0.0),
-                };
-                // Latches with mechanisms: `busy` is "held", so utilization
-                // is the held fraction; occupancy counts anyone present.
-                let (occupancy, polls, poll_delay) = match &st.kind {
-                    Kind::Latch(l) => (
-                        per_s(l.area_occ + if s.n > 0 { now - l.occ_since } else { 0.0 }),
-                        per_s(l.poll_count as f64),
-                        ratio(l.poll_sum, l.poll_count as f64),
-                    ),
-                    _ => (0.0, 0.0, 0.0),
-                };
-                ReplicationStation {
-                    throughput_per_s: per_s(d),
-                    // `busy` counts blocked servers too (occupied); the
-                    // serving fraction leaves them out.
-                    utilization: if st.servers > 0.0 {
-                        per_s((area_busy - area_blocked).max(0.0)) / st.servers
-                    } else {
-                        0.0
-                    },
-                    blocked_fraction: if st.servers > 0.0 {
-                        per_s(area_blocked) / st.servers
-                    } else {
-                        0.0
-                    },
-                    blocking_time_s: ratio(sum_blocked, episodes as f64),
-                    blocking_probability: ratio(waited as f64, s.offered as f64),
-                    mean_jobs: per_s(area_n),
-                    response_time_s: ratio(s.sum_resp, d),
-                    wait_time_s: ratio(s.sum_wait, d),
-                    mean_batch_size: if grouped {
-                        ratio(s.batch_jobs as f64, s.batches as f64)
-                    } else {
-                        0.0
-                    },
-                    batches_per_s: if grouped {
-                        per_s(s.batches as f64)
-                    } else {
-                        0.0
-                    },
-                    mean_spinning: spinning,
-                    mean_sleeping: sleeping,
-                    occupancy,
-                    polls_per_s: polls,
-                    mean_poll_delay_s: poll_delay,
-                    dropped_per_s: per_s(s.dropped as f64),
-                    loss_probability: ratio(s.dropped as f64, s.offered as f64),
-                    overload: None,
-                    classes: st.per_class.as_ref().map_or_else(Vec::new, |pc| {
-                        // Spinning latch threads hold part of a cpu's busy
-                        // servers but belong to no class here.
-                        let spin_cpu = matches!(&st.kind, Kind::V(vc) if !vc.latches.is_empty());
-                        let servers = if spin_cpu { 0.0 } else { st.servers };
-                        pc.figures(now, t, s.busy, servers, |c| {
-                            self.classes[c].stats.completions
-                        })
-                    }),
-                    tails: s.tails.as_ref().map(|tl| {
-                        let dt = now - s.last;
-                        let mean = per_s(area_n);
-                        let n2 = per_s(tl.area_n2 + f64::from(s.n) * f64::from(s.n) * dt);
-                        let k = self.jobs_tail_k as usize;
-                        let at_least = if k >= JOBS_BINS {
-                            f64::NAN
-                        } else {
-                            let mut time: f64 = tl.jobs_time[k..].iter().sum();
-                            if s.n as usize >= k {
-                                time += dt;
-                            }
-                            per_s(time)
-                        };
-                        let q3 = |h: &Histogram| {
-                            if percentiles {
-                                h.quantiles([0.5, 0.9, 0.99])
-                            } else {
-                                [0.0; 3]
-                            }
-                        };
-                        ReplicationTails {
-                            response_time_s: q3(&tl.response),
-                            wait_time_s: q3(&tl.wait),
-                            wait_probability: ratio(tl.waited as f64, d),
-                            jobs_variance: (n2 - mean * mean).max(0.0),
-                            jobs_tail_probability: at_least,
-                        }
-                    }),
-                }
-            })
-            .collect();
-        let regions = self
-            .regions
-            .iter()
-            .map(|r| {
-                let dt = now - r.stats.last;
-                ReplicationRegion {
-                    wait_time_s: ratio(r.stats.sum_wait, r.stats.admitted as f64),
-                    mean_waiting: per_s(r.stats.area_waiting + r.queue.len() as f64 * dt),
-                    mean_inside: per_s(r.stats.area_inside + f64::from(r.inside) * dt),
-                }
-            })
-            .collect();
-        if let Some(ct) = &self.client {
-            ct.figures(t, &self.stations, &mut classes, &mut stations);
+        (system, classes)
+    }
+
+    /// The figures of station `i` over the `t` measured seconds.
+    fn station_figures(&self, i: usize, t: f64, percentiles: bool) -> ReplicationStation {
+        let now = self.now;
+        let st = &self.stations[i];
+        let s = &st.stats;
+        let per_s = |x: f64| ratio(x, t);
+        // Blocking: the waits at this station as a target, and the jobs it
+        // holds blocked as a sender.
+        let (waited, area_blocked, episodes, sum_blocked) = match self.blocking.get(i) {
+            Some(b) => (b.waited, b.area(now), b.episodes, b.sum_blocked),
+            None => (0, 0.0, 0, 0.0),
+        };
+        let (area_n, area_busy) = station_areas(st, now);
+        let d = s.departures as f64;
+        let grouped = matches!(st.kind, Kind::Group(_));
+        // Spin latches: threads polling, and threads asleep or being
+        // switched back in after a wake.
+        let (spinning, sleeping) = match &st.kind {
+            Kind::Latch(l) if l.spin.is_some() => {
+                let dt = now - l.counts_since;
+                (
+                    per_s(l.area_spin + f64::from(l.spinners) * dt),
+                    per_s(l.area_sleep + f64::from(l.sleeping()) * dt),
+                )
+            }
+            _ => (0.0, 0.0),
+        };
+        // Latches with mechanisms: `busy` is "held", so utilization is the
+        // held fraction; occupancy counts anyone present.
+        let (occupancy, polls, poll_delay) = match &st.kind {
+            Kind::Latch(l) => (
+                per_s(l.area_occ + if s.n > 0 { now - l.occ_since } else { 0.0 }),
+                per_s(l.poll_count as f64),
+                ratio(l.poll_sum, l.poll_count as f64),
+            ),
+            _ => (0.0, 0.0, 0.0),
+        };
+        ReplicationStation {
+            throughput_per_s: per_s(d),
+            // `busy` counts blocked servers too (occupied); the serving
+            // fraction leaves them out.
+            utilization: if st.servers > 0.0 {
+                per_s((area_busy - area_blocked).max(0.0)) / st.servers
+            } else {
+                0.0
+            },
+            blocked_fraction: if st.servers > 0.0 {
+                per_s(area_blocked) / st.servers
+            } else {
+                0.0
+            },
+            blocking_time_s: ratio(sum_blocked, episodes as f64),
+            blocking_probability: ratio(waited as f64, s.offered as f64),
+            mean_jobs: per_s(area_n),
+            response_time_s: ratio(s.sum_resp, d),
+            wait_time_s: ratio(s.sum_wait, d),
+            mean_batch_size: if grouped {
+                ratio(s.batch_jobs as f64, s.batches as f64)
+            } else {
+                0.0
+            },
+            batches_per_s: if grouped {
+                per_s(s.batches as f64)
+            } else {
+                0.0
+            },
+            mean_spinning: spinning,
+            mean_sleeping: sleeping,
+            occupancy,
+            polls_per_s: polls,
+            mean_poll_delay_s: poll_delay,
+            dropped_per_s: per_s(s.dropped as f64),
+            loss_probability: ratio(s.dropped as f64, s.offered as f64),
+            overload: None,
+            classes: st.per_class.as_ref().map_or_else(Vec::new, |pc| {
+                // Spinning latch threads hold part of a cpu's busy servers
+                // but belong to no class here.
+                let spin_cpu = matches!(&st.kind, Kind::V(vc) if !vc.latches.is_empty());
+                let servers = if spin_cpu { 0.0 } else { st.servers };
+                pc.figures(now, t, s.busy, servers, |c| {
+                    self.classes[c].stats.completions
+                })
+            }),
+            tails: s
+                .tails
+                .as_ref()
+                .map(|tl| self.tail_figures(s, tl, t, area_n, percentiles)),
         }
-        ReplicationResult {
-            index: self.index,
-            events: self.events,
-            measured_time_s: t,
-            warmup_time_s: self.measure_start,
-            system,
-            classes,
-            stations,
-            regions,
-            checkpoints: Vec::new(),
-            trace: None,
-            final_state: Vec::new(),
+    }
+
+    /// A station's distribution figures (`RunConfig::station_tails`) over
+    /// the `t` measured seconds, `area_n` being the area under its jobs.
+    fn tail_figures(
+        &self,
+        s: &StStats,
+        tl: &StationTails,
+        t: f64,
+        area_n: f64,
+        percentiles: bool,
+    ) -> ReplicationTails {
+        let per_s = |x: f64| ratio(x, t);
+        let dt = self.now - s.last;
+        let mean = per_s(area_n);
+        let n2 = per_s(tl.area_n2 + f64::from(s.n) * f64::from(s.n) * dt);
+        let k = self.jobs_tail_k as usize;
+        let at_least = if k >= JOBS_BINS {
+            f64::NAN
+        } else {
+            let mut time: f64 = tl.jobs_time[k..].iter().sum();
+            if s.n as usize >= k {
+                time += dt;
+            }
+            per_s(time)
+        };
+        let q3 = |h: &Histogram| {
+            if percentiles {
+                h.quantiles([0.5, 0.9, 0.99])
+            } else {
+                [0.0; 3]
+            }
+        };
+        ReplicationTails {
+            response_time_s: q3(&tl.response),
+            wait_time_s: q3(&tl.wait),
+            wait_probability: ratio(tl.waited as f64, s.departures as f64),
+            jobs_variance: (n2 - mean * mean).max(0.0),
+            jobs_tail_probability: at_least,
         }
+    }
+}
+
+/// `a / b`, or 0 when `b` is 0 (a rate over no time, a mean of nothing).
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { 0.0 }
+}
+
+/// The areas under a station's jobs present and busy servers up to `now`.
+fn station_areas(st: &StationRt, now: f64) -> (f64, f64) {
+    let s = &st.stats;
+    if matches!(
+        st.kind,
+        Kind::Queue { .. } | Kind::Plain { .. } | Kind::Delay
+    ) {
+        let (area_n, area_busy) = s.plain_areas(now, !matches!(st.kind, Kind::Delay));
+        // Debug builds (tests) also integrate the areas the other way
+        // (`acc` at every change) and compare.
+        #[cfg(debug_assertions)]
+        {
+            let dt = now - s.last;
+            let n = s.area_n + f64::from(s.n) * dt;
+            let b = if !matches!(st.kind, Kind::Delay) {
+                s.area_busy + f64::from(s.busy) * dt
+            } else {
+                0.0
+            };
+            let tol = 1e-6 * (1.0 + n.abs() + b.abs());
+            debug_assert!(
+                (area_n - n).abs() <= tol && (area_busy - b).abs() <= tol,
+                "plain station areas ({area_n}, {area_busy}) differ from \
+                 integrated ({n}, {b}): {s:?}"
+            );
+        }
+        (area_n, area_busy)
+    } else {
+        let dt = now - s.last;
+        (
+            s.area_n + f64::from(s.n) * dt,
+            s.area_busy + f64::from(s.busy) * dt,
+        )
     }
 }

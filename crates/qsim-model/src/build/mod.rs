@@ -248,10 +248,9 @@ pub(crate) fn non_empty_array<'n>(
     Some(items)
 }
 
-pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
-    ctx.check_keys(root, "", &crate::format::TOP.names(), "the top level");
-
-    // Names first, so every reference can be resolved whatever the order.
+/// The names of the stations and classes, each with its table, in file
+/// order (so that every reference can be resolved whatever the order).
+fn read_names<'n>(ctx: &mut Ctx<'_>, root: &'n Node) -> Names<'n> {
     let mut names = Names {
         stations: Vec::new(),
         ids: HashMap::new(),
@@ -320,6 +319,14 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
             "missing the workload; expected a [workload] section or [classes.NAME] sections",
         ),
     }
+    names
+}
+
+pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
+    ctx.check_keys(root, "", &crate::format::TOP.names(), "the top level");
+
+    // Names first, so every reference can be resolved whatever the order.
+    let names = read_names(ctx, root);
     let class_names: Vec<&str> = names.classes.iter().map(|c| c.name.as_str()).collect();
 
     let mut stations = Vec::new();

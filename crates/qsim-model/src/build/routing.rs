@@ -16,76 +16,17 @@ pub(super) fn routing(
     ci: usize,
     c: &ClassIn<'_>,
 ) -> Option<Routing> {
+    let class = Class {
+        names,
+        stations,
+        covered,
+        ci,
+        c,
+    };
     let path = c.path.as_str();
     let node = c.node;
-    let ns = names.stations.len();
-    // Reports a visit to a station that has no service time for the class.
-    let check_service = |ctx: &mut Ctx<'_>, id: usize, origin: &Origin, p: &str| -> bool {
-        let k = names.kind_of(id);
-        if matches!(k, "fork" | "join" | "?") || covered[id][ci] {
-            return true;
-        }
-        let sname = &names.stations[id].0;
-        ctx.error_hint(
-            origin,
-            p,
-            format!(
-                "class {} is routed to station {sname}, which has no service time for it",
-                c.name
-            ),
-            Some(format!(
-                "add service = {{ ... }} or service_by_class.{} to [stations.{sname}]",
-                c.name
-            )),
-        );
-        false
-    };
     match (node.get("route"), node.get("routing")) {
-        (Some(r), None) => {
-            let p = child(path, "route");
-            let repeat = node.get("repeat").map(|n| (n, child(path, "repeat")));
-            let flat = super::route::read(ctx, names, r, &p, repeat, None)?;
-            // Each station named is checked once, at its first mention.
-            let mut ok = true;
-            let mut checked = vec![false; ns];
-            for (&id, &item) in flat.seq.iter().zip(&flat.item) {
-                if !std::mem::replace(&mut checked[id], true) {
-                    let (o, ip) = &flat.at[item as usize];
-                    ok &= check_service(ctx, id, o, ip);
-                }
-            }
-            if !ok {
-                return None;
-            }
-            // A fork must be followed by its join, where the parent waits.
-            let mut told = vec![false; flat.at.len()];
-            for (i, &id) in flat.seq.iter().enumerate() {
-                if let Some(f) = fork_info(stations, id) {
-                    let item = flat.item[i] as usize;
-                    let (o, ip) = &flat.at[item];
-                    let first = !std::mem::replace(&mut told[item], true);
-                    if first {
-                        for t in fork_visits(f) {
-                            ok &= check_service(ctx, t, o, ip);
-                        }
-                    }
-                    if flat.seq.get(i + 1) != Some(&f.join) {
-                        ok = false;
-                        if first {
-                            ctx.error(
-                                o,
-                                ip,
-                                format!(
-                                    "fork {} must be followed in the route by its join {}, where the job waits for its sub-jobs",
-                                    names.stations[id].0, names.stations[f.join].0
-                                ),
-                            );
-                        }
-                    }
-                }
-            }
-            ok.then_some(Routing::Sequence(flat.seq))
-        }
+        (Some(r), None) => class.sequence(ctx, r),
         (None, Some(_)) if node.get("repeat").is_some() => {
             let p = child(path, "repeat");
             ctx.error(
@@ -95,194 +36,7 @@ pub(super) fn routing(
             );
             None
         }
-        (None, Some(rt)) => {
-            let p = child(path, "routing");
-            let entries = ctx.table(rt, &p, "a routing table: from = { to = probability }")?;
-            let mut entry = None;
-            let mut from: Vec<Vec<(Target, f64)>> = vec![Vec::new(); ns];
-            let mut row_given = vec![false; ns];
-            // Where each station is first routed to, for located service errors.
-            let mut first_ref: Vec<Option<(Origin, String)>> = vec![None; ns];
-            let mut ok = true;
-            for e in entries {
-                let rp = child(&p, &e.key);
-                let from_id = if e.key == "source" {
-                    None
-                } else if e.key == "sink" {
-                    ctx.error(
-                        &e.key_origin,
-                        &rp,
-                        "`sink` is the end of an interaction and has no outgoing routes; expected `source` or a station name",
-                    );
-                    ok = false;
-                    continue;
-                } else {
-                    match names.station_key(ctx, e, &rp, &["source"]) {
-                        Some(id) => Some(id),
-                        None => {
-                            ok = false;
-                            continue;
-                        }
-                    }
-                };
-                if let Some(id) = from_id
-                    && names.kind_of(id) == "fork"
-                {
-                    let join = names.stations[id]
-                        .1
-                        .get("join")
-                        .and_then(|j| match &j.v {
-                            V::Str(s) => Some(s.as_str()),
-                            _ => None,
-                        })
-                        .unwrap_or("(its join)");
-                    ctx.error(
-                        &e.key_origin,
-                        &rp,
-                        format!(
-                            "a fork has no routing row: its sub-jobs go to its `to` stations and the job continues from its join; expected a row for {join} instead"
-                        ),
-                    );
-                    ok = false;
-                    continue;
-                }
-                let Some(branches) = row(ctx, names, &e.node, &rp, &mut first_ref) else {
-                    ok = false;
-                    continue;
-                };
-                match from_id {
-                    None => entry = Some(branches),
-                    Some(id) => {
-                        from[id] = branches;
-                        row_given[id] = true;
-                    }
-                }
-            }
-            if !ok {
-                return None;
-            }
-            let switched = node.get("population").is_none()
-                && node.get("arrival").is_none()
-                && node.get("rate_per_s").is_none()
-                && node.get("type").is_none();
-            let entry = match entry {
-                None if switched => Some(Vec::new()),
-                e => e,
-            };
-            let Some(entry) = entry else {
-                ctx.error(
-                    &rt.origin,
-                    &p,
-                    "missing key `source`; expected where a new interaction goes, e.g. source = { cpu = 1.0 }",
-                );
-                return None;
-            };
-            // Walk the stations the class reaches.
-            let mut seen = vec![false; ns];
-            let mut stack: Vec<usize> = entry
-                .iter()
-                .filter(|b| b.1 > 0.0)
-                .filter_map(|b| match b.0 {
-                    Target::Station(s) => Some(s),
-                    Target::Exit | Target::Switch { .. } => None,
-                })
-                .collect();
-            let mut sub_only = vec![false; ns];
-            while let Some(s) = stack.pop() {
-                if seen[s] {
-                    continue;
-                }
-                seen[s] = true;
-                let (o, rp) = first_ref[s]
-                    .clone()
-                    .unwrap_or((rt.origin.clone(), p.clone()));
-                ok &= check_service(ctx, s, &o, &rp);
-                if let Some(f) = fork_info(stations, s) {
-                    for t in fork_visits(f) {
-                        ok &= check_service(ctx, t, &o, &rp);
-                        if !seen[t] && t < ns {
-                            sub_only[t] = true;
-                        }
-                    }
-                    stack.push(f.join);
-                    continue;
-                }
-                sub_only[s] = false;
-                if !row_given[s] {
-                    ctx.error_hint(
-                        &rt.origin,
-                        &p,
-                        format!(
-                            "class {} reaches station {} but the routing has no row for it; expected where jobs go after {}",
-                            c.name, names.stations[s].0, names.stations[s].0
-                        ),
-                        Some(format!("add {} = {{ sink = 1.0 }} or similar", names.stations[s].0)),
-                    );
-                    ok = false;
-                    continue;
-                }
-                for b in &from[s] {
-                    if let (Target::Station(t), true) = (b.0, b.1 > 0.0) {
-                        stack.push(t);
-                    }
-                }
-            }
-            if !ok {
-                return None;
-            }
-            // Every reached station must be able to reach the sink: a walk
-            // back from the sink over the reversed edges (linear, where
-            // repeated sweeps would be quadratic on a long chain).
-            let mut preds: Vec<Vec<usize>> = vec![Vec::new(); ns];
-            let mut leaves = vec![false; ns];
-            let mut stack = Vec::new();
-            for s in 0..ns {
-                if let Some(f) = fork_info(stations, s) {
-                    preds[f.join].push(s);
-                    continue;
-                }
-                for b in from[s].iter().filter(|b| b.1 > 0.0) {
-                    match b.0 {
-                        Target::Exit if !leaves[s] => {
-                            leaves[s] = true;
-                            stack.push(s);
-                        }
-                        Target::Exit => {}
-                        Target::Station(t) => preds[t].push(s),
-                        // Where a switched job goes from there is checked
-                        // over (class, station) pairs by the kernel.
-                        Target::Switch { .. } if !leaves[s] => {
-                            leaves[s] = true;
-                            stack.push(s);
-                        }
-                        Target::Switch { .. } => {}
-                    }
-                }
-            }
-            while let Some(t) = stack.pop() {
-                for &s in &preds[t] {
-                    if !std::mem::replace(&mut leaves[s], true) {
-                        stack.push(s);
-                    }
-                }
-            }
-            for s in 0..ns {
-                if seen[s] && !leaves[s] && fork_info(stations, s).is_none() {
-                    ctx.error(
-                        &rt.origin,
-                        &p,
-                        format!(
-                            "jobs of class {} that reach station {} can never get to sink; expected a route from {} that ends at sink",
-                            c.name, names.stations[s].0, names.stations[s].0
-                        ),
-                    );
-                    // The routing is still given to the kernel, whose rules
-                    // may say why (a negative probability, say).
-                    break;
-                }
-            }
-            Some(Routing::Probabilistic { entry, from })
-        }
+        (None, Some(rt)) => class.table(ctx, rt),
         (Some(r), Some(_)) => {
             ctx.error(
                 &r.origin,
@@ -298,6 +52,325 @@ pub(super) fn routing(
                 "missing the route; expected route = [\"station\", ...] or a routing table",
             );
             None
+        }
+    }
+}
+
+/// A routing table's rows: where new interactions go (`source`), where
+/// jobs go from each station, which stations have a row, and where each
+/// station is first routed to (for located errors).
+struct Rows {
+    entry: Option<Vec<(Target, f64)>>,
+    from: Vec<Vec<(Target, f64)>>,
+    row_given: Vec<bool>,
+    first_ref: Vec<Option<(Origin, String)>>,
+}
+
+/// One class's routing as it is read: what every check needs.
+struct Class<'a, 'n> {
+    names: &'a Names<'n>,
+    stations: &'a [Option<StationSpec>],
+    covered: &'a [Vec<bool>],
+    ci: usize,
+    c: &'a ClassIn<'n>,
+}
+
+impl Class<'_, '_> {
+    /// Reports a visit to a station that has no service time for the class.
+    fn check_service(&self, ctx: &mut Ctx<'_>, id: usize, origin: &Origin, p: &str) -> bool {
+        let names = self.names;
+        let k = names.kind_of(id);
+        if matches!(k, "fork" | "join" | "?") || self.covered[id][self.ci] {
+            return true;
+        }
+        let sname = &names.stations[id].0;
+        ctx.error_hint(
+            origin,
+            p,
+            format!(
+                "class {} is routed to station {sname}, which has no service time for it",
+                self.c.name
+            ),
+            Some(format!(
+                "add service = {{ ... }} or service_by_class.{} to [stations.{sname}]",
+                self.c.name
+            )),
+        );
+        false
+    }
+
+    /// A fixed route, `route = [...]`.
+    fn sequence(&self, ctx: &mut Ctx<'_>, r: &Node) -> Option<Routing> {
+        let (names, path, node) = (self.names, self.c.path.as_str(), self.c.node);
+        let p = child(path, "route");
+        let repeat = node.get("repeat").map(|n| (n, child(path, "repeat")));
+        let flat = super::route::read(ctx, names, r, &p, repeat, None)?;
+        // Each station named is checked once, at its first mention.
+        let mut ok = true;
+        let mut checked = vec![false; names.stations.len()];
+        for (&id, &item) in flat.seq.iter().zip(&flat.item) {
+            if !std::mem::replace(&mut checked[id], true) {
+                let (o, ip) = &flat.at[item as usize];
+                ok &= self.check_service(ctx, id, o, ip);
+            }
+        }
+        if !ok {
+            return None;
+        }
+        // A fork must be followed by its join, where the parent waits.
+        let mut told = vec![false; flat.at.len()];
+        for (i, &id) in flat.seq.iter().enumerate() {
+            if let Some(f) = fork_info(self.stations, id) {
+                let item = flat.item[i] as usize;
+                let (o, ip) = &flat.at[item];
+                let first = !std::mem::replace(&mut told[item], true);
+                if first {
+                    for t in fork_visits(f) {
+                        ok &= self.check_service(ctx, t, o, ip);
+                    }
+                }
+                if flat.seq.get(i + 1) != Some(&f.join) {
+                    ok = false;
+                    if first {
+                        ctx.error(
+                            o,
+                            ip,
+                            format!(
+                                "fork {} must be followed in the route by its join {}, where the job waits for its sub-jobs",
+                                names.stations[id].0, names.stations[f.join].0
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        ok.then_some(Routing::Sequence(flat.seq))
+    }
+
+    /// A routing table, `[classes.NAME.routing]`.
+    fn table(&self, ctx: &mut Ctx<'_>, rt: &Node) -> Option<Routing> {
+        let node = self.c.node;
+        let p = child(&self.c.path, "routing");
+        let rows = self.rows(ctx, rt, &p)?;
+        let switched = node.get("population").is_none()
+            && node.get("arrival").is_none()
+            && node.get("rate_per_s").is_none()
+            && node.get("type").is_none();
+        let entry = match rows.entry.clone() {
+            None if switched => Some(Vec::new()),
+            e => e,
+        };
+        let Some(entry) = entry else {
+            ctx.error(
+                &rt.origin,
+                &p,
+                "missing key `source`; expected where a new interaction goes, e.g. source = { cpu = 1.0 }",
+            );
+            return None;
+        };
+        let seen = self.reached(ctx, rt, &p, &entry, &rows)?;
+        self.check_sink(ctx, rt, &p, &rows.from, &seen);
+        Some(Routing::Probabilistic {
+            entry,
+            from: rows.from,
+        })
+    }
+
+    /// Reads the rows of the routing table `rt` at `p`.
+    fn rows(&self, ctx: &mut Ctx<'_>, rt: &Node, p: &str) -> Option<Rows> {
+        let names = self.names;
+        let ns = names.stations.len();
+        let entries = ctx.table(rt, p, "a routing table: from = { to = probability }")?;
+        let mut rows = Rows {
+            entry: None,
+            from: vec![Vec::new(); ns],
+            row_given: vec![false; ns],
+            first_ref: vec![None; ns],
+        };
+        let mut ok = true;
+        for e in entries {
+            let rp = child(p, &e.key);
+            let from_id = if e.key == "source" {
+                None
+            } else if e.key == "sink" {
+                ctx.error(
+                    &e.key_origin,
+                    &rp,
+                    "`sink` is the end of an interaction and has no outgoing routes; expected `source` or a station name",
+                );
+                ok = false;
+                continue;
+            } else {
+                match names.station_key(ctx, e, &rp, &["source"]) {
+                    Some(id) => Some(id),
+                    None => {
+                        ok = false;
+                        continue;
+                    }
+                }
+            };
+            if let Some(id) = from_id
+                && names.kind_of(id) == "fork"
+            {
+                let join = names.stations[id]
+                    .1
+                    .get("join")
+                    .and_then(|j| match &j.v {
+                        V::Str(s) => Some(s.as_str()),
+                        _ => None,
+                    })
+                    .unwrap_or("(its join)");
+                ctx.error(
+                    &e.key_origin,
+                    &rp,
+                    format!(
+                        "a fork has no routing row: its sub-jobs go to its `to` stations and the job continues from its join; expected a row for {join} instead"
+                    ),
+                );
+                ok = false;
+                continue;
+            }
+            let Some(branches) = row(ctx, names, &e.node, &rp, &mut rows.first_ref) else {
+                ok = false;
+                continue;
+            };
+            match from_id {
+                None => rows.entry = Some(branches),
+                Some(id) => {
+                    rows.from[id] = branches;
+                    rows.row_given[id] = true;
+                }
+            }
+        }
+        ok.then_some(rows)
+    }
+
+    /// Walks the stations the class reaches from `entry`, checking that
+    /// each has service for it and a row: which are reached, or None
+    /// after an error.
+    fn reached(
+        &self,
+        ctx: &mut Ctx<'_>,
+        rt: &Node,
+        p: &str,
+        entry: &[(Target, f64)],
+        rows: &Rows,
+    ) -> Option<Vec<bool>> {
+        let names = self.names;
+        let ns = names.stations.len();
+        let mut ok = true;
+        let mut seen = vec![false; ns];
+        let mut stack: Vec<usize> = entry
+            .iter()
+            .filter(|b| b.1 > 0.0)
+            .filter_map(|b| match b.0 {
+                Target::Station(s) => Some(s),
+                Target::Exit | Target::Switch { .. } => None,
+            })
+            .collect();
+        let mut sub_only = vec![false; ns];
+        while let Some(s) = stack.pop() {
+            if seen[s] {
+                continue;
+            }
+            seen[s] = true;
+            let (o, rp) = rows.first_ref[s]
+                .clone()
+                .unwrap_or((rt.origin.clone(), p.to_string()));
+            ok &= self.check_service(ctx, s, &o, &rp);
+            if let Some(f) = fork_info(self.stations, s) {
+                for t in fork_visits(f) {
+                    ok &= self.check_service(ctx, t, &o, &rp);
+                    if !seen[t] && t < ns {
+                        sub_only[t] = true;
+                    }
+                }
+                stack.push(f.join);
+                continue;
+            }
+            sub_only[s] = false;
+            if !rows.row_given[s] {
+                ctx.error_hint(
+                    &rt.origin,
+                    p,
+                    format!(
+                        "class {} reaches station {} but the routing has no row for it; expected where jobs go after {}",
+                        self.c.name, names.stations[s].0, names.stations[s].0
+                    ),
+                    Some(format!("add {} = {{ sink = 1.0 }} or similar", names.stations[s].0)),
+                );
+                ok = false;
+                continue;
+            }
+            for b in &rows.from[s] {
+                if let (Target::Station(t), true) = (b.0, b.1 > 0.0) {
+                    stack.push(t);
+                }
+            }
+        }
+        ok.then_some(seen)
+    }
+
+    /// Every reached station must be able to reach the sink: a walk back
+    /// from the sink over the reversed edges (linear, where repeated sweeps
+    /// would be quadratic on a long chain). Reports the first that cannot.
+    fn check_sink(
+        &self,
+        ctx: &mut Ctx<'_>,
+        rt: &Node,
+        p: &str,
+        from: &[Vec<(Target, f64)>],
+        seen: &[bool],
+    ) {
+        let names = self.names;
+        let ns = names.stations.len();
+        let mut preds: Vec<Vec<usize>> = vec![Vec::new(); ns];
+        let mut leaves = vec![false; ns];
+        let mut stack = Vec::new();
+        for s in 0..ns {
+            if let Some(f) = fork_info(self.stations, s) {
+                preds[f.join].push(s);
+                continue;
+            }
+            for b in from[s].iter().filter(|b| b.1 > 0.0) {
+                match b.0 {
+                    Target::Exit if !leaves[s] => {
+                        leaves[s] = true;
+                        stack.push(s);
+                    }
+                    Target::Exit => {}
+                    Target::Station(t) => preds[t].push(s),
+                    // Where a switched job goes from there is checked over
+                    // (class, station) pairs by the kernel.
+                    Target::Switch { .. } if !leaves[s] => {
+                        leaves[s] = true;
+                        stack.push(s);
+                    }
+                    Target::Switch { .. } => {}
+                }
+            }
+        }
+        while let Some(t) = stack.pop() {
+            for &s in &preds[t] {
+                if !std::mem::replace(&mut leaves[s], true) {
+                    stack.push(s);
+                }
+            }
+        }
+        for s in 0..ns {
+            if seen[s] && !leaves[s] && fork_info(self.stations, s).is_none() {
+                ctx.error(
+                    &rt.origin,
+                    p,
+                    format!(
+                        "jobs of class {} that reach station {} can never get to sink; expected a route from {} that ends at sink",
+                        self.c.name, names.stations[s].0, names.stations[s].0
+                    ),
+                );
+                // The routing is still given to the kernel, whose rules may
+                // say why (a negative probability, say).
+                break;
+            }
         }
     }
 }

@@ -55,40 +55,7 @@ pub(super) fn simulation(
     });
     // Without a warm-up, a tenth of whatever stop the run ends up with
     // (`--jobs`/`--time` may replace the file's): resolved at run start.
-    let warmup = t.opt(
-        ctx,
-        "warmup",
-        qsim_kernel::DEFAULT_WARMUP,
-        |ctx, n, p| match &n.v {
-            V::Str(_) => ctx.choice(n, p, &["mser5", "none"]).map(|w| match w {
-                "mser5" => Warmup::Mser5,
-                _ => Warmup::None,
-            }),
-            // `{ fraction = F }`: that share of whatever stop the run ends
-            // up with, so `--jobs`/`--time` rescale it.
-            V::Table(_) if n.get("fraction").is_some() => {
-                ctx.check_keys(n, p, &["fraction"], p);
-                let f = n.get("fraction").expect("checked above");
-                let fp = child(p, "fraction");
-                let x = ctx.non_negative(f, &fp, "fraction of the stop")?;
-                if x >= 1.0 {
-                    ctx.error(
-                        &f.origin,
-                        &fp,
-                        format!(
-                            "expected a fraction of the stop below 1 (0.1 discards the first tenth), found {x}"
-                        ),
-                    );
-                    return None;
-                }
-                Some(Warmup::Fraction(x))
-            }
-            _ => jobs_or_time(ctx, n, p, true).map(|x| match x {
-                JobsOrTime::Jobs(j) => Warmup::Jobs(j),
-                JobsOrTime::Time(t) => Warmup::Time(t),
-            }),
-        },
-    );
+    let warmup = t.opt(ctx, "warmup", qsim_kernel::DEFAULT_WARMUP, warmup);
     let precision = t.opt(ctx, "precision", None, |ctx, n, p| {
         precision(ctx, n, p, replications.unwrap_or(d.replications)).map(Some)
     });
@@ -116,36 +83,9 @@ pub(super) fn simulation(
     let jobs_tail_k = t.opt(ctx, "jobs_tail_k", d.jobs_tail_k, |ctx, n, p| {
         ctx.u32(n, p, 1, "a number of jobs")
     });
-    let initial = t.opt(
-        ctx,
-        "initial",
-        InitialState::Thinking,
-        |ctx, n, ip| match &n.v {
-            V::Str(x) if x == "thinking" => Some(InitialState::Thinking),
-            V::Table(_) => {
-                ctx.check_keys(n, ip, &["station"], "initial");
-                Table { node: n, path: ip }
-                    .req(
-                        ctx,
-                        "station",
-                        "the station where every job starts",
-                        |ctx, st, p| names.station(ctx, st, p, &[]),
-                    )
-                    .map(InitialState::AtStation)
-            }
-            other => {
-                ctx.error(
-                    &n.origin,
-                    ip,
-                    format!(
-                        "expected \"thinking\" or {{ station = \"name\" }}, found {}",
-                        other.describe()
-                    ),
-                );
-                None
-            }
-        },
-    );
+    let initial = t.opt(ctx, "initial", InitialState::Thinking, |ctx, n, ip| {
+        initial(ctx, names, n, ip)
+    });
     let run = (|| {
         Some(RunConfig {
             replications: replications?,
@@ -162,6 +102,69 @@ pub(super) fn simulation(
         })
     })();
     (run, initial)
+}
+
+/// `warmup`: `"mser5"`, `"none"`, `{ fraction = F }`, `{ jobs = N }` or
+/// `{ time = T }`.
+fn warmup(ctx: &mut Ctx<'_>, n: &Node, p: &str) -> Option<Warmup> {
+    match &n.v {
+        V::Str(_) => ctx.choice(n, p, &["mser5", "none"]).map(|w| match w {
+            "mser5" => Warmup::Mser5,
+            _ => Warmup::None,
+        }),
+        // `{ fraction = F }`: that share of whatever stop the run ends
+        // up with, so `--jobs`/`--time` rescale it.
+        V::Table(_) if n.get("fraction").is_some() => {
+            ctx.check_keys(n, p, &["fraction"], p);
+            let f = n.get("fraction").expect("checked above");
+            let fp = child(p, "fraction");
+            let x = ctx.non_negative(f, &fp, "fraction of the stop")?;
+            if x >= 1.0 {
+                ctx.error(
+                    &f.origin,
+                    &fp,
+                    format!(
+                        "expected a fraction of the stop below 1 (0.1 discards the first tenth), found {x}"
+                    ),
+                );
+                return None;
+            }
+            Some(Warmup::Fraction(x))
+        }
+        _ => jobs_or_time(ctx, n, p, true).map(|x| match x {
+            JobsOrTime::Jobs(j) => Warmup::Jobs(j),
+            JobsOrTime::Time(t) => Warmup::Time(t),
+        }),
+    }
+}
+
+/// `initial`: `"thinking"` or `{ station = "name" }`.
+fn initial(ctx: &mut Ctx<'_>, names: &Names<'_>, n: &Node, ip: &str) -> Option<InitialState> {
+    match &n.v {
+        V::Str(x) if x == "thinking" => Some(InitialState::Thinking),
+        V::Table(_) => {
+            ctx.check_keys(n, ip, &["station"], "initial");
+            Table { node: n, path: ip }
+                .req(
+                    ctx,
+                    "station",
+                    "the station where every job starts",
+                    |ctx, st, p| names.station(ctx, st, p, &[]),
+                )
+                .map(InitialState::AtStation)
+        }
+        other => {
+            ctx.error(
+                &n.origin,
+                ip,
+                format!(
+                    "expected \"thinking\" or {{ station = \"name\" }}, found {}",
+                    other.describe()
+                ),
+            );
+            None
+        }
+    }
 }
 
 /// `precision = { relative_half_width, max_replications }`.
