@@ -607,7 +607,7 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
         .collect();
     // A run with a schedule is a transient by design: one note, and the
     // per-phase figures, instead of advice to run longer.
-    let mut warnings = match crate::recovery::trigger_window(&config.schedule) {
+    let mut warnings = match crate::recovery::run_trigger_window(config) {
         Some(w) => vec![RunWarning::LoadChanges {
             start_s: w.start_s,
             end_s: w.end_s,

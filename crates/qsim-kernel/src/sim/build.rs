@@ -30,6 +30,10 @@ impl Simulation {
         if let Some(e) = crate::schedule::check(network, &config.schedule).first() {
             return Err(RunError::Config(format!("schedule: {}", e.message)));
         }
+        if let Some(e) = crate::schedule::check_stations(network, &config.station_schedule).first()
+        {
+            return Err(RunError::Config(format!("station schedule: {}", e.message)));
+        }
         let warm = match config.effective_warmup() {
             Warmup::None | Warmup::Mser5 | Warmup::Fraction(_) => WarmPlan::None,
             Warmup::Jobs(n) => WarmPlan::Jobs(n),
@@ -76,6 +80,12 @@ impl Simulation {
         // only among plain stations and forks).
         let senders = spec.blocking_senders();
         let client = super::client::ClientRt::new(network, seed, index);
+        // A station whose capacity follows a schedule changes its servers
+        // and speed at run time, which only a plain station does.
+        let mut scheduled = vec![false; spec.stations.len()];
+        for ss in &config.station_schedule {
+            scheduled[ss.station] = true;
+        }
         for (s, st) in stations.iter_mut().enumerate() {
             let limit = network.capacity(s).map(|cap| cap.limit);
             let (block, sends) = (spec.blocks(s), senders[s]);
@@ -88,7 +98,12 @@ impl Simulation {
             // stations, which the hot path does not.
             let multi = spec.classes.len() > 1;
             if let Some(c) = c
-                && (limit.is_some() || config.station_tails || sends || multi || client.is_some())
+                && (limit.is_some()
+                    || config.station_tails
+                    || sends
+                    || multi
+                    || client.is_some()
+                    || scheduled[s])
             {
                 st.kind = Kind::Plain {
                     c,
@@ -195,6 +210,8 @@ impl Simulation {
             control: None,
             published: 0,
             sched: Vec::new(),
+            cap_sched: Vec::new(),
+            service_scale: Vec::new(),
             trace: None,
             blocking: if senders.iter().any(|&x| x)
                 || (0..spec.stations.len()).any(|s| spec.blocks(s))
@@ -206,7 +223,7 @@ impl Simulation {
             client,
         };
         if let Some(plan) = config.trace {
-            sim.start_trace(plan, &crate::recovery::cuts(&config.schedule));
+            sim.start_trace(plan, &crate::recovery::cuts(config));
         }
         if !config.schedule.is_empty() {
             let populations: Vec<u32> = spec
@@ -218,6 +235,9 @@ impl Simulation {
                 })
                 .collect();
             sim.start_schedules(&config.schedule, &populations);
+        }
+        if !config.station_schedule.is_empty() {
+            sim.start_station_schedules(&config.station_schedule);
         }
         sim.mark_exit_station();
         sim.init(spec);

@@ -211,6 +211,32 @@ pub static SCHEDULE_STEP: TableShape = TableShape {
     required: &["at"],
 };
 
+/// A step of `[[stations.NAME.schedule]]`: a queue's servers or speed
+/// from a time on.
+pub static CAPACITY_STEP: TableShape = TableShape {
+    keys: &[
+        key(
+            "at",
+            NON_NEGATIVE,
+            None,
+            "when the step happens, s from the start of the run",
+        ),
+        key(
+            "servers",
+            Shape::Count(0),
+            None,
+            "the station's servers from then on (0: an outage)",
+        ),
+        key(
+            "speedup",
+            POSITIVE,
+            None,
+            "the station's speed from then on, as a factor of its own (0.2: five times slower)",
+        ),
+    ],
+    required: &["at"],
+};
+
 macro_rules! workload_keys {
     ($($extra:expr),* $(,)?) => {
         &[
