@@ -6,7 +6,7 @@
 //! [`Network::with_overload`]; a network without them runs exactly as
 //! before (the simulator decides once, when it builds a replication).
 
-use super::{Field, Network, NetworkError, Scope};
+use super::{Discipline, Field, Network, NetworkError, Scope, StationKind};
 use crate::dist::Dist;
 
 /// What happens to the server's work when a client's attempt times out.
@@ -102,6 +102,12 @@ pub struct StationOverload {
     /// Shedding: a job whose wait already exceeds this many seconds when
     /// its service would start is dropped instead.
     pub shed_after_s: Option<f64>,
+    /// Adaptive LIFO (LIFO under overload) at an `fcfs` queue: a server
+    /// that picks its next job while at least this many jobs are present
+    /// (in service included) picks the newest waiting one instead of the
+    /// oldest, so under overload the requests whose clients still wait go
+    /// first.
+    pub lcfs_from: Option<u32>,
 }
 
 impl StationOverload {
@@ -217,6 +223,24 @@ impl Overload {
             }
             if o.shed_after_s.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
                 err(at, &["shed_after_s"], "expected a positive time in seconds");
+            }
+            if let Some(k) = o.lcfs_from {
+                if k == 0 {
+                    err(at, &["lcfs_from"], "expected at least 1 job");
+                }
+                if !matches!(
+                    st.kind,
+                    StationKind::Queue {
+                        discipline: Discipline::Fcfs,
+                        ..
+                    }
+                ) {
+                    err(
+                        at,
+                        &["lcfs_from"],
+                        "adaptive LIFO applies to a queue with discipline = \"fcfs\" (discipline = \"lcfs\" serves the newest first always)",
+                    );
+                }
             }
         }
         if !spec.regions.is_empty() {

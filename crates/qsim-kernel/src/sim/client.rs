@@ -117,6 +117,9 @@ struct StationClient {
     patience: Option<Sampler>,
     balk: Option<Balk>,
     shed_after: f64,
+    /// Adaptive LIFO: the newest waiting job goes first from this many
+    /// jobs present on (`u32::MAX`: never).
+    lcfs_from: u32,
     rng: SimRng,
 }
 
@@ -200,6 +203,7 @@ impl ClientRt {
                     patience: x.patience.as_ref().map(Sampler::new),
                     balk: x.balk.clone(),
                     shed_after: x.shed_after_s.unwrap_or(f64::INFINITY),
+                    lcfs_from: x.lcfs_from.unwrap_or(u32::MAX),
                     rng: rng::stream(seed, index, station_stream(s)),
                 })
             })
@@ -644,12 +648,24 @@ impl Simulation {
     }
 
     /// The next job of plain station `s`'s queue to serve (client mode):
-    /// records marked gone are freed on the way, and a job whose wait
-    /// passed the station's shedding deadline is dropped.
+    /// the oldest, or the newest while the station holds at least its
+    /// `lcfs_from` jobs (adaptive LIFO); records marked gone are freed on
+    /// the way, and a job whose wait passed the station's shedding
+    /// deadline is dropped.
     pub(super) fn client_pop(&mut self, s: usize) -> Option<u32> {
         let now = self.now;
+        let lcfs_from = self
+            .client
+            .as_ref()
+            .and_then(|ct| ct.stations[s].as_ref())
+            .map_or(u32::MAX, |x| x.lcfs_from);
         loop {
-            let nx = self.stations[s].waiting.pop()?;
+            let st = &mut self.stations[s];
+            let nx = if st.stats.n >= lcfs_from {
+                st.waiting.pop_newest()?
+            } else {
+                st.waiting.pop()?
+            };
             let ct = self.ct();
             let jc = ct.job(nx);
             if jc.state == State::Gone {

@@ -1,6 +1,6 @@
 //! Clients and servers under overload: a class's `client` table (timeout,
 //! retries, backoff, retry budget) and a queue's `patience`, `balk_at`,
-//! `balk_probabilities` and `shed_after_s`. Shapes and types here; the
+//! `balk_probabilities`, `shed_after_s` and `lcfs_from`. Shapes and types here; the
 //! range rules are the kernel's (`Overload::check`).
 
 use super::{Table, non_empty_array};
@@ -10,8 +10,13 @@ use qsim_kernel::{Backoff, Balk, ClientSpec, OnTimeout, RetryBudget, RetrySpec, 
 use std::path::Path;
 
 /// A queue station's overload keys.
-pub(crate) const STATION_KEYS: &[&str] =
-    &["patience", "balk_at", "balk_probabilities", "shed_after_s"];
+pub(crate) const STATION_KEYS: &[&str] = &[
+    "patience",
+    "balk_at",
+    "balk_probabilities",
+    "shed_after_s",
+    "lcfs_from",
+];
 
 const ON_TIMEOUT: &[&str] = &["continue", "cancel"];
 
@@ -188,7 +193,12 @@ pub(super) fn station(
     let shed_after_s = t.opt(ctx, "shed_after_s", None, |ctx, n, p| {
         ctx.f64(n, p).map(Some)
     });
-    let (patience, balk_at, balk_p, shed_after_s) = (patience?, balk_at?, balk_p?, shed_after_s?);
+    let lcfs_from = t.opt(ctx, "lcfs_from", None, |ctx, n, p| {
+        ctx.int(n, p, 0, i64::from(u32::MAX), "a number of jobs")
+            .map(|v| Some(v as u32))
+    });
+    let (patience, balk_at, balk_p, shed_after_s, lcfs_from) =
+        (patience?, balk_at?, balk_p?, shed_after_s?, lcfs_from?);
     if balk_at.is_some() && balk_p.is_some() {
         ctx.error(
             &t.get("balk_probabilities").expect("given").origin,
@@ -201,5 +211,6 @@ pub(super) fn station(
         patience,
         balk: balk_at.or(balk_p),
         shed_after_s,
+        lcfs_from,
     }))
 }

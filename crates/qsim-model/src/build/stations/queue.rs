@@ -59,6 +59,12 @@ pub(crate) static KIND: KindDescriptor = KindDescriptor {
             None,
             "a job whose wait passed this when its service would start is dropped",
         ),
+        key(
+            "lcfs_from",
+            Shape::Count(1),
+            None,
+            "adaptive LIFO (fcfs queue): with at least this many jobs present, a free server takes the newest waiting job",
+        ),
         // Capacity over time (read in `build::workload::station_schedule`).
         key(
             "schedule",
