@@ -504,7 +504,7 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
             let client = network
                 .overload()
                 .and_then(|o| o.classes[i].as_ref())
-                .map(|_| {
+                .map(|k| {
                     let cp = |r: &ReplicationResult| pick(r).client.unwrap_or_default();
                     let f = |m: &str,
                              v: &dyn Fn(&ReplicationClient) -> f64,
@@ -535,6 +535,20 @@ pub fn summarize(network: &Network, config: &RunConfig, reps: &[ReplicationResul
                             &|x| x.failure_probability,
                             &ended,
                         ),
+                        breaker_open_fraction: k.breaker.map(|_| {
+                            fig(
+                                &|| format!("class.{}.breaker_open_fraction", c.name),
+                                &|r| cp(r).breaker_open_fraction.unwrap_or(0.0),
+                                &time,
+                            )
+                        }),
+                        fast_failed_fraction: k.breaker.map(|_| {
+                            f(
+                                "fast_failed_fraction",
+                                &|x| x.fast_failed_fraction.unwrap_or(0.0),
+                                &|x| x.attempts as f64,
+                            )
+                        }),
                     }
                 });
             ClassResults {

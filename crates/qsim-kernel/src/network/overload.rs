@@ -66,6 +66,25 @@ pub struct RetrySpec {
     pub budget: Option<RetryBudget>,
 }
 
+/// A circuit breaker on a class's attempts. Closed, it records the
+/// outcome of each attempt (success, or failure: a timeout, a refusal,
+/// reneging, balking, shedding) in a window of the last `window`; once
+/// the window is full and at least `failure_ratio` of it failed, it
+/// opens. Open, every attempt the class starts fails at once (its
+/// interaction fails, without retries) for `cool_down_s`; then it is half
+/// open: the next attempt goes through as a probe and the others fail
+/// fast while it is out. The probe's success closes the breaker (with an
+/// empty window), its failure opens it again.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Breaker {
+    /// Failures per attempt in the window at which it opens, in (0, 1].
+    pub failure_ratio: f64,
+    /// Attempts in the window (at least 1).
+    pub window: u32,
+    /// Time it stays open before a probe, seconds (> 0).
+    pub cool_down_s: f64,
+}
+
 /// The client behaviour of one class.
 #[derive(Clone, Debug)]
 pub struct ClientSpec {
@@ -79,6 +98,8 @@ pub struct ClientSpec {
     /// Retries after a failed attempt; `None`: a failed attempt fails the
     /// interaction.
     pub retry: Option<RetrySpec>,
+    /// A circuit breaker on the class's attempts, if any.
+    pub breaker: Option<Breaker>,
 }
 
 /// Balking: an arrival that does not join a station.
@@ -266,6 +287,29 @@ impl Overload {
                     &["client", "deadline_s"],
                     "expected a positive time in seconds",
                 );
+            }
+            if let Some(b) = k.breaker {
+                if !(b.failure_ratio > 0.0 && b.failure_ratio <= 1.0) {
+                    err(
+                        at,
+                        &["client", "breaker_failure_ratio"],
+                        "expected a fraction in (0, 1]",
+                    );
+                }
+                if b.window == 0 {
+                    err(
+                        at,
+                        &["client", "breaker_window"],
+                        "expected at least 1 attempt",
+                    );
+                }
+                if !(b.cool_down_s > 0.0 && b.cool_down_s.is_finite()) {
+                    err(
+                        at,
+                        &["client", "breaker_cool_down_s"],
+                        "expected a positive time in seconds",
+                    );
+                }
             }
             let Some(r) = &k.retry else { continue };
             if r.max_attempts == 0 {

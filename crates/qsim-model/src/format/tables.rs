@@ -359,6 +359,24 @@ pub static CLIENT: TableShape = TableShape {
             Some("10"),
             "the retry budget's most saved tokens (burst)",
         ),
+        key(
+            "breaker_window",
+            Shape::Count(1),
+            None,
+            "a circuit breaker: the last this many attempts it judges",
+        ),
+        key(
+            "breaker_failure_ratio",
+            Shape::Number(Exclusive(0.0), Inclusive(1.0)),
+            Some("0.5"),
+            "the circuit breaker opens when at least this fraction of its window failed",
+        ),
+        key(
+            "breaker_cool_down_s",
+            POSITIVE,
+            Some("1"),
+            "the circuit breaker stays open this long, then lets one probe through",
+        ),
     ],
     required: &[],
 };
