@@ -8,7 +8,7 @@ use super::progress::Phase;
 use super::run::{ModelArgs, parse_overrides};
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use qsim_kernel::recovery::{RecoveryMetric, recovery, trigger_window};
+use qsim_kernel::recovery::{RecoveryMetric, recovery, run_trigger_window};
 use qsim_kernel::trace::Trace;
 use qsim_sweep::boundary::{Boundary, BoundaryVerdict, search};
 use std::path::PathBuf;
@@ -93,9 +93,9 @@ fn tipped_at(args: &BoundaryArgs, path: &str, v: f64, whole: bool) -> Result<(u3
     if let Some(r) = args.replications {
         config.replications = r;
     }
-    let Some(window) = trigger_window(&config.schedule) else {
+    let Some(window) = run_trigger_window(&config) else {
         return Err(UsageError(format!(
-            "{}: no schedule, so no trigger to search; add [[workload.schedule]] steps (see docs/model-format.md)",
+            "{}: no schedule, so no trigger to search; add [[workload.schedule]] or [[stations.NAME.schedule]] steps (see docs/model-format.md)",
             args.model.model.display()
         ))
         .into());

@@ -365,9 +365,9 @@ pub fn rare(args: &RareArgs) -> Result<ExitCode> {
         .into());
     }
     let model = args.model.load()?;
-    if !model.run.schedule.is_empty() {
+    if model.run.has_schedule() {
         return Err(UsageError(format!(
-            "{}: qsim rare does not apply load schedules (its cycles assume a load that does not change); remove the schedule or use qsim run",
+            "{}: qsim rare does not apply load or capacity schedules (its cycles assume a load and capacity that do not change); remove the schedule or use qsim run",
             args.model.model.display()
         ))
         .into());

@@ -234,7 +234,7 @@ impl GuardArgs {
             Stop::Time(t) => t,
             Stop::Jobs(_) => 0.0,
         };
-        if warm + stop <= 0.0 || !config.schedule.is_empty() {
+        if warm + stop <= 0.0 || config.has_schedule() {
             return Ok(());
         }
         let spec = network.spec();
@@ -691,9 +691,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     );
     let mut new_warnings: Vec<String> = results.warnings.iter().map(|w| w.to_string()).collect();
     new_warnings.extend(lengthened);
-    // A schedule changes the load, so neither the model's own bound nor its
-    // steady-state relaxation time speaks for the run as a whole.
-    if config.schedule.is_empty() {
+    // A schedule changes the load or capacity, so neither the model's own
+    // bound nor its steady-state relaxation time speaks for the run as a
+    // whole.
+    if !config.has_schedule() {
         new_warnings.extend(above_bound_warning(&model.network, &results));
         new_warnings.extend(
             qsim_theory::relaxation::short_run(model.network.spec(), &results)

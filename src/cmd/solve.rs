@@ -135,6 +135,12 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
         );
         model.run.schedule.clear();
     }
+    if !model.run.station_schedule.is_empty() {
+        eprintln!(
+            "warning: the stations' capacity schedules are not applied: the figures are for the stations' own servers and speed, and --compare simulates those"
+        );
+        model.run.station_schedule.clear();
+    }
     let name = args.model.model.display().to_string();
     if model.network.overload().is_some() {
         return Err(UsageError(format!(

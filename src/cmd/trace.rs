@@ -96,7 +96,7 @@ impl TraceArgs {
             ))
             .into());
         }
-        if self.trace.is_none() && config.schedule.is_empty() {
+        if self.trace.is_none() && !config.has_schedule() {
             return Ok(None);
         }
         if let Some(dt) = self.trace_interval {
@@ -211,8 +211,8 @@ impl TraceArgs {
                 .map(|s| s.name.clone())
                 .collect();
             let title = format!("{model_name}: the system over time");
-            let trigger = qsim_kernel::recovery::trigger_window(&config.schedule)
-                .map(|w| (w.start_s, w.end_s));
+            let trigger =
+                qsim_kernel::recovery::run_trigger_window(config).map(|w| (w.start_s, w.end_s));
             qsim_report::trace_chart::trace_chart(plot, &title, &traces, &names, trigger)
                 .with_context(|| format!("drawing {}", plot.display()))?;
         }

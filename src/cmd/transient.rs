@@ -36,7 +36,7 @@ pub fn of(
     results: &RunResults,
     fraction: f64,
 ) -> Option<TransientFigures> {
-    let window = qsim_kernel::recovery::trigger_window(&config.schedule)?;
+    let window = qsim_kernel::recovery::run_trigger_window(config)?;
     let traces: Vec<&Trace> = results
         .replication_results
         .iter()

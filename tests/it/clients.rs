@@ -24,11 +24,13 @@ fn close(label: &str, sim: Estimate, exact: f64, reps: u32, bias: f64, max_rel_c
 
 /// The metrics that only models with client or overload behaviour report
 /// (tests/it/names.rs leaves them to the test below).
-pub const OVERLOAD_METRICS: [&str; 8] = [
+pub const OVERLOAD_METRICS: [&str; 10] = [
     GOODPUT_PER_S,
     ATTEMPTS_PER_INTERACTION,
     TIMEOUT_PROBABILITY,
     FAILURE_PROBABILITY,
+    BREAKER_OPEN_FRACTION,
+    FAST_FAILED_FRACTION,
     ABANDONMENT_PROBABILITY,
     BALKING_PROBABILITY,
     SHED_PROBABILITY,
@@ -63,6 +65,9 @@ max_attempts = 3
 backoff_base_s = 0.5
 backoff_jitter = 1
 retry_budget = 0.5
+breaker_window = 20
+breaker_failure_ratio = 0.5
+breaker_cool_down_s = 2
 
 [stations.server]
 kind = "queue"

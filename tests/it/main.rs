@@ -4,6 +4,7 @@
 mod blocking;
 mod budget_events;
 mod capacity;
+mod capacity_schedule;
 mod charts;
 mod claims;
 mod cli;

@@ -86,6 +86,12 @@ pub struct RunConfig {
     /// and ramps), one entry per scheduled class; see [`crate::schedule`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub schedule: Vec<crate::schedule::ClassSchedule>,
+    /// Capacity that changes during the run (a queue station's servers or
+    /// speed over time), one entry per scheduled station; a trigger like a
+    /// load schedule (phases, recovery). See
+    /// [`crate::schedule::StationSchedule`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub station_schedule: Vec<crate::schedule::StationSchedule>,
     /// Record per-interval figures (a trace) in each replication; see
     /// [`crate::trace`]. Never changes the run's other figures.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -108,12 +114,19 @@ impl Default for RunConfig {
             jobs_tail_k: 10,
             class_sla_s: Vec::new(),
             schedule: Vec::new(),
+            station_schedule: Vec::new(),
             trace: None,
         }
     }
 }
 
 impl RunConfig {
+    /// True when the load or a station's capacity changes during the run
+    /// (a trigger: the run is a transient by design).
+    pub fn has_schedule(&self) -> bool {
+        !self.schedule.is_empty() || !self.station_schedule.is_empty()
+    }
+
     /// The warm-up this configuration runs with: a [`Warmup::Fraction`]
     /// resolved against the stopping rule (jobs rounded to the nearest
     /// whole job), any other warm-up as given.

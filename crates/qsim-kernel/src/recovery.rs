@@ -1,8 +1,9 @@
-//! A run with a trigger (a load schedule): its figures per phase (before,
-//! during and after the trigger) and how long a collapse lasts.
+//! A run with a trigger (a load schedule, or a station's capacity
+//! schedule): its figures per phase (before, during and after the
+//! trigger) and how long a collapse lasts.
 //!
-//! The trigger window runs from the first change of the schedule to the
-//! last one (a ramp's end included). A traced run with a schedule ends a
+//! The trigger window runs from the first change of the schedules to the
+//! last one (a ramp's end included; see [`run_trigger_window`]). A traced run with a schedule ends a
 //! trace interval at each edge of the window (see [`cuts`]), so the phases
 //! are exact sums of whole intervals: [`phases`] gives each phase's figures
 //! per replication and their mean over the replications with a 95%
@@ -49,10 +50,34 @@ pub fn trigger_window(schedule: &[ClassSchedule]) -> Option<TriggerWindow> {
     })
 }
 
+/// The trigger window of a run: from the first change of its load
+/// schedule or of a station's capacity schedule to the last.
+pub fn run_trigger_window(config: &crate::RunConfig) -> Option<TriggerWindow> {
+    let load = trigger_window(&config.schedule);
+    let capacity = config
+        .station_schedule
+        .iter()
+        .flat_map(|s| s.steps.iter().map(|k| k.at_s))
+        .fold(None, |w: Option<(f64, f64)>, t| {
+            Some(w.map_or((t, t), |(a, b)| (a.min(t), b.max(t))))
+        });
+    match (load, capacity) {
+        (w, None) => w,
+        (None, Some((a, b))) => Some(TriggerWindow {
+            start_s: a,
+            end_s: b,
+        }),
+        (Some(w), Some((a, b))) => Some(TriggerWindow {
+            start_s: w.start_s.min(a),
+            end_s: w.end_s.max(b),
+        }),
+    }
+}
+
 /// The times at which a traced run ends an interval off its grid: the
 /// edges of the trigger window.
-pub fn cuts(schedule: &[ClassSchedule]) -> Vec<f64> {
-    let Some(w) = trigger_window(schedule) else {
+pub fn cuts(config: &crate::RunConfig) -> Vec<f64> {
+    let Some(w) = run_trigger_window(config) else {
         return Vec::new();
     };
     if w.end_s > w.start_s {

@@ -648,6 +648,11 @@ impl Summary<'_> {
     /// The client figures of class `i` (timeouts and retries).
     fn client(&self, i: usize) -> ClientResults {
         let name = &self.network.spec().classes[i].name;
+        let breaker = self
+            .network
+            .overload()
+            .and_then(|o| o.classes[i].as_ref())
+            .and_then(|k| k.breaker);
         let cp = |r: &ReplicationResult| {
             r.classes
                 .get(i)
@@ -679,6 +684,20 @@ impl Summary<'_> {
                 x.attempts as f64
             }),
             failure_probability: f("failure_probability", &|x| x.failure_probability, &ended),
+            breaker_open_fraction: breaker.map(|_| {
+                self.fig(
+                    &|| format!("class.{name}.breaker_open_fraction"),
+                    &|r| cp(r).breaker_open_fraction.unwrap_or(0.0),
+                    &time,
+                )
+            }),
+            fast_failed_fraction: breaker.map(|_| {
+                f(
+                    "fast_failed_fraction",
+                    &|x| x.fast_failed_fraction.unwrap_or(0.0),
+                    &|x| x.attempts as f64,
+                )
+            }),
         }
     }
 
@@ -707,7 +726,7 @@ impl Summary<'_> {
     fn warnings(self, system: &SystemResults) -> Vec<RunWarning> {
         // A run with a schedule is a transient by design: one note, and the
         // per-phase figures, instead of advice to run longer.
-        let mut warnings = match crate::recovery::trigger_window(&self.config.schedule) {
+        let mut warnings = match crate::recovery::run_trigger_window(self.config) {
             Some(w) => vec![RunWarning::LoadChanges {
                 start_s: w.start_s,
                 end_s: w.end_s,

@@ -1,5 +1,8 @@
 //! Load that changes during a run: a closed class's population, or an open
-//! class's arrival rate, following steps (and, for rates, linear ramps).
+//! class's arrival rate, following steps (and, for rates, linear ramps);
+//! and capacity that changes during a run: a queue station's servers or
+//! speed following steps ([`StationSchedule`]: an outage, a failover, a
+//! fail-slow disk).
 //!
 //! Step times are absolute simulated seconds from the start of a
 //! replication (warm-up included). A population step up adds jobs that
@@ -12,7 +15,7 @@
 //! discretization).
 
 use crate::dist::MAX_CLOCK_S;
-use crate::network::{ClassId, Network, Workload, fmt_num};
+use crate::network::{ClassId, Discipline, Network, StationId, StationKind, Workload, fmt_num};
 use serde::Serialize;
 
 /// The schedule of one class.
@@ -228,6 +231,129 @@ pub fn peak_population(population: u32, class: ClassId, schedule: &[ClassSchedul
             _ => None,
         })
         .fold(population, u32::max)
+}
+
+/// The capacity schedule of one queue station: its servers or its speed
+/// from given times on (`[[stations.NAME.schedule]]` in a model file).
+///
+/// A step down in servers lets the services in progress finish; no
+/// waiting job starts until fewer than the new number are busy. A step
+/// up starts waiting jobs at once. A speed-up `f` divides the service
+/// times drawn from the step on by `f` (`f < 1` is a slow-down); a
+/// service in progress keeps the time it drew. Utilization stays relative
+/// to the station's own `servers`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StationSchedule {
+    /// The station whose capacity changes.
+    pub station: StationId,
+    /// The changes, in time order.
+    pub steps: Vec<CapacityStep>,
+}
+
+/// One change of a station's capacity: servers, speed, or both.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct CapacityStep {
+    /// When the change happens (absolute simulated seconds).
+    pub at_s: f64,
+    /// The station's servers from `at_s` on (0: an outage).
+    pub servers: Option<u32>,
+    /// The station's speed from `at_s` on, as a factor of its own (service
+    /// times divided by it; 1 is the model's speed).
+    pub speedup: Option<f64>,
+}
+
+/// Checks the capacity schedules `schedule` against `network`: every rule
+/// at once (errors name the schedule's index in `schedule`).
+pub fn check_stations(network: &Network, schedule: &[StationSchedule]) -> Vec<ScheduleError> {
+    let spec = network.spec();
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, ss) in schedule.iter().enumerate() {
+        let mut err = |step: Option<usize>, key: &'static str, message: String| {
+            out.push(ScheduleError {
+                schedule: i,
+                step,
+                key,
+                message,
+            })
+        };
+        let Some(st) = spec.stations.get(ss.station) else {
+            err(
+                None,
+                "schedule",
+                format!("no station with index {}", ss.station),
+            );
+            continue;
+        };
+        if !seen.insert(ss.station) {
+            err(
+                None,
+                "schedule",
+                format!("station {} has two schedules; give it one list", st.name),
+            );
+        }
+        let queue = matches!(
+            st.kind,
+            StationKind::Queue { discipline, .. } if discipline != Discipline::Ps
+        );
+        if !queue || st.speed.is_some() {
+            err(
+                None,
+                "schedule",
+                format!(
+                    "a capacity schedule applies to a queue station (fcfs, lcfs or priority) without a speed curve; {} is not one",
+                    st.name
+                ),
+            );
+        }
+        let mut last = 0.0f64;
+        for (k, step) in ss.steps.iter().enumerate() {
+            let at = step.at_s;
+            if !(at.is_finite() && (0.0..=MAX_CLOCK_S).contains(&at)) {
+                err(
+                    Some(k),
+                    "at",
+                    format!(
+                        "expected a time in seconds between 0 and 1e12, found {}",
+                        fmt_num(at)
+                    ),
+                );
+                continue;
+            }
+            if at < last {
+                err(
+                    Some(k),
+                    "at",
+                    format!(
+                        "steps must be in time order: this step at {} s comes before {} s",
+                        fmt_num(at),
+                        fmt_num(last)
+                    ),
+                );
+            }
+            last = last.max(at);
+            if step.servers.is_none() && step.speedup.is_none() {
+                err(
+                    Some(k),
+                    "at",
+                    "a step changes something: give servers = N, speedup = F or both".into(),
+                );
+            }
+            if let Some(f) = step.speedup
+                && !(f.is_finite() && f > 0.0)
+            {
+                err(
+                    Some(k),
+                    "speedup",
+                    format!(
+                        "expected a positive factor of the station's speed (0.2: five times slower), found {}",
+                        fmt_num(f)
+                    ),
+                );
+            }
+        }
+    }
+    out
 }
 
 /// A piece of a piecewise linear arrival rate: `rate(t) = rate0 + slope *

@@ -179,6 +179,7 @@ service = { dist = "exponential", mean = 1e-6 }
         assert_eq!(
             cpu,
             [
+                "stations.cpu.schedule",
                 "stations.cpu.servers",
                 "stations.cpu.service",
                 "stations.cpu.service.dist",

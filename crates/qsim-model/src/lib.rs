@@ -325,6 +325,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
     let mut built = build::build(&mut ctx, &root, base);
     let mut network = None;
     let mut schedule = Vec::new();
+    let mut station_schedule = Vec::new();
     let reader_ok = !ctx.has_errors();
     // The kernel's range rules, located at the keys that hold the values:
     // on the whole network when every part could be built, else on the
@@ -344,6 +345,12 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
                         &built.class_paths,
                         std::mem::take(&mut built.schedules),
                     );
+                    station_schedule = build::workload::check_station_schedules(
+                        &mut ctx,
+                        &n,
+                        &root,
+                        std::mem::take(&mut built.station_schedules),
+                    );
                 }
                 network = Some(n);
                 Vec::new()
@@ -357,7 +364,14 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
         ctx.error(&origin, &path, e.message.clone());
     }
     let (run, derived) = match (built.run, built.derived) {
-        (Some(run), Some(derived)) => (RunConfig { schedule, ..run }, derived),
+        (Some(run), Some(derived)) => (
+            RunConfig {
+                schedule,
+                station_schedule,
+                ..run
+            },
+            derived,
+        ),
         _ => (RunConfig::default(), Vec::new()),
     };
     name_causing_overrides(&mut ctx.problems, name, overrides);

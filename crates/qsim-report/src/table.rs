@@ -216,6 +216,11 @@ pub fn to_table(report: &Report) -> String {
 
     // Client figures are per class: a single class with a client shows them.
     let clients = r.classes.iter().any(|c| c.client.is_some());
+    let breakers = r.classes.iter().any(|c| {
+        c.client
+            .as_ref()
+            .is_some_and(|k| k.breaker_open_fraction.is_some())
+    });
     if r.classes.len() > 1 || clients {
         let _ = writeln!(out, "\nclasses");
         let sla = r.classes.iter().any(|c| c.sla_violation.is_some());
@@ -229,6 +234,12 @@ pub fn to_table(report: &Report) -> String {
         .chain(
             clients
                 .then_some(qsim_kernel::overload_names::ALL_CLIENT)
+                .into_iter()
+                .flatten(),
+        )
+        .chain(
+            breakers
+                .then_some(qsim_kernel::overload_names::ALL_BREAKER)
                 .into_iter()
                 .flatten(),
         )

@@ -30,7 +30,8 @@ pub use fork::{ForkSpec, JoinSpec, MAX_ROUTE_STEPS, Spread};
 pub use latch::{LatchSpec, NumaSpec, PollDelay, SpinSpec, Wake};
 pub use link::{LinkSpec, MAX_PIPELINE};
 pub use overload::{
-    Backoff, Balk, ClientSpec, OnTimeout, Overload, RetryBudget, RetrySpec, StationOverload,
+    Backoff, Balk, Breaker, ClientSpec, OnTimeout, Overload, RetryBudget, RetrySpec,
+    StationOverload,
 };
 pub use queue::{Capacity, Discipline, MAX_SERVERS, WhenFull};
 pub use routing::{Routing, Target};

@@ -6,7 +6,7 @@
 //! [`Network::with_overload`]; a network without them runs exactly as
 //! before (the simulator decides once, when it builds a replication).
 
-use super::{Field, Network, NetworkError, Scope};
+use super::{Discipline, Field, Network, NetworkError, Scope, StationKind};
 use crate::dist::Dist;
 
 /// What happens to the server's work when a client's attempt times out.
@@ -66,6 +66,25 @@ pub struct RetrySpec {
     pub budget: Option<RetryBudget>,
 }
 
+/// A circuit breaker on a class's attempts. Closed, it records the
+/// outcome of each attempt (success, or failure: a timeout, a refusal,
+/// reneging, balking, shedding) in a window of the last `window`; once
+/// the window is full and at least `failure_ratio` of it failed, it
+/// opens. Open, every attempt the class starts fails at once (its
+/// interaction fails, without retries) for `cool_down_s`; then it is half
+/// open: the next attempt goes through as a probe and the others fail
+/// fast while it is out. The probe's success closes the breaker (with an
+/// empty window), its failure opens it again.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Breaker {
+    /// Failures per attempt in the window at which it opens, in (0, 1].
+    pub failure_ratio: f64,
+    /// Attempts in the window (at least 1).
+    pub window: u32,
+    /// Time it stays open before a probe, seconds (> 0).
+    pub cool_down_s: f64,
+}
+
 /// The client behaviour of one class.
 #[derive(Clone, Debug)]
 pub struct ClientSpec {
@@ -79,6 +98,8 @@ pub struct ClientSpec {
     /// Retries after a failed attempt; `None`: a failed attempt fails the
     /// interaction.
     pub retry: Option<RetrySpec>,
+    /// A circuit breaker on the class's attempts, if any.
+    pub breaker: Option<Breaker>,
 }
 
 /// Balking: an arrival that does not join a station.
@@ -102,6 +123,12 @@ pub struct StationOverload {
     /// Shedding: a job whose wait already exceeds this many seconds when
     /// its service would start is dropped instead.
     pub shed_after_s: Option<f64>,
+    /// Adaptive LIFO (LIFO under overload) at an `fcfs` queue: a server
+    /// that picks its next job while at least this many jobs are present
+    /// (in service included) picks the newest waiting one instead of the
+    /// oldest, so under overload the requests whose clients still wait go
+    /// first.
+    pub lcfs_from: Option<u32>,
 }
 
 impl StationOverload {
@@ -218,6 +245,24 @@ impl Overload {
             if o.shed_after_s.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
                 err(at, &["shed_after_s"], "expected a positive time in seconds");
             }
+            if let Some(k) = o.lcfs_from {
+                if k == 0 {
+                    err(at, &["lcfs_from"], "expected at least 1 job");
+                }
+                if !matches!(
+                    st.kind,
+                    StationKind::Queue {
+                        discipline: Discipline::Fcfs,
+                        ..
+                    }
+                ) {
+                    err(
+                        at,
+                        &["lcfs_from"],
+                        "adaptive LIFO applies to a queue with discipline = \"fcfs\" (discipline = \"lcfs\" serves the newest first always)",
+                    );
+                }
+            }
         }
         if !spec.regions.is_empty() {
             err(
@@ -243,11 +288,34 @@ impl Overload {
                     "expected a positive time in seconds",
                 );
             }
+            if let Some(b) = k.breaker {
+                check_breaker(b, &mut |field, msg| err(at, field, msg));
+            }
             if let Some(r) = &k.retry {
                 check_retry(r, &mut |field, msg| err(at, field, msg));
             }
         }
         out
+    }
+}
+
+/// The checks of a class's circuit breaker; `err` reports a problem at a
+/// key of the class.
+fn check_breaker(b: Breaker, err: &mut dyn FnMut(&[&'static str], &str)) {
+    if !(b.failure_ratio > 0.0 && b.failure_ratio <= 1.0) {
+        err(
+            &["client", "breaker_failure_ratio"],
+            "expected a fraction in (0, 1]",
+        );
+    }
+    if b.window == 0 {
+        err(&["client", "breaker_window"], "expected at least 1 attempt");
+    }
+    if !(b.cool_down_s > 0.0 && b.cool_down_s.is_finite()) {
+        err(
+            &["client", "breaker_cool_down_s"],
+            "expected a positive time in seconds",
+        );
     }
 }
 

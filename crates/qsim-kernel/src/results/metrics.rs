@@ -798,7 +798,7 @@ const REGION: [Metric; 3] = [
 ];
 
 /// Every metric, by scope and then in report order.
-pub static METRICS: [Metric; 59] = [
+pub static METRICS: [Metric; 61] = [
     SYSTEM_FLOW[0],
     SYSTEM_FLOW[1],
     SYSTEM_FLOW[2],
@@ -855,6 +855,8 @@ pub static METRICS: [Metric; 59] = [
     super::overload::CLIENT[1],
     super::overload::CLIENT[2],
     super::overload::CLIENT[3],
+    super::overload::CLIENT[4],
+    super::overload::CLIENT[5],
     REGION[0],
     REGION[1],
     REGION[2],

@@ -20,6 +20,14 @@ pub struct ReplicationClient {
     pub timeout_probability: f64,
     /// Interactions that ended without success, per interaction ended.
     pub failure_probability: f64,
+    /// Fraction of the measured time the class's circuit breaker was open
+    /// (`None` without a breaker).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breaker_open_fraction: Option<f64>,
+    /// Attempts an open circuit breaker failed at once, per attempt
+    /// (`None` without a breaker).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fast_failed_fraction: Option<f64>,
 }
 
 /// Client figures of a class across replications.
@@ -33,6 +41,10 @@ pub struct ClientResults {
     pub timeout_probability: Estimate,
     /// See [`ReplicationClient::failure_probability`].
     pub failure_probability: Estimate,
+    /// See [`ReplicationClient::breaker_open_fraction`].
+    pub breaker_open_fraction: Option<Estimate>,
+    /// See [`ReplicationClient::fast_failed_fraction`].
+    pub fast_failed_fraction: Option<Estimate>,
 }
 
 /// One replication's overload figures of a station.
@@ -86,6 +98,10 @@ pub mod overload_names {
     pub const SHED_PROBABILITY: &str = "shed_probability";
     /// Fraction of server time spent on requests whose client had gone.
     pub const WASTED_WORK_FRACTION: &str = "wasted_work_fraction";
+    /// Fraction of the time a class's circuit breaker is open.
+    pub const BREAKER_OPEN_FRACTION: &str = "breaker_open_fraction";
+    /// Attempts an open circuit breaker fails at once, per attempt.
+    pub const FAST_FAILED_FRACTION: &str = "fast_failed_fraction";
     /// The class metrics of a client, in report order.
     pub const ALL_CLIENT: [&str; 4] = [
         GOODPUT_PER_S,
@@ -93,6 +109,8 @@ pub mod overload_names {
         TIMEOUT_PROBABILITY,
         FAILURE_PROBABILITY,
     ];
+    /// The class metrics of a circuit breaker, in report order.
+    pub const ALL_BREAKER: [&str; 2] = [BREAKER_OPEN_FRACTION, FAST_FAILED_FRACTION];
 }
 use overload_names::*;
 
@@ -131,8 +149,8 @@ const fn row(
     }
 }
 
-/// Classes with a `client` table.
-pub(super) const CLIENT: [Metric; 4] = [
+/// Classes with a `client` table (the last two: with a circuit breaker).
+pub(super) const CLIENT: [Metric; 6] = [
     row(
         MetricScope::Class,
         GOODPUT_PER_S,
@@ -175,6 +193,28 @@ pub(super) const CLIENT: [Metric; 4] = [
         Read::Class {
             summary: |c| client(c).map(|x| x.failure_probability),
             replication: |c| rep_client(c).failure_probability,
+        },
+    ),
+    row(
+        MetricScope::Class,
+        BREAKER_OPEN_FRACTION,
+        Unit::Fraction,
+        "breaker open",
+        "fraction of the measured time the class's circuit breaker was open, failing its attempts at once (classes with `breaker_window`)",
+        Read::Class {
+            summary: |c| client(c).and_then(|x| x.breaker_open_fraction),
+            replication: |c| rep_client(c).breaker_open_fraction.unwrap_or(0.0),
+        },
+    ),
+    row(
+        MetricScope::Class,
+        FAST_FAILED_FRACTION,
+        Unit::Fraction,
+        "fast-failed",
+        "fraction of attempts an open (or half-open, probe out) circuit breaker failed at once, without sending them (classes with `breaker_window`)",
+        Read::Class {
+            summary: |c| client(c).and_then(|x| x.fast_failed_fraction),
+            replication: |c| rep_client(c).fast_failed_fraction.unwrap_or(0.0),
         },
     ),
 ];

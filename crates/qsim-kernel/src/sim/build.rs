@@ -30,6 +30,10 @@ impl Simulation {
         if let Some(e) = crate::schedule::check(network, &config.schedule).first() {
             return Err(RunError::Config(format!("schedule: {}", e.message)));
         }
+        if let Some(e) = crate::schedule::check_stations(network, &config.station_schedule).first()
+        {
+            return Err(RunError::Config(format!("station schedule: {}", e.message)));
+        }
         let warm = match config.effective_warmup() {
             Warmup::None | Warmup::Mser5 | Warmup::Fraction(_) => WarmPlan::None,
             Warmup::Jobs(n) => WarmPlan::Jobs(n),
@@ -133,6 +137,8 @@ impl Simulation {
             control: None,
             published: 0,
             sched: Vec::new(),
+            cap_sched: Vec::new(),
+            service_scale: Vec::new(),
             trace: None,
             blocking: if senders.iter().any(|&x| x)
                 || (0..spec.stations.len()).any(|s| spec.blocks(s))
@@ -144,7 +150,7 @@ impl Simulation {
             client,
         };
         if let Some(plan) = config.trace {
-            sim.start_trace(plan, &crate::recovery::cuts(&config.schedule));
+            sim.start_trace(plan, &crate::recovery::cuts(config));
         }
         if !config.schedule.is_empty() {
             let populations: Vec<u32> = spec
@@ -156,6 +162,9 @@ impl Simulation {
                 })
                 .collect();
             sim.start_schedules(&config.schedule, &populations);
+        }
+        if !config.station_schedule.is_empty() {
+            sim.start_station_schedules(&config.station_schedule);
         }
         sim.mark_exit_station();
         sim.init(spec);
@@ -417,6 +426,12 @@ fn slow_stations(
     clients: bool,
 ) {
     let spec = network.spec();
+    // A station whose capacity follows a schedule changes its servers
+    // and speed at run time, which only a plain station does.
+    let mut scheduled = vec![false; spec.stations.len()];
+    for ss in &config.station_schedule {
+        scheduled[ss.station] = true;
+    }
     for (s, st) in stations.iter_mut().enumerate() {
         let limit = network.capacity(s).map(|cap| cap.limit);
         let (block, sends) = (spec.blocks(s), senders[s]);
@@ -429,7 +444,12 @@ fn slow_stations(
         // stations, which the hot path does not.
         let multi = spec.classes.len() > 1;
         if let Some(c) = c
-            && (limit.is_some() || config.station_tails || sends || multi || clients)
+            && (limit.is_some()
+                || config.station_tails
+                || sends
+                || multi
+                || clients
+                || scheduled[s])
         {
             st.kind = Kind::Plain {
                 c,

@@ -1,6 +1,6 @@
 //! Clients and servers under overload (see [`crate::network::Overload`]):
-//! a timeout per attempt, retries with backoff and a retry budget,
-//! reneging, balking and shedding.
+//! a timeout per attempt, retries with backoff and a retry budget, a
+//! circuit breaker, reneging, balking, shedding and adaptive LIFO.
 //!
 //! A network with any of these runs in "client mode", decided once when a
 //! replication is built: its queue and delay stations are `Kind::Plain`
@@ -19,7 +19,7 @@ use super::event::{EV_RENEGE, EV_RETRY, EV_TIMEOUT, EXIT, ev, later};
 use super::job::Sampler;
 use super::{Kind, Simulation, StationRt};
 use crate::dist::unit;
-use crate::network::{Backoff, Balk, Network, OnTimeout, RetryBudget};
+use crate::network::{Backoff, Balk, Breaker, Network, OnTimeout, RetryBudget};
 use crate::results::{
     ReplicationClass, ReplicationClient, ReplicationOverload, ReplicationStation,
 };
@@ -60,6 +60,8 @@ struct JobClient {
     t0: f64,
     /// When the client gave up on this request (an orphan).
     t_gone: f64,
+    /// The attempt is the probe of a half-open circuit breaker.
+    probe: bool,
 }
 
 /// Client figures of one class (since the measurement started).
@@ -75,6 +77,129 @@ pub(super) struct ClientStats {
     /// Attempts started, and those that timed out.
     pub(super) started: u64,
     pub(super) timeouts: u64,
+    /// Attempts failed at once by an open circuit breaker.
+    pub(super) fast_failed: u64,
+}
+
+/// Where a circuit breaker is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum BreakerState {
+    Closed,
+    /// Open since `from` until `until` (then half open at the next attempt).
+    Open {
+        from: f64,
+        until: f64,
+    },
+    /// Half open: `out` while its probe has not come back.
+    HalfOpen {
+        out: bool,
+    },
+}
+
+/// A class's circuit breaker at run time (see [`Breaker`]).
+#[derive(Clone, Debug)]
+struct BreakerRt {
+    spec: Breaker,
+    /// Outcomes of the last attempts while closed (true: failed), a ring.
+    outcomes: Vec<bool>,
+    next: usize,
+    filled: usize,
+    failures: u32,
+    state: BreakerState,
+    /// Measured time spent open, over the finished open spells, and
+    /// when the measurement started.
+    open_s: f64,
+    measured_from: f64,
+}
+
+impl BreakerRt {
+    fn new(spec: Breaker) -> BreakerRt {
+        BreakerRt {
+            spec,
+            outcomes: vec![false; spec.window as usize],
+            next: 0,
+            filled: 0,
+            failures: 0,
+            state: BreakerState::Closed,
+            open_s: 0.0,
+            measured_from: 0.0,
+        }
+    }
+
+    /// Measured seconds of the open spell from `from` to `until`, cut at
+    /// `now`.
+    fn spell(&self, from: f64, until: f64, now: f64) -> f64 {
+        (until.min(now) - from.max(self.measured_from)).max(0.0)
+    }
+
+    fn open(&mut self, now: f64) {
+        self.state = BreakerState::Open {
+            from: now,
+            until: now + self.spec.cool_down_s,
+        };
+    }
+
+    /// An attempt starts now: whether it may go (and is the probe), or
+    /// fails fast (`None`).
+    fn admit(&mut self, now: f64) -> Option<bool> {
+        if let BreakerState::Open { from, until } = self.state {
+            if now < until {
+                return None;
+            }
+            self.open_s += self.spell(from, until, now);
+            self.state = BreakerState::HalfOpen { out: false };
+        }
+        match self.state {
+            BreakerState::HalfOpen { out: true } => None,
+            BreakerState::HalfOpen { out: false } => {
+                self.state = BreakerState::HalfOpen { out: true };
+                Some(true)
+            }
+            _ => Some(false),
+        }
+    }
+
+    /// An attempt (the probe if `probe`) ended now, failed or not.
+    fn record(&mut self, failed: bool, probe: bool, now: f64) {
+        match self.state {
+            BreakerState::Closed => {
+                let w = self.outcomes.len();
+                if self.filled == w {
+                    self.failures -= u32::from(self.outcomes[self.next]);
+                } else {
+                    self.filled += 1;
+                }
+                self.outcomes[self.next] = failed;
+                self.failures += u32::from(failed);
+                self.next = (self.next + 1) % w;
+                if self.filled == w
+                    && f64::from(self.failures) >= self.spec.failure_ratio * w as f64
+                {
+                    self.open(now);
+                }
+            }
+            BreakerState::HalfOpen { out: true } if probe => {
+                if failed {
+                    self.open(now);
+                } else {
+                    self.state = BreakerState::Closed;
+                    self.next = 0;
+                    self.filled = 0;
+                    self.failures = 0;
+                }
+            }
+            // Attempts that started before the breaker opened.
+            _ => {}
+        }
+    }
+
+    /// Measured seconds open up to `now`.
+    fn open_time(&self, now: f64) -> f64 {
+        match self.state {
+            BreakerState::Open { from, until } => self.open_s + self.spell(from, until, now),
+            _ => self.open_s,
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -93,6 +218,7 @@ struct ClassClient {
     retry: Option<(u32, f64, BackoffRt)>,
     budget: Option<RetryBudget>,
     tokens: f64,
+    breaker: Option<BreakerRt>,
     rng: SimRng,
     stats: ClientStats,
     /// Successes within the deadline since the start, warm-up included
@@ -117,6 +243,9 @@ struct StationClient {
     patience: Option<Sampler>,
     balk: Option<Balk>,
     shed_after: f64,
+    /// Adaptive LIFO: the newest waiting job goes first from this many
+    /// jobs present on (`u32::MAX`: never).
+    lcfs_from: u32,
     rng: SimRng,
 }
 
@@ -185,6 +314,7 @@ impl ClientRt {
                         .as_ref()
                         .and_then(|r| r.budget)
                         .map_or(0.0, |b| b.cap),
+                    breaker: k.breaker.map(BreakerRt::new),
                     rng: rng::stream(seed, index, class_stream(c)),
                     stats: ClientStats::default(),
                     good_total: 0,
@@ -200,6 +330,7 @@ impl ClientRt {
                     patience: x.patience.as_ref().map(Sampler::new),
                     balk: x.balk.clone(),
                     shed_after: x.shed_after_s.unwrap_or(f64::INFINITY),
+                    lcfs_from: x.lcfs_from.unwrap_or(u32::MAX),
                     rng: rng::stream(seed, index, station_stream(s)),
                 })
             })
@@ -226,10 +357,14 @@ impl ClientRt {
         self.classes.iter().flatten().map(|c| c.good_total).sum()
     }
 
-    /// Every counter back to zero: the measurement starts.
-    pub(super) fn reset(&mut self) {
+    /// Every counter back to zero: the measurement starts now.
+    pub(super) fn reset(&mut self, now: f64) {
         for c in self.classes.iter_mut().flatten() {
             c.stats = ClientStats::default();
+            if let Some(b) = &mut c.breaker {
+                b.open_s = 0.0;
+                b.measured_from = now;
+            }
         }
         for s in &mut self.stations_stats {
             *s = StationClientStats::default();
@@ -237,10 +372,12 @@ impl ClientRt {
     }
 
     /// Fills in the client figures of a replication's classes and the
-    /// overload figures of its stations, over `t` measured seconds.
+    /// overload figures of its stations, over `t` measured seconds ending
+    /// `now`.
     pub(super) fn figures(
         &self,
         t: f64,
+        now: f64,
         rt: &[StationRt],
         classes: &mut [ReplicationClass],
         stations: &mut [ReplicationStation],
@@ -257,6 +394,11 @@ impl ClientRt {
                 attempts_per_interaction: ratio(s.ended_attempts as f64, s.ended as f64),
                 timeout_probability: ratio(s.timeouts as f64, s.started as f64),
                 failure_probability: ratio((s.ended - s.succeeded) as f64, s.ended as f64),
+                breaker_open_fraction: k.breaker.as_ref().map(|b| ratio(b.open_time(now), t)),
+                fast_failed_fraction: k
+                    .breaker
+                    .as_ref()
+                    .map(|_| ratio(s.fast_failed as f64, s.started as f64)),
             });
         }
         for ((x, st), out) in self.stations_stats.iter().zip(rt).zip(stations.iter_mut()) {
@@ -302,7 +444,19 @@ impl Simulation {
             return false;
         };
         if from == EXIT && state != State::Live {
-            // An attempt starts.
+            // An attempt starts, unless an open circuit breaker fails it.
+            let probe = match k.breaker.as_mut().map(|b| b.admit(now)) {
+                Some(None) => {
+                    if measuring {
+                        k.stats.started += 1;
+                        k.stats.fast_failed += 1;
+                    }
+                    self.client_fast_failed(j);
+                    return true;
+                }
+                Some(Some(p)) => p,
+                None => false,
+            };
             let timeout = k.timeout.as_ref().map(|d| d.sample(&mut k.rng));
             if measuring {
                 k.stats.started += 1;
@@ -316,6 +470,7 @@ impl Simulation {
                 jc.t0 = now;
             }
             jc.attempts += 1;
+            jc.probe = probe;
             jc.state = State::Live;
             jc.tag = jc.tag.wrapping_add(1) & TAG_MASK;
             let (tag, t0) = (jc.tag, jc.t0);
@@ -337,13 +492,38 @@ impl Simulation {
         false
     }
 
+    /// An attempt of job `j` (from outside) that an open circuit breaker
+    /// fails at once: its interaction fails, without retries.
+    fn client_fast_failed(&mut self, j: u32) {
+        let class = self.jobs[j as usize].class as usize;
+        let measuring = self.measuring;
+        let ct = self.ct();
+        let jc = ct.job(j);
+        let attempts = jc.attempts + 1;
+        jc.state = State::Idle;
+        jc.attempts = 0;
+        jc.probe = false;
+        if measuring && let Some(k) = ct.classes[class].as_mut() {
+            k.stats.ended += 1;
+            k.stats.ended_attempts += u64::from(attempts);
+        }
+        self.in_network -= 1;
+        self.lost(j);
+        self.count_failed_end();
+    }
+
     /// The live attempt of job `j` succeeds: its interaction ends.
     fn client_success(&mut self, j: u32) {
         let class = self.jobs[j as usize].class as usize;
         let (now, measuring) = (self.now, self.measuring);
         let ct = self.ct();
         let jc = ct.job(j);
-        let (attempts, t0) = (jc.attempts, jc.t0);
+        let (attempts, t0, probe) = (jc.attempts, jc.t0, jc.probe);
+        jc.probe = false;
+        if let Some(b) = ct.classes[class].as_mut().and_then(|k| k.breaker.as_mut()) {
+            b.record(false, probe, now);
+        }
+        let jc = ct.job(j);
         jc.state = State::Idle;
         jc.attempts = 0;
         jc.tag = jc.tag.wrapping_add(1) & TAG_MASK;
@@ -369,8 +549,13 @@ impl Simulation {
         let measuring = self.measuring;
         let ct = self.client.as_mut().expect("client mode");
         let attempts = ct.job(k).attempts;
+        let probe = ct.job(k).probe;
         ct.job(k).state = State::Idle;
+        ct.job(k).probe = false;
         let cl = ct.classes[class].as_mut().expect("a client class");
+        if let Some(b) = &mut cl.breaker {
+            b.record(true, probe, now);
+        }
         let mut delay = None;
         if let Some((max, p, b)) = &cl.retry
             && attempts < *max
@@ -455,6 +640,7 @@ impl Simulation {
         let dst = ct.job(k);
         dst.attempts = src.attempts;
         dst.t0 = src.t0;
+        dst.probe = src.probe;
         dst.state = State::Idle;
         dst.waiting = false;
         k
@@ -644,12 +830,24 @@ impl Simulation {
     }
 
     /// The next job of plain station `s`'s queue to serve (client mode):
-    /// records marked gone are freed on the way, and a job whose wait
-    /// passed the station's shedding deadline is dropped.
+    /// the oldest, or the newest while the station holds at least its
+    /// `lcfs_from` jobs (adaptive LIFO); records marked gone are freed on
+    /// the way, and a job whose wait passed the station's shedding
+    /// deadline is dropped.
     pub(super) fn client_pop(&mut self, s: usize) -> Option<u32> {
         let now = self.now;
+        let lcfs_from = self
+            .client
+            .as_ref()
+            .and_then(|ct| ct.stations[s].as_ref())
+            .map_or(u32::MAX, |x| x.lcfs_from);
         loop {
-            let nx = self.stations[s].waiting.pop()?;
+            let st = &mut self.stations[s];
+            let nx = if st.stats.n >= lcfs_from {
+                st.waiting.pop_newest()?
+            } else {
+                st.waiting.pop()?
+            };
             let ct = self.ct();
             let jc = ct.job(nx);
             if jc.state == State::Gone {

@@ -27,6 +27,7 @@ pub(super) const EV_SCHED_ARRIVAL: u64 = 14; // a = schedule: an arrival of a ra
 pub(super) const EV_TRACE: u64 = 15; // b = version: a trace interval boundary
 pub(super) const EV_ARRIVAL_AT: u64 = 16; // a = class, b = station: an arrival of a class whose route is that one station
 pub(super) const EV_PSDONE: u64 = 17; // a = station, b = slot: a completion at a spin cpu in direct mode
+pub(super) const EV_CAPACITY: u64 = 18; // a = station schedule, b = step: a station's servers or speed change
 // Client mode (see `client`):
 pub(super) const EV_TIMEOUT: u64 = 50; // a = attempt tag, b = job: the client gives up on the attempt
 pub(super) const EV_RETRY: u64 = 51; // b = job: a client's retry after its backoff

@@ -253,6 +253,12 @@ pub struct Simulation {
     published: u64,
     /// Load schedules (empty unless the run has some).
     sched: Vec<schedule::SchedRt>,
+    /// Capacity schedules (empty unless a station has one; see
+    /// `schedule::on_capacity`).
+    cap_sched: Vec<crate::schedule::StationSchedule>,
+    /// Per station, the factor its service draws are multiplied by (1 /
+    /// its scheduled speed-up); empty without capacity schedules.
+    service_scale: Vec<f64>,
     /// The trace recorder, when tracing.
     trace: Option<Box<trace::TraceRt>>,
     /// Blocking state per station (empty unless a station blocks when
@@ -565,6 +571,7 @@ impl Simulation {
             EV_LATCH_DONE => self.on_latch_done(a as usize, b),
             EV_SCHEDULE => self.on_schedule(a as usize, b as usize),
             EV_SCHED_ARRIVAL => self.on_sched_arrival(a as usize),
+            EV_CAPACITY => self.on_capacity(a as usize, b as usize),
             EV_TRACE => self.on_trace(a, b),
             EV_TIMEOUT => self.on_client_timeout(a, b),
             EV_RETRY => self.on_client_retry(b),

@@ -188,7 +188,10 @@ impl Simulation {
             st.stats.busy += 1;
             st.stats.sum_start += now;
             job.t_start = now;
-            let d = st.service[class].sample(&mut st.rng);
+            let mut d = st.service[class].sample(&mut st.rng);
+            if let Some(f) = self.service_scale.get(s) {
+                d *= f;
+            }
             self.fel.push(later(now, d), ev(EV_PLAIN_DONE, s as u32, j));
         } else {
             st.waiting.push(j, self.classes[class].priority);
@@ -233,7 +236,12 @@ impl Simulation {
         Simulation::depart_counts(&mut st.stats, &mut st.per_class, job, now);
         st.stats.sum_arr -= job.t_arr;
         st.stats.sum_start -= job.t_start;
-        let next = if self.client.is_some() {
+        // Fewer servers than busy ones (a capacity schedule stepped down):
+        // this one goes idle.
+        let over = matches!(st.kind, Kind::Plain { c, .. } if st.stats.busy > c);
+        let next = if over {
+            None
+        } else if self.client.is_some() {
             self.client_pop(s)
         } else {
             st.waiting.pop()
@@ -246,7 +254,10 @@ impl Simulation {
             if let Some(pc) = &mut st.per_class {
                 pc.start(job.class as usize, now);
             }
-            let d = st.service[job.class as usize].sample(&mut st.rng);
+            let mut d = st.service[job.class as usize].sample(&mut st.rng);
+            if let Some(f) = self.service_scale.get(s) {
+                d *= f;
+            }
             self.fel
                 .push(later(now, d), ev(EV_PLAIN_DONE, s as u32, nx));
         } else {

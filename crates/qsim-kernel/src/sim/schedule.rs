@@ -1,10 +1,14 @@
 //! Load schedules at run time (see [`crate::schedule`]): population steps
 //! are control events; a rate-scheduled open class draws its arrivals by
 //! inversion of its integrated rate, with an arrival event of its own, so
-//! the plain open arrival path is untouched.
+//! the plain open arrival path is untouched. Capacity steps (a station's
+//! servers or speed) are control events too, at stations that run as
+//! `Kind::Plain`.
 
-use super::Simulation;
-use super::event::{EV_SCHED_ARRIVAL, EV_SCHEDULE, EXIT, NONE, ev};
+use super::event::{
+    EV_CAPACITY, EV_PLAIN_DONE, EV_SCHED_ARRIVAL, EV_SCHEDULE, EXIT, NONE, ev, later,
+};
+use super::{Kind, Simulation};
 use crate::network::{InitialState, Placement};
 use crate::schedule::{Change, ClassSchedule, Segment, next_arrival, rate_segments};
 
@@ -102,6 +106,63 @@ impl Simulation {
             self.think(j);
         }
         self.sched[i].live += more - kept;
+    }
+
+    /// Sets up the capacity schedules: one control event per step.
+    pub(super) fn start_station_schedules(&mut self, list: &[crate::schedule::StationSchedule]) {
+        self.cap_sched = list.to_vec();
+        self.service_scale = vec![1.0; self.stations.len()];
+        for (i, ss) in list.iter().enumerate() {
+            for (k, step) in ss.steps.iter().enumerate() {
+                self.fel
+                    .push(step.at_s, ev(EV_CAPACITY, i as u32, k as u32));
+            }
+        }
+    }
+
+    /// Step `k` of capacity schedule `i` happens now: the station's speed
+    /// applies to the services that start from now on; more servers take
+    /// waiting jobs at once, fewer let the services in progress finish
+    /// (see `plain_depart`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn on_capacity(&mut self, i: usize, k: usize) {
+        let s = self.cap_sched[i].station;
+        let step = self.cap_sched[i].steps[k];
+        if let Some(f) = step.speedup {
+            self.service_scale[s] = 1.0 / f;
+        }
+        let Some(servers) = step.servers else {
+            return;
+        };
+        if let Kind::Plain { c, .. } = &mut self.stations[s].kind {
+            *c = servers;
+        }
+        let now = self.now;
+        while self.stations[s].stats.busy < servers {
+            let next = if self.client.is_some() {
+                self.client_pop(s)
+            } else {
+                self.stations[s].waiting.pop()
+            };
+            let Some(j) = next else {
+                break;
+            };
+            let scale = self.service_scale[s];
+            let st = &mut self.stations[s];
+            if cfg!(debug_assertions) || st.stats.tails.is_some() {
+                st.stats.acc(now);
+            }
+            st.stats.busy += 1;
+            st.stats.sum_start += now;
+            let job = &mut self.jobs[j as usize];
+            job.t_start = now;
+            if let Some(pc) = &mut st.per_class {
+                pc.start(job.class as usize, now);
+            }
+            let d = st.service[job.class as usize].sample(&mut st.rng) * scale;
+            self.fel.push(later(now, d), ev(EV_PLAIN_DONE, s as u32, j));
+        }
     }
 
     /// Job `j` finished an interaction and leaves: its class's population

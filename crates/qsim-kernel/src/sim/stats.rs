@@ -318,7 +318,7 @@ impl Simulation {
             b.reset(now);
         }
         if let Some(ct) = &mut self.client {
-            ct.reset();
+            ct.reset(now);
         }
         for cl in &mut self.classes {
             cl.stats.completions = 0;
@@ -446,7 +446,7 @@ impl Simulation {
             })
             .collect();
         if let Some(ct) = &self.client {
-            ct.figures(t, &self.stations, &mut classes, &mut stations);
+            ct.figures(t, self.now, &self.stations, &mut classes, &mut stations);
         }
         ReplicationResult {
             index: self.index,

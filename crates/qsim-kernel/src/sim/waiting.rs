@@ -47,6 +47,15 @@ impl Ring {
         Some(j)
     }
 
+    /// The job pushed last (adaptive LIFO, off the hot path).
+    pub(super) fn pop_back(&mut self) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        self.len -= 1;
+        Some(self.buf[(self.head + self.len) & (self.buf.len() - 1)])
+    }
+
     #[cold]
     pub(super) fn grow(&mut self) {
         let old = self.buf.len();
@@ -106,6 +115,14 @@ impl Waiting {
                 super::cold_path();
                 q.pop().map(|x| x.2)
             }
+        }
+    }
+    /// The newest waiting job (adaptive LIFO): the last pushed of a FIFO;
+    /// other disciplines pop as usual.
+    pub(super) fn pop_newest(&mut self) -> Option<u32> {
+        match self {
+            Waiting::Fifo(q) => q.pop_back(),
+            _ => self.pop(),
         }
     }
     pub(super) fn len(&self) -> usize {

@@ -93,6 +93,9 @@ pub(crate) struct Built {
     pub piece_errors: Vec<NetworkError>,
     /// Per class, the steps of its `schedule` (empty when it has none).
     pub schedules: Vec<Vec<qsim_kernel::schedule::Step>>,
+    /// Per station, the steps of its capacity `schedule` (empty when it
+    /// has none).
+    pub station_schedules: Vec<Vec<qsim_kernel::schedule::CapacityStep>>,
     /// Client behaviour per class and overload behaviour per station.
     pub overload: qsim_kernel::Overload,
 }
@@ -332,6 +335,7 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
     let mut stations = Vec::new();
     let mut capacity = Vec::new();
     let mut overload = qsim_kernel::Overload::default();
+    let mut station_schedules = Vec::new();
     // For each station and class: whether some service key covers the class
     // (even if its value was wrong, so one mistake is reported once).
     let mut covered: Vec<Vec<bool>> = Vec::new();
@@ -348,6 +352,7 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
         overload
             .stations
             .push(overload::station(ctx, t, base).flatten());
+        station_schedules.push(workload::station_schedule(ctx, t).unwrap_or_default());
     }
 
     let mut classes = Vec::new();
@@ -414,6 +419,7 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
         class_paths: names.classes.iter().map(|c| c.path.clone()).collect(),
         piece_errors,
         schedules,
+        station_schedules,
         overload,
     }
 }

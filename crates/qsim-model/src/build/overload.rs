@@ -1,17 +1,24 @@
 //! Clients and servers under overload: a class's `client` table (timeout,
 //! retries, backoff, retry budget) and a queue's `patience`, `balk_at`,
-//! `balk_probabilities` and `shed_after_s`. Shapes and types here; the
+//! `balk_probabilities`, `shed_after_s` and `lcfs_from`. Shapes and types here; the
 //! range rules are the kernel's (`Overload::check`).
 
 use super::{Table, non_empty_array};
 use crate::ctx::{Ctx, child};
 use crate::dists::dist;
-use qsim_kernel::{Backoff, Balk, ClientSpec, OnTimeout, RetryBudget, RetrySpec, StationOverload};
+use qsim_kernel::{
+    Backoff, Balk, Breaker, ClientSpec, OnTimeout, RetryBudget, RetrySpec, StationOverload,
+};
 use std::path::Path;
 
 /// A queue station's overload keys.
-pub(crate) const STATION_KEYS: &[&str] =
-    &["patience", "balk_at", "balk_probabilities", "shed_after_s"];
+pub(crate) const STATION_KEYS: &[&str] = &[
+    "patience",
+    "balk_at",
+    "balk_probabilities",
+    "shed_after_s",
+    "lcfs_from",
+];
 
 const ON_TIMEOUT: &[&str] = &["continue", "cancel"];
 
@@ -74,6 +81,30 @@ pub(super) fn client(
     let budget_cap = c.opt(ctx, "retry_budget_cap", None, |ctx, n, p| {
         ctx.f64(n, p).map(Some)
     });
+    let breaker_window = c.opt(ctx, "breaker_window", None, |ctx, n, p| {
+        ctx.int(n, p, 0, i64::from(u32::MAX), "a number of attempts")
+            .map(|v| Some(v as u32))
+    });
+    let breaker_ratio = c.opt(ctx, "breaker_failure_ratio", None, |ctx, n, p| {
+        ctx.f64(n, p).map(Some)
+    });
+    let breaker_cool_down = c.opt(ctx, "breaker_cool_down_s", None, |ctx, n, p| {
+        ctx.f64(n, p).map(Some)
+    });
+    let (breaker_window, breaker_ratio, breaker_cool_down) =
+        (breaker_window?, breaker_ratio?, breaker_cool_down?);
+    for (key, given) in [
+        ("breaker_failure_ratio", breaker_ratio.is_some()),
+        ("breaker_cool_down_s", breaker_cool_down.is_some()),
+    ] {
+        if given && breaker_window.is_none() {
+            ctx.error(
+                &node.get(key).expect("given").origin,
+                &child(&path, key),
+                format!("{key} is part of a circuit breaker; expected breaker_window next to it"),
+            );
+        }
+    }
     let (max_attempts, probability, backoff_dist, base_s, cap_s, jitter, ratio, budget_cap) = (
         max_attempts?,
         probability?,
@@ -157,6 +188,11 @@ pub(super) fn client(
         on_timeout: on_timeout?,
         deadline_s: deadline_s?,
         retry,
+        breaker: breaker_window.map(|window| Breaker {
+            failure_ratio: breaker_ratio.unwrap_or(0.5),
+            window,
+            cool_down_s: breaker_cool_down.unwrap_or(1.0),
+        }),
     }))
 }
 
@@ -188,7 +224,12 @@ pub(super) fn station(
     let shed_after_s = t.opt(ctx, "shed_after_s", None, |ctx, n, p| {
         ctx.f64(n, p).map(Some)
     });
-    let (patience, balk_at, balk_p, shed_after_s) = (patience?, balk_at?, balk_p?, shed_after_s?);
+    let lcfs_from = t.opt(ctx, "lcfs_from", None, |ctx, n, p| {
+        ctx.int(n, p, 0, i64::from(u32::MAX), "a number of jobs")
+            .map(|v| Some(v as u32))
+    });
+    let (patience, balk_at, balk_p, shed_after_s, lcfs_from) =
+        (patience?, balk_at?, balk_p?, shed_after_s?, lcfs_from?);
     if balk_at.is_some() && balk_p.is_some() {
         ctx.error(
             &t.get("balk_probabilities").expect("given").origin,
@@ -201,5 +242,6 @@ pub(super) fn station(
         patience,
         balk: balk_at.or(balk_p),
         shed_after_s,
+        lcfs_from,
     }))
 }

@@ -6,7 +6,7 @@ use crate::ctx::{Ctx, child};
 use crate::dists::dist;
 use crate::tree::{Node, Origin, subtree_origin};
 use qsim_kernel::Workload;
-use qsim_kernel::schedule::{Change, ClassSchedule, Step};
+use qsim_kernel::schedule::{CapacityStep, Change, ClassSchedule, StationSchedule, Step};
 use std::path::Path;
 
 /// What was read of a workload.
@@ -233,6 +233,91 @@ pub(crate) fn check_schedules(
             .try_fold(root, |n, k| n.get(k))
             .and_then(|n| n.get("schedule"));
         let mut path = child(class_path, "schedule");
+        if let (Some(k), Some(crate::tree::V::Array(items))) = (e.step, node.map(|n| &n.v)) {
+            node = items.get(k);
+            path = format!("{path}[{k}]");
+            if let Some(v) = node.and_then(|n| n.get(e.key)) {
+                node = Some(v);
+                path = child(&path, e.key);
+            }
+        }
+        let origin = node.map_or_else(|| root.origin.clone(), |n| n.origin.clone());
+        ctx.error(&origin, &path, e.message);
+    }
+    list
+}
+
+/// The steps of `[[stations.NAME.schedule]]` in the station table `t`
+/// (empty when absent); `None` when a step could not be read (reported).
+/// Shape and type only: the range rules are the kernel's
+/// (`schedule::check_stations`).
+pub(super) fn station_schedule(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Vec<CapacityStep>> {
+    let Some(node) = t.get("schedule") else {
+        return Some(Vec::new());
+    };
+    let path = child(t.path, "schedule");
+    let items = super::non_empty_array(ctx, node, &path, "tables ([[...schedule]] steps)", "step")?;
+    let mut steps = Vec::with_capacity(items.len());
+    let mut ok = true;
+    for (k, item) in items.iter().enumerate() {
+        let p = format!("{path}[{k}]");
+        if ctx.table(item, &p, "a capacity schedule step").is_none() {
+            ok = false;
+            continue;
+        }
+        ctx.check_keys(
+            item,
+            &p,
+            &crate::format::CAPACITY_STEP.names(),
+            "a capacity schedule step",
+        );
+        let st = Table {
+            node: item,
+            path: &p,
+        };
+        let at = st.req(ctx, "at", "the time of the step in seconds", |ctx, n, p| {
+            ctx.f64(n, p)
+        });
+        let servers = st.opt(ctx, "servers", None, |ctx, n, p| {
+            ctx.int(n, p, 0, i64::from(u32::MAX), "a number of servers")
+                .map(|v| Some(v as u32))
+        });
+        let speedup = st.opt(ctx, "speedup", None, |ctx, n, p| ctx.f64(n, p).map(Some));
+        match (at, servers, speedup) {
+            (Some(at_s), Some(servers), Some(speedup)) => steps.push(CapacityStep {
+                at_s,
+                servers,
+                speedup,
+            }),
+            _ => ok = false,
+        }
+    }
+    ok.then_some(steps)
+}
+
+/// Checks the capacity schedules of `network` (read per station into
+/// `steps`) with the kernel's rules, reporting each at its key, and
+/// returns them for the run configuration.
+pub(crate) fn check_station_schedules(
+    ctx: &mut Ctx<'_>,
+    network: &qsim_kernel::Network,
+    root: &Node,
+    steps: Vec<Vec<CapacityStep>>,
+) -> Vec<StationSchedule> {
+    let list: Vec<StationSchedule> = steps
+        .into_iter()
+        .enumerate()
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(station, steps)| StationSchedule { station, steps })
+        .collect();
+    for e in qsim_kernel::schedule::check_stations(network, &list) {
+        let name = &network.spec().stations[list[e.schedule].station].name;
+        let station_path = child("stations", name);
+        let mut node = root
+            .get("stations")
+            .and_then(|n| n.get(name))
+            .and_then(|n| n.get("schedule"));
+        let mut path = child(&station_path, "schedule");
         if let (Some(k), Some(crate::tree::V::Array(items))) = (e.step, node.map(|n| &n.v)) {
             node = items.get(k);
             path = format!("{path}[{k}]");

@@ -211,6 +211,32 @@ pub static SCHEDULE_STEP: TableShape = TableShape {
     required: &["at"],
 };
 
+/// A step of `[[stations.NAME.schedule]]`: a queue's servers or speed
+/// from a time on.
+pub static CAPACITY_STEP: TableShape = TableShape {
+    keys: &[
+        key(
+            "at",
+            NON_NEGATIVE,
+            None,
+            "when the step happens, s from the start of the run",
+        ),
+        key(
+            "servers",
+            Shape::Count(0),
+            None,
+            "the station's servers from then on (0: an outage)",
+        ),
+        key(
+            "speedup",
+            POSITIVE,
+            None,
+            "the station's speed from then on, as a factor of its own (0.2: five times slower)",
+        ),
+    ],
+    required: &["at"],
+};
+
 macro_rules! workload_keys {
     ($($extra:expr),* $(,)?) => {
         &[
@@ -332,6 +358,24 @@ pub static CLIENT: TableShape = TableShape {
             Shape::Number(Inclusive(1.0), Open),
             Some("10"),
             "the retry budget's most saved tokens (burst)",
+        ),
+        key(
+            "breaker_window",
+            Shape::Count(1),
+            None,
+            "a circuit breaker: the last this many attempts it judges",
+        ),
+        key(
+            "breaker_failure_ratio",
+            Shape::Number(Exclusive(0.0), Inclusive(1.0)),
+            Some("0.5"),
+            "the circuit breaker opens when at least this fraction of its window failed",
+        ),
+        key(
+            "breaker_cool_down_s",
+            POSITIVE,
+            Some("1"),
+            "the circuit breaker stays open this long, then lets one probe through",
         ),
     ],
     required: &[],

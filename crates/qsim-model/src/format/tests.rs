@@ -104,6 +104,10 @@ fn every_other_table_documents_exactly_its_keys() {
         "### Schedules (`[[workload.schedule]]`)",
         own(&SCHEDULE_STEP, &[]),
     );
+    check(
+        "### Capacity schedules (`[[stations.NAME.schedule]]`)",
+        own(&CAPACITY_STEP, &[]),
+    );
     let workload = WORKLOAD.names();
     check("## `[classes.NAME]`", own(&CLASS, &workload));
     check("### Clients under overload (`client`)", own(&CLIENT, &[]));

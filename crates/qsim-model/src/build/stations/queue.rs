@@ -3,7 +3,7 @@
 use crate::build::{Names, Table};
 use crate::ctx::Ctx;
 use crate::format::Bound::{Exclusive, Inclusive, None as Open};
-use crate::format::{KindDescriptor, ServiceKeys, Shape, Supports, key};
+use crate::format::{CAPACITY_STEP, KindDescriptor, ServiceKeys, Shape, Supports, key};
 use qsim_kernel::names as metric_names;
 use qsim_kernel::{Capacity, Discipline, StationKind, WhenFull};
 
@@ -58,6 +58,19 @@ pub(crate) static KIND: KindDescriptor = KindDescriptor {
             Shape::Number(Exclusive(0.0), Open),
             None,
             "a job whose wait passed this when its service would start is dropped",
+        ),
+        key(
+            "lcfs_from",
+            Shape::Count(1),
+            None,
+            "adaptive LIFO (fcfs queue): with at least this many jobs present, a free server takes the newest waiting job",
+        ),
+        // Capacity over time (read in `build::workload::station_schedule`).
+        key(
+            "schedule",
+            Shape::ArrayOf(&Shape::Table(&CAPACITY_STEP), 1),
+            None,
+            "servers or speed over time ([[stations.NAME.schedule]]): an outage, a failover, a fail-slow disk",
         ),
     ],
     supports: Supports {
