@@ -730,6 +730,14 @@ impl Summary<'_> {
             Some(w) => vec![RunWarning::LoadChanges {
                 start_s: w.start_s,
                 end_s: w.end_s,
+                changes: match (
+                    self.config.schedule.is_empty(),
+                    self.config.station_schedule.is_empty(),
+                ) {
+                    (false, true) => "the load changes",
+                    (true, false) => "a station's capacity changes",
+                    _ => "the load and a station's capacity change",
+                },
             }],
             None => steady_warnings(self.reps),
         };

@@ -47,8 +47,9 @@ fn figure_text(f: &RecoveryFigure) -> String {
 impl Transient<'_> {
     /// The table section.
     pub fn table(&self) -> String {
-        let mut out =
-            String::from("\nphases (the load changes during the run: figures per phase)\n");
+        let mut out = String::from(
+            "\nphases (a schedule changes the run: figures before, during and after)\n",
+        );
         let mut rows = vec![vec![
             "phase".to_string(),
             "from s".into(),

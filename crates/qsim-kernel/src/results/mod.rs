@@ -751,6 +751,8 @@ pub enum RunWarning {
         start_s: f64,
         /// The last change (a ramp's end), absolute seconds.
         end_s: f64,
+        /// What follows a schedule: the load, a station's capacity, or both.
+        changes: &'static str,
     },
     /// One replication: the segment means of these figures stay correlated
     /// after merging, so they are shown without an interval.
@@ -797,7 +799,11 @@ impl fmt::Display for RunWarning {
                     sig(*second_half)
                 )
             }
-            RunWarning::LoadChanges { start_s, end_s } => {
+            RunWarning::LoadChanges {
+                start_s,
+                end_s,
+                changes,
+            } => {
                 let when = if end_s > start_s {
                     format!("from {} s to {} s", sig(*start_s), sig(*end_s))
                 } else {
@@ -805,7 +811,7 @@ impl fmt::Display for RunWarning {
                 };
                 write!(
                     f,
-                    "the load changes during the run (its schedule, {when}): the whole-run figures average the phases before, during and after the change, which is not a steady state; read the per-phase figures"
+                    "{changes} during the run (its schedule, {when}): the whole-run figures average the phases before, during and after the change, which is not a steady state; read the per-phase figures"
                 )
             }
             RunWarning::SegmentsCorrelated { metrics } => {
