@@ -81,30 +81,7 @@ pub(super) fn client(
     let budget_cap = c.opt(ctx, "retry_budget_cap", None, |ctx, n, p| {
         ctx.f64(n, p).map(Some)
     });
-    let breaker_window = c.opt(ctx, "breaker_window", None, |ctx, n, p| {
-        ctx.int(n, p, 0, i64::from(u32::MAX), "a number of attempts")
-            .map(|v| Some(v as u32))
-    });
-    let breaker_ratio = c.opt(ctx, "breaker_failure_ratio", None, |ctx, n, p| {
-        ctx.f64(n, p).map(Some)
-    });
-    let breaker_cool_down = c.opt(ctx, "breaker_cool_down_s", None, |ctx, n, p| {
-        ctx.f64(n, p).map(Some)
-    });
-    let (breaker_window, breaker_ratio, breaker_cool_down) =
-        (breaker_window?, breaker_ratio?, breaker_cool_down?);
-    for (key, given) in [
-        ("breaker_failure_ratio", breaker_ratio.is_some()),
-        ("breaker_cool_down_s", breaker_cool_down.is_some()),
-    ] {
-        if given && breaker_window.is_none() {
-            ctx.error(
-                &node.get(key).expect("given").origin,
-                &child(&path, key),
-                format!("{key} is part of a circuit breaker; expected breaker_window next to it"),
-            );
-        }
-    }
+    let breaker = breaker(ctx, &c)?;
     let (max_attempts, probability, backoff_dist, base_s, cap_s, jitter, ratio, budget_cap) = (
         max_attempts?,
         probability?,
@@ -188,11 +165,42 @@ pub(super) fn client(
         on_timeout: on_timeout?,
         deadline_s: deadline_s?,
         retry,
-        breaker: breaker_window.map(|window| Breaker {
-            failure_ratio: breaker_ratio.unwrap_or(0.5),
-            window,
-            cool_down_s: breaker_cool_down.unwrap_or(1.0),
-        }),
+        breaker,
+    }))
+}
+
+/// The circuit breaker keys of client table `c`: `Some(None)` without
+/// `breaker_window`, `None` after an error in one of its keys.
+fn breaker(ctx: &mut Ctx<'_>, c: &Table<'_, '_>) -> Option<Option<Breaker>> {
+    let (node, path) = (c.node, c.path);
+    let breaker_window = c.opt(ctx, "breaker_window", None, |ctx, n, p| {
+        ctx.int(n, p, 0, i64::from(u32::MAX), "a number of attempts")
+            .map(|v| Some(v as u32))
+    });
+    let breaker_ratio = c.opt(ctx, "breaker_failure_ratio", None, |ctx, n, p| {
+        ctx.f64(n, p).map(Some)
+    });
+    let breaker_cool_down = c.opt(ctx, "breaker_cool_down_s", None, |ctx, n, p| {
+        ctx.f64(n, p).map(Some)
+    });
+    let (breaker_window, breaker_ratio, breaker_cool_down) =
+        (breaker_window?, breaker_ratio?, breaker_cool_down?);
+    for (key, given) in [
+        ("breaker_failure_ratio", breaker_ratio.is_some()),
+        ("breaker_cool_down_s", breaker_cool_down.is_some()),
+    ] {
+        if given && breaker_window.is_none() {
+            ctx.error(
+                &node.get(key).expect("given").origin,
+                &child(path, key),
+                format!("{key} is part of a circuit breaker; expected breaker_window next to it"),
+            );
+        }
+    }
+    Some(breaker_window.map(|window| Breaker {
+        failure_ratio: breaker_ratio.unwrap_or(0.5),
+        window,
+        cool_down_s: breaker_cool_down.unwrap_or(1.0),
     }))
 }
 
