@@ -354,8 +354,11 @@ pub struct Recovery {
 }
 
 /// The Wilson 95% interval of `k` successes in `n` trials: (estimate,
-/// low, high).
+/// low, high); with no trials, no estimate (NaN) and the whole of [0, 1].
 pub fn wilson(k: u32, n: u32) -> (f64, f64, f64) {
+    if n == 0 {
+        return (f64::NAN, 0.0, 1.0);
+    }
     let (k, n) = (f64::from(k), f64::from(n));
     let z = 1.959_963_984_540_054;
     let p = k / n;

@@ -1,22 +1,11 @@
 //! Distribution tables: `{ dist = "exponential", mean = 0.5 }` and friends.
 
 use crate::ctx::{Ctx, child};
+use crate::format::FAMILIES;
 use crate::num;
 use crate::tree::{Node, V};
 use qsim_kernel::{Dist, DistError, Family};
 use std::path::Path;
-
-/// The families a `dist` key accepts.
-pub(crate) const FAMILIES: &[&str] = &[
-    "exponential",
-    "deterministic",
-    "uniform",
-    "erlang",
-    "hyperexponential",
-    "lognormal",
-    "gamma",
-    "empirical",
-];
 
 /// Reports a table of tables where a distribution belongs (`service = {
 /// web = { ... }, batch = { ... } }`), which is the per-class form under

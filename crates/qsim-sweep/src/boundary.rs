@@ -75,20 +75,6 @@ pub struct Boundary {
     pub verdict: BoundaryVerdict,
 }
 
-/// The Wilson 95% interval of `k` of `n`: (estimate, low, high).
-fn wilson(k: u32, n: u32) -> (f64, f64, f64) {
-    if n == 0 {
-        return (f64::NAN, 0.0, 1.0);
-    }
-    let (k, n) = (f64::from(k), f64::from(n));
-    let z = 1.959_963_984_540_054;
-    let p = k / n;
-    let d = 1.0 + z * z / n;
-    let c = (p + z * z / (2.0 * n)) / d;
-    let h = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / d;
-    (p, (c - h).max(0.0), (c + h).min(1.0))
-}
-
 /// Searches `lo..=hi` (`points` >= 2 grid values, then `refine` halvings;
 /// whole numbers when `integer`) with `eval(value)` giving (replications,
 /// tipped).
@@ -111,7 +97,7 @@ pub fn search<E>(
             value: v,
             replications: n,
             tipped: k,
-            fraction: wilson(k, n),
+            fraction: qsim_kernel::recovery::wilson(k, n),
         };
         tried.push(p);
         Ok(p.tips())

@@ -232,3 +232,120 @@ pub fn adjusted(
     }
     Ok(net)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qsim_kernel::{ClassSpec, Discipline, Dist, Routing, StationSpec};
+
+    fn open_queue() -> NetworkSpec {
+        NetworkSpec {
+            stations: vec![StationSpec {
+                name: "cpu".into(),
+                kind: StationKind::Queue {
+                    servers: 1,
+                    discipline: Discipline::Fcfs,
+                },
+                service: vec![Some(Dist::exponential(0.01).expect("valid"))],
+                speed: None,
+            }],
+            classes: vec![ClassSpec {
+                name: "web".into(),
+                workload: Workload::Open {
+                    interarrival: Dist::exponential(0.02).expect("valid"),
+                },
+                routing: Routing::Sequence(vec![0]),
+                priority: 0,
+            }],
+            ..NetworkSpec::default()
+        }
+    }
+
+    #[test]
+    fn settings_change_what_they_name() {
+        let mut spec = open_queue();
+        Setting::ArrivalRate {
+            class: None,
+            per_s: 80.0,
+        }
+        .apply(&mut spec)
+        .expect("an open class");
+        let Workload::Open { interarrival } = &spec.classes[0].workload else {
+            panic!("still open")
+        };
+        assert!((interarrival.mean() - 1.0 / 80.0).abs() < 1e-15);
+        Setting::ServiceMean {
+            station: "cpu".into(),
+            mean_s: 0.008,
+        }
+        .apply(&mut spec)
+        .expect("a queue");
+        let mean = spec.stations[0].service[0].as_ref().expect("served").mean();
+        assert!((mean - 0.008).abs() < 1e-15);
+        Setting::Servers {
+            station: "cpu".into(),
+            servers: 3,
+        }
+        .apply(&mut spec)
+        .expect("a queue");
+        assert_eq!(spec.stations[0].kind.as_queue().map(|q| q.0), Some(3));
+    }
+
+    #[test]
+    fn a_setting_that_does_not_fit_says_why() {
+        let mut spec = open_queue();
+        let err = |s: Setting, spec: &mut NetworkSpec| s.apply(spec).expect_err("refused");
+        let e = err(
+            Setting::Population {
+                class: None,
+                jobs: 5,
+            },
+            &mut spec,
+        );
+        assert!(e.contains("class web is open"), "{e}");
+        let e = err(
+            Setting::Servers {
+                station: "disk".into(),
+                servers: 2,
+            },
+            &mut spec,
+        );
+        assert!(
+            e.contains("no station named `disk`") && e.contains("cpu"),
+            "{e}"
+        );
+        let e = err(
+            Setting::ArrivalRate {
+                class: Some("batch".into()),
+                per_s: 1.0,
+            },
+            &mut spec,
+        );
+        assert!(e.contains("no class named `batch`"), "{e}");
+        let e = err(
+            Setting::ServiceMean {
+                station: "cpu".into(),
+                mean_s: -1.0,
+            },
+            &mut spec,
+        );
+        assert!(e.contains("positive mean service time"), "{e}");
+    }
+
+    #[test]
+    fn an_unstable_operating_point_is_refused() {
+        let net = Network::new(open_queue()).expect("valid");
+        let e = adjusted(
+            &net,
+            &[Setting::ArrivalRate {
+                class: None,
+                per_s: 150.0,
+            }],
+            "the operating point rate_per_s=150",
+            "",
+            "",
+        )
+        .expect_err("utilization 1.5");
+        assert!(e.starts_with("the operating point rate_per_s=150: "), "{e}");
+    }
+}

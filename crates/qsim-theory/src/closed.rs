@@ -115,7 +115,15 @@ pub fn mva_stations(spec: &NetworkSpec, class: usize) -> Result<Vec<mva::Station
                     service_time_s: mean,
                 }
             }
-            (None, _) => mva::Service::Queue {
+            (
+                None,
+                StationKind::Queue { .. }
+                | StationKind::Latch(_)
+                | StationKind::Batch(_)
+                | StationKind::Link(_)
+                | StationKind::Fork(_)
+                | StationKind::Join(_),
+            ) => mva::Service::Queue {
                 service_time_s: mean,
             },
         };

@@ -25,7 +25,7 @@ pub struct StationLaw {
 /// The law of station `st` for `class` with at most `present` jobs there
 /// (`None`: an open workload, no limit). `None` when the class does not visit.
 pub fn law(st: &StationSpec, class: usize, present: Option<u32>) -> Option<StationLaw> {
-    if !st.kind.takes_service() {
+    if st.kind.is_fork_or_join() {
         return Some(fork_join());
     }
     let mean = st.service.get(class)?.as_ref()?.mean();

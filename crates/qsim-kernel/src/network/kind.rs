@@ -73,7 +73,14 @@ impl StationKind {
     /// Whether it is a fork or a join, the two kinds that split and collect
     /// sub-jobs and whose routing is their own.
     pub fn is_fork_or_join(&self) -> bool {
-        !self.takes_service()
+        match self {
+            StationKind::Fork(_) | StationKind::Join(_) => true,
+            StationKind::Delay
+            | StationKind::Queue { .. }
+            | StationKind::Latch(_)
+            | StationKind::Batch(_)
+            | StationKind::Link(_) => false,
+        }
     }
 
     /// Whether it is an infinite-server station (no queueing, so no

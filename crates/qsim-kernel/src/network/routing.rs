@@ -169,7 +169,7 @@ fn kind(w: &super::Workload) -> &'static str {
 /// joins take none).
 fn check_served(c: &mut Check<'_>, ci: ClassId, class: &ClassSpec, s: StationId, at: &[Field]) {
     let Ok(Some(st)) = c.station(s) else { return };
-    let needs = !st.kind.is_fork_or_join();
+    let needs = st.kind.takes_service();
     if needs && st.service.get(ci).is_none_or(|x| x.is_none()) {
         let msg = format!(
             "class {} is routed to station {}, which has no service time for it",

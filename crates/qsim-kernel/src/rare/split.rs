@@ -96,7 +96,7 @@ fn check_level(network: &Network, of: &LevelOf) -> Result<(), RareError> {
 
 /// The run configuration of every copy: no warm-up, no end before the
 /// clock limit (a copy is stopped by its outcome).
-fn particle_config(cfg: &RareConfig) -> RunConfig {
+pub(super) fn particle_config(cfg: &RareConfig) -> RunConfig {
     RunConfig {
         seed: cfg.seed,
         replications: 1,

@@ -26,7 +26,6 @@
 //! give the interval. The response tail of c > 1 is refused: its own
 //! service does not fit the walk (it is not the busy-period service rate).
 use super::{Estimand, Method, RareConfig, RareError, RareEstimate, TailOf, check_config};
-use crate::config::{RunConfig, Stop, Warmup};
 use crate::dist::exp1;
 use crate::network::{Discipline, Network, Routing, Workload};
 use crate::results::estimate;
@@ -91,14 +90,7 @@ fn wait_fraction(
     c: u32,
     r: u32,
 ) -> Result<(f64, u64), RareError> {
-    let run = RunConfig {
-        seed: cfg.seed,
-        replications: 1,
-        stop: Stop::Time(crate::dist::MAX_CLOCK_S),
-        warmup: Warmup::None,
-        max_events: u64::MAX - 1,
-        ..RunConfig::default()
-    };
+    let run = super::split::particle_config(cfg);
     let mut sim = Simulation::new(network, &run, r)?;
     let (mut arrivals, mut waited) = (0u64, 0u64);
     let mut n = sim.jobs_at(0).unwrap_or(0);

@@ -79,8 +79,11 @@ impl Class<'_, '_> {
     /// Reports a visit to a station that has no service time for the class.
     fn check_service(&self, ctx: &mut Ctx<'_>, id: usize, origin: &Origin, p: &str) -> bool {
         let names = self.names;
-        let k = names.kind_of(id);
-        if matches!(k, "fork" | "join" | "?") || self.covered[id][self.ci] {
+        // A kind without service keys (fork, join) takes no time of its
+        // own; an unknown kind ("?") was reported where it was read.
+        let timeless = super::stations::station_kind(names.kind_of(id))
+            .is_none_or(|d| matches!(d.service, crate::format::ServiceKeys::None));
+        if timeless || self.covered[id][self.ci] {
             return true;
         }
         let sname = &names.stations[id].0;

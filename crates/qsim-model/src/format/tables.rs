@@ -395,24 +395,22 @@ pub static REGION: TableShape = TableShape {
     required: &["stations"],
 };
 
+/// The families a distribution's `dist` key accepts.
+pub const FAMILIES: &[&str] = &[
+    "exponential",
+    "deterministic",
+    "uniform",
+    "erlang",
+    "hyperexponential",
+    "lognormal",
+    "gamma",
+    "empirical",
+];
+
 /// A distribution table (`service`, `arrival`, `think`, ...).
 pub static DISTRIBUTION: TableShape = TableShape {
     keys: &[
-        key(
-            "dist",
-            Shape::Words(&[
-                "exponential",
-                "deterministic",
-                "uniform",
-                "erlang",
-                "hyperexponential",
-                "lognormal",
-                "gamma",
-                "empirical",
-            ]),
-            None,
-            "the family",
-        ),
+        key("dist", Shape::Words(FAMILIES), None, "the family"),
         key("mean", NON_NEGATIVE, None, "mean, seconds"),
         key(
             "scv",
