@@ -32,7 +32,7 @@ pub fn run(model: &Model, reps: u32, jobs: u64, warmup: u64) -> RunResults {
 /// degrees of freedom: widening a reported 95% half-width by this factor
 /// gives a 99.9% interval, so a correct simulator fails one comparison in a
 /// thousand rather than one in twenty.
-fn widen_95_to_999(df: u32) -> f64 {
+pub fn widen_95_to_999(df: u32) -> f64 {
     let (t999, t95) = match df {
         4 => (8.610, 2.776),
         9 => (4.781, 2.262),

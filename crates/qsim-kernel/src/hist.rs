@@ -325,4 +325,87 @@ mod tests {
         assert_eq!(h.cdf(0.0099), 0.0);
         assert!((h.cdf(0.01) - 0.5).abs() < 1e-12);
     }
+
+    #[test]
+    fn buckets_are_read_from_the_bits() {
+        // 1.0 = 2^0 is the first sub-bucket of the 31st octave above 2^-30
+        // (after the underflow bucket); it spans 1/128 of its octave.
+        let i = Histogram::index(1.0);
+        assert_eq!(i, 1 + 30 * SUBS);
+        assert_eq!(Histogram::bounds(i), (1.0, 1.0 + 1.0 / 128.0));
+        assert_eq!(Histogram::index(1.5), i + 64);
+        assert_eq!(Histogram::bounds(i + 64), (1.5, 1.5 + 1.0 / 128.0));
+        // The underflow bucket holds [0, 2^-30), the overflow bucket 2^20 s
+        // and beyond.
+        assert_eq!(Histogram::index(0.0), 0);
+        assert_eq!(Histogram::index(0.9 * 2f64.powi(-30)), 0);
+        assert_eq!(Histogram::index(2f64.powi(-30)), 1);
+        assert_eq!(Histogram::bounds(0), (0.0, 2f64.powi(-30)));
+        assert_eq!(Histogram::index(2f64.powi(20)), BUCKETS - 1);
+        assert_eq!(Histogram::index(1e300), BUCKETS - 1);
+        assert_eq!(
+            Histogram::bounds(BUCKETS - 1),
+            (2f64.powi(20), 2f64.powi(20))
+        );
+        assert_eq!(Histogram::index(2f64.powi(20) * 0.999), BUCKETS - 2);
+    }
+
+    #[test]
+    fn clear_forgets_everything_and_debug_counts() {
+        let mut h = Histogram::new();
+        for x in [0.5, 0.25, 0.25] {
+            h.record(x);
+        }
+        assert_eq!(format!("{h:?}"), "Histogram { 3 values, max 0.5 }");
+        assert_eq!((h.count(), h.max, h.min, h.at_min), (3, 0.5, 0.25, 2));
+        h.clear();
+        assert_eq!(h, Histogram::new());
+        assert_eq!(h, Histogram::default());
+        assert_eq!(h.count(), 0);
+        assert_eq!(h.quantiles([0.5]), [0.0]);
+    }
+
+    #[test]
+    fn merging_keeps_counts_largest_and_least() {
+        let of = |xs: &[f64]| {
+            let mut h = Histogram::new();
+            for &x in xs {
+                h.record(x);
+            }
+            h
+        };
+        let mut a = of(&[0.1, 0.5]);
+        a.merge(&of(&[0.1, 0.1, 2.0]));
+        assert_eq!((a.count(), a.max, a.min, a.at_min), (5, 2.0, 0.1, 3));
+        assert_eq!(a.quantiles([1.0]), [2.0]);
+        // A smaller least value replaces the atom; a larger one leaves it.
+        a.merge(&of(&[0.05]));
+        assert_eq!((a.min, a.at_min), (0.05, 1));
+        a.merge(&of(&[0.07, 0.07]));
+        assert_eq!((a.count(), a.min, a.at_min, a.max), (8, 0.05, 1, 2.0));
+        // Merging an empty histogram changes nothing.
+        let before = a.clone();
+        a.merge(&Histogram::new());
+        assert_eq!(a, before);
+    }
+
+    #[test]
+    fn cdf_is_one_at_the_largest_value_inside_its_bucket() {
+        // 1.3 lies inside its bucket: the interpolation alone would give
+        // less than 1.
+        let mut h = Histogram::new();
+        for x in [1.0, 1.3] {
+            h.record(x);
+        }
+        assert_eq!(h.cdf(1.3), 1.0);
+        assert_eq!(h.cdf(0.99), 0.0);
+        assert_eq!(h.cdf(1.0), 0.5);
+        // A quarter into the span of 1.3's bucket: 1/2 + 1/4 · 1/2.
+        let (lo, hi) = Histogram::bounds(Histogram::index(1.3));
+        let x = lo + (hi - lo) / 4.0;
+        assert!(x < 1.3);
+        assert!((h.cdf(x) - 0.625).abs() < 1e-12, "{}", h.cdf(x));
+        // The largest quantile is the largest value, never beyond it.
+        assert_eq!(h.quantiles([0.999, 1.0]), [1.3, 1.3]);
+    }
 }
