@@ -151,7 +151,7 @@ mod tests {
     //! (x + m)(x − m) for (x − m)(x − m), four times, gives the same sum of
     //! squares, since the deviations from the mean sum to 0
     //! (Σ(x + m)(x − m) = Σx² − n m² = Σ(x − m)²); and `<` for `<=` in
-    //! `uncorrelated_batches` (lag 1 exactly 0.3), `>` for `>=` twice in
+    //! `uncorrelated_segments` (lag 1 exactly 0.3), `>` for `>=` twice in
     //! `drift` (a drift exactly at twice its half-width or at 2% of the
     //! mean) change the answer only at an exact tie of two floats.
 
@@ -210,35 +210,35 @@ mod tests {
     }
 
     #[test]
-    fn uncorrelated_batches_give_a_t_interval_over_32() {
+    fn uncorrelated_segments_give_a_t_interval_over_32() {
         // Alternating 1, 3: lag-1 autocorrelation −1 (kept as is), batch
         // variance 32/31, interval t(0.975, 31) · sqrt(1/31) = 0.36631.
-        let xs: Vec<f64> = (0..BATCHES).map(|b| [1.0, 3.0][b % 2]).collect();
+        let xs: Vec<f64> = (0..SEGMENTS).map(|b| [1.0, 3.0][b % 2]).collect();
         assert!(close(lag1(&xs), -31.0 / 32.0));
         let r = replication(&xs, 2.5);
-        let (e, ok) = batch_estimate(&fig(), &r);
+        let (e, ok) = segment_estimate(&fig(), &r);
         assert!(ok);
-        // The mean is the whole window's figure, not the batches' mean.
+        // The mean is the whole window's figure, not the segments' mean.
         assert_eq!(e.mean, 2.5);
         let exact = 2.0395 * (1.0_f64 / 31.0).sqrt();
         assert!((e.ci95 / exact - 1.0).abs() < 1e-3, "{} vs {exact}", e.ci95);
     }
 
     #[test]
-    fn correlated_batches_are_merged_in_pairs() {
+    fn correlated_segments_are_merged_in_pairs() {
         // Runs of four: +1 ×4, −1 ×4, ...: lag 1 is (24 − 7)/32 = 0.53 at 32
-        // batches, (8 − 7)/16 at 16 (pairs of +1, +1, −1, −1): merged once,
-        // 16 batch means of ±1, variance 16/15, interval
+        // segments, (8 − 7)/16 at 16 (pairs of +1, +1, −1, −1): merged once,
+        // 16 segment means of ±1, variance 16/15, interval
         // t(0.975, 15) · sqrt(1/15).
-        let xs: Vec<f64> = (0..BATCHES)
+        let xs: Vec<f64> = (0..SEGMENTS)
             .map(|b| if b % 8 < 4 { 1.0 } else { -1.0 })
             .collect();
         assert!(close(lag1(&xs), 17.0 / 32.0));
         let r = replication(&xs, 0.0);
-        let b2 = fig().batches(&r, 2).unwrap();
+        let b2 = fig().segments(&r, 2).unwrap();
         assert_eq!(b2.len(), 16);
         assert!(close(lag1(&b2), 1.0 / 16.0));
-        let (e, ok) = batch_estimate(&fig(), &r);
+        let (e, ok) = segment_estimate(&fig(), &r);
         assert!(ok);
         let exact = 2.131 * (1.0_f64 / 15.0).sqrt();
         assert!((e.ci95 / exact - 1.0).abs() < 1e-9, "{} vs {exact}", e.ci95);
@@ -246,27 +246,27 @@ mod tests {
 
     #[test]
     fn a_trend_gives_no_interval() {
-        // A straight rise stays correlated at 32, 16 and 8 batches.
-        let xs: Vec<f64> = (0..BATCHES).map(|b| b as f64).collect();
+        // A straight rise stays correlated at 32, 16 and 8 segments.
+        let xs: Vec<f64> = (0..SEGMENTS).map(|b| b as f64).collect();
         let r = replication(&xs, 1.0);
         for k in [1, 2, 4] {
-            assert!(lag1(&fig().batches(&r, k).unwrap()) >= MAX_LAG1);
+            assert!(lag1(&fig().segments(&r, k).unwrap()) >= MAX_LAG1);
         }
-        let (e, ok) = batch_estimate(&fig(), &r);
+        let (e, ok) = segment_estimate(&fig(), &r);
         assert!(!ok && e.ci95.is_nan() && e.mean == 1.0);
-        // Without all its checkpoints a replication has no batches.
+        // Without all its checkpoints a replication has no segments.
         let short = ReplicationResult {
-            checkpoints: r.checkpoints[..BATCHES - 1].to_vec(),
+            checkpoints: r.checkpoints[..SEGMENTS - 1].to_vec(),
             ..r.clone()
         };
-        assert!(fig().batches(&short, 1).is_none() && fig().halves(&short).is_none());
+        assert!(fig().segments(&short, 1).is_none() && fig().halves(&short).is_none());
         // A constant series has a lag-1 autocorrelation of 0, not 0/0.
         assert_eq!(lag1(&[2.0; 8]), 0.0);
     }
 
     #[test]
     fn halves_split_the_window_at_its_middle() {
-        let xs: Vec<f64> = (0..BATCHES)
+        let xs: Vec<f64> = (0..SEGMENTS)
             .map(|b| if b < 16 { 1.0 } else { 2.0 })
             .collect();
         let (a, b) = fig().halves(&replication(&xs, 1.5)).unwrap();
@@ -282,7 +282,7 @@ mod tests {
             (0..5)
                 .map(|i| {
                     let d = rise + spread * (i as f64 - 2.0);
-                    let xs: Vec<f64> = (0..BATCHES)
+                    let xs: Vec<f64> = (0..SEGMENTS)
                         .map(|b| if b < 16 { 1.0 } else { 1.0 + d })
                         .collect();
                     replication(&xs, 1.0 + d / 2.0)
@@ -313,7 +313,7 @@ mod tests {
             (0..5)
                 .map(|i| {
                     let d = rise + 0.0001 * (i as f64 - 2.0);
-                    let xs: Vec<f64> = (0..BATCHES)
+                    let xs: Vec<f64> = (0..SEGMENTS)
                         .map(|b| if b < 16 { 10.0 } else { 10.0 + d })
                         .collect();
                     replication(&xs, 10.0 + d / 2.0)
@@ -325,27 +325,27 @@ mod tests {
     }
 
     #[test]
-    fn a_drift_within_one_replication_compares_its_halves_batches() {
-        // One replication: 16 batches at 1 ± 0.05 (alternating), then 16 at
+    fn a_drift_within_one_replication_compares_its_halves_segments() {
+        // One replication: 16 segments at 1 ± 0.05 (alternating), then 16 at
         // 1.1 ± 0.05: a rise of 0.1 with a half-width of
         // t(0.975, 30) · sqrt(2 · 0.05²·16/15 / 16) = 0.0373: reported.
-        let xs: Vec<f64> = (0..BATCHES)
+        let xs: Vec<f64> = (0..SEGMENTS)
             .map(|b| (if b < 16 { 1.0 } else { 1.1 }) + [0.05, -0.05][b % 2])
             .collect();
         let (first, second) = drift(&fig(), &[replication(&xs, 1.05)]).expect("a drift");
         assert!(close(first, 1.0) && close(second, 1.1), "{first} {second}");
         // A rise of 0.06: beyond one half-width, within two; not reported.
-        let xs: Vec<f64> = (0..BATCHES)
+        let xs: Vec<f64> = (0..SEGMENTS)
             .map(|b| (if b < 16 { 1.0 } else { 1.06 }) + [0.05, -0.05][b % 2])
             .collect();
         assert_eq!(drift(&fig(), &[replication(&xs, 1.03)]), None);
         assert_eq!(drift(&fig(), &[]), None);
         // Either side of twice the half-width 2 · 2.042 · 0.018257 =
         // 0.07456 (t with 30 degrees of freedom; 0.07420 with 34, 0.07741
-        // with 16, 0.0609 had the second half 48 batches): 0.0744 is not
+        // with 16, 0.0609 had the second half 48 segments): 0.0744 is not
         // reported, 0.076 is.
         let one = |rise: f64| {
-            let xs: Vec<f64> = (0..BATCHES)
+            let xs: Vec<f64> = (0..SEGMENTS)
                 .map(|b| (if b < 16 { 1.0 } else { 1.0 + rise }) + [0.05, -0.05][b % 2])
                 .collect();
             drift(&fig(), &[replication(&xs, 1.0 + rise / 2.0)])
