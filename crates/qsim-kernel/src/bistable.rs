@@ -919,18 +919,7 @@ mod tests {
         // Replications 1 and 3 collapsed (about 50/s), the rest fast.
         let xs = [780.0, 51.0, 775.0, 49.5, 790.0];
         let results = RunResults {
-            replication_results: xs
-                .iter()
-                .enumerate()
-                .map(|(i, &x)| {
-                    let mut r = ReplicationResult {
-                        index: i as u32,
-                        ..ReplicationResult::default()
-                    };
-                    r.system.throughput_per_s = x;
-                    r
-                })
-                .collect(),
+            replication_results: reps(&xs),
             ..RunResults::default()
         };
         let modes = modes_of(&results);

@@ -136,32 +136,8 @@ fn open(
 /// absent); `None` when a step could not be read (reported). Shape and
 /// type only: the range rules are the kernel's (`schedule::check`).
 pub(super) fn schedule(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Vec<Step>> {
-    let Some(node) = t.get("schedule") else {
-        return Some(Vec::new());
-    };
-    let path = child(t.path, "schedule");
-    let items = super::non_empty_array(ctx, node, &path, "tables ([[...schedule]] steps)", "step")?;
-    let mut steps = Vec::with_capacity(items.len());
-    let mut ok = true;
-    for (k, item) in items.iter().enumerate() {
-        let p = format!("{path}[{k}]");
-        if ctx.table(item, &p, "a schedule step").is_none() {
-            ok = false;
-            continue;
-        }
-        ctx.check_keys(
-            item,
-            &p,
-            &crate::format::SCHEDULE_STEP.names(),
-            "a schedule step",
-        );
-        let st = Table {
-            node: item,
-            path: &p,
-        };
-        let at = st.req(ctx, "at", "the time of the step in seconds", |ctx, n, p| {
-            ctx.f64(n, p)
-        });
+    let names = crate::format::SCHEDULE_STEP.names();
+    steps(ctx, t, "a schedule step", &names, |ctx, item, p, st, at| {
         let num = |ctx: &mut Ctx<'_>, key: &str| {
             st.opt(ctx, key, None, |ctx, n, p| ctx.f64(n, p).map(Some))
         };
@@ -202,9 +178,48 @@ pub(super) fn schedule(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Vec<Step>>
                 None
             }
         };
-        match (at, change) {
-            (Some(at_s), Some(change)) => steps.push(Step { at_s, change }),
-            _ => ok = false,
+        Some(Step {
+            at_s: at?,
+            change: change?,
+        })
+    })
+}
+
+/// The steps of the `[[PATH.schedule]]` array in table `t`, each a table
+/// of `names` read by `step` (given the step's node, path, table and its
+/// `at`); empty when absent, `None` when a step could not be read
+/// (reported).
+fn steps<T>(
+    ctx: &mut Ctx<'_>,
+    t: Table<'_, '_>,
+    what: &str,
+    names: &[&'static str],
+    mut step: impl FnMut(&mut Ctx<'_>, &Node, &str, &Table<'_, '_>, Option<f64>) -> Option<T>,
+) -> Option<Vec<T>> {
+    let Some(node) = t.get("schedule") else {
+        return Some(Vec::new());
+    };
+    let path = child(t.path, "schedule");
+    let items = super::non_empty_array(ctx, node, &path, "tables ([[...schedule]] steps)", "step")?;
+    let mut steps = Vec::with_capacity(items.len());
+    let mut ok = true;
+    for (k, item) in items.iter().enumerate() {
+        let p = format!("{path}[{k}]");
+        if ctx.table(item, &p, what).is_none() {
+            ok = false;
+            continue;
+        }
+        ctx.check_keys(item, &p, names, what);
+        let st = Table {
+            node: item,
+            path: &p,
+        };
+        let at = st.req(ctx, "at", "the time of the step in seconds", |ctx, n, p| {
+            ctx.f64(n, p)
+        });
+        match step(ctx, item, &p, &st, at) {
+            Some(x) => steps.push(x),
+            None => ok = false,
         }
     }
     ok.then_some(steps)
@@ -252,47 +267,25 @@ pub(crate) fn check_schedules(
 /// Shape and type only: the range rules are the kernel's
 /// (`schedule::check_stations`).
 pub(super) fn station_schedule(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Vec<CapacityStep>> {
-    let Some(node) = t.get("schedule") else {
-        return Some(Vec::new());
-    };
-    let path = child(t.path, "schedule");
-    let items = super::non_empty_array(ctx, node, &path, "tables ([[...schedule]] steps)", "step")?;
-    let mut steps = Vec::with_capacity(items.len());
-    let mut ok = true;
-    for (k, item) in items.iter().enumerate() {
-        let p = format!("{path}[{k}]");
-        if ctx.table(item, &p, "a capacity schedule step").is_none() {
-            ok = false;
-            continue;
-        }
-        ctx.check_keys(
-            item,
-            &p,
-            &crate::format::CAPACITY_STEP.names(),
-            "a capacity schedule step",
-        );
-        let st = Table {
-            node: item,
-            path: &p,
-        };
-        let at = st.req(ctx, "at", "the time of the step in seconds", |ctx, n, p| {
-            ctx.f64(n, p)
-        });
-        let servers = st.opt(ctx, "servers", None, |ctx, n, p| {
-            ctx.int(n, p, 0, i64::from(u32::MAX), "a number of servers")
-                .map(|v| Some(v as u32))
-        });
-        let speedup = st.opt(ctx, "speedup", None, |ctx, n, p| ctx.f64(n, p).map(Some));
-        match (at, servers, speedup) {
-            (Some(at_s), Some(servers), Some(speedup)) => steps.push(CapacityStep {
-                at_s,
-                servers,
-                speedup,
-            }),
-            _ => ok = false,
-        }
-    }
-    ok.then_some(steps)
+    let names = crate::format::CAPACITY_STEP.names();
+    steps(
+        ctx,
+        t,
+        "a capacity schedule step",
+        &names,
+        |ctx, _, _, st, at| {
+            let servers = st.opt(ctx, "servers", None, |ctx, n, p| {
+                ctx.int(n, p, 0, i64::from(u32::MAX), "a number of servers")
+                    .map(|v| Some(v as u32))
+            });
+            let speedup = st.opt(ctx, "speedup", None, |ctx, n, p| ctx.f64(n, p).map(Some));
+            Some(CapacityStep {
+                at_s: at?,
+                servers: servers?,
+                speedup: speedup?,
+            })
+        },
+    )
 }
 
 /// Checks the capacity schedules of `network` (read per station into
