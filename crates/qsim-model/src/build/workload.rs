@@ -146,11 +146,11 @@ pub(super) fn schedule(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Vec<Step>>
                 if let Some(u) = item.get("until") {
                     ctx.error(
                         &u.origin,
-                        &child(&p, "until"),
+                        &child(p, "until"),
                         "`until` makes a ramp of the arrival rate; a population changes in one step",
                     );
                 }
-                ctx.count(n, &child(&p, "population"), "a number of jobs")
+                ctx.count(n, &child(p, "population"), "a number of jobs")
                     .map(Change::Population)
             }
             (None, Some(_)) => match (num(ctx, "rate_per_s"), num(ctx, "until")) {
@@ -164,7 +164,7 @@ pub(super) fn schedule(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Vec<Step>>
             (Some(_), Some(r)) => {
                 ctx.error(
                     &r.origin,
-                    &child(&p, "rate_per_s"),
+                    &child(p, "rate_per_s"),
                     "found both population and rate_per_s; a step sets one (population for closed workloads, rate_per_s for open ones)",
                 );
                 None
@@ -172,7 +172,7 @@ pub(super) fn schedule(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Vec<Step>>
             (None, None) => {
                 ctx.error(
                     &item.origin,
-                    &p,
+                    p,
                     "missing the change; expected population = N (closed workload) or rate_per_s = R (open workload, with until = T for a linear ramp)",
                 );
                 None
