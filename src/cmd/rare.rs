@@ -45,7 +45,8 @@ pub struct RareArgs {
     #[command(flatten)]
     model: ModelArgs,
     /// The rare set, by splitting: `stations.NAME.jobs>=K` (jobs at a
-    /// station), `system.jobs>=K` (jobs in the network), or a weighted sum
+    /// station), `system.jobs>=K` (jobs in the network),
+    /// `system.retrying>=K` (clients waiting out a backoff), or a weighted sum
     /// of station counts, `2*stations.A.jobs+stations.B.jobs>=K`.
     #[arg(
         long,
@@ -95,13 +96,14 @@ pub struct RareArgs {
     output: Option<PathBuf>,
 }
 
-/// Parses `stations.NAME.jobs>=K`, `system.jobs>=K`, or a weighted sum
+/// Parses `stations.NAME.jobs>=K`, `system.jobs>=K`, `system.retrying>=K`
+/// (clients waiting to retry), or a weighted sum
 /// of station counts, `W*stations.A.jobs+stations.B.jobs>=K` (whole-number
 /// weights, 1 when left out).
 fn parse_level(text: &str, names: &[&str]) -> Result<Level> {
     let bad = |why: String| {
         UsageError(format!(
-            "--level {text}: {why}; expected stations.NAME.jobs>=K, system.jobs>=K or a weighted sum such as 2*stations.A.jobs+stations.B.jobs>=K"
+            "--level {text}: {why}; expected stations.NAME.jobs>=K, system.jobs>=K, system.retrying>=K or a weighted sum such as 2*stations.A.jobs+stations.B.jobs>=K"
         ))
     };
     let Some((what, k)) = text.split_once(">=") else {
@@ -112,11 +114,20 @@ fn parse_level(text: &str, names: &[&str]) -> Result<Level> {
         .parse()
         .map_err(|_| bad(format!("{} is not a whole number of jobs", k.trim())))?;
     let what = what.trim();
-    if what == "system.jobs" {
-        return Ok(Level {
-            of: LevelOf::System,
-            at_least,
-        });
+    match what {
+        "system.jobs" => {
+            return Ok(Level {
+                of: LevelOf::System,
+                at_least,
+            });
+        }
+        "system.retrying" => {
+            return Ok(Level {
+                of: LevelOf::Retrying,
+                at_least,
+            });
+        }
+        _ => {}
     }
     let mut terms = Vec::new();
     for term in what.split('+').map(str::trim) {
@@ -182,6 +193,7 @@ fn level_text(level: &Level, names: &[&str]) -> String {
     match &level.of {
         &LevelOf::Station(s) => format!("stations.{}.jobs>={}", names[s], level.at_least),
         LevelOf::System => format!("system.jobs>={}", level.at_least),
+        LevelOf::Retrying => format!("system.retrying>={}", level.at_least),
         LevelOf::Weighted(terms) => {
             let sum: Vec<String> = terms
                 .iter()

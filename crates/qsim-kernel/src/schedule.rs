@@ -15,7 +15,7 @@
 //! discretization).
 
 use crate::dist::MAX_CLOCK_S;
-use crate::network::{ClassId, Discipline, Network, StationId, StationKind, Workload, fmt_num};
+use crate::network::{ClassId, ClassSpec, Network, StationId, StationSpec, Workload, fmt_num};
 use serde::Serialize;
 
 /// The schedule of one class.
@@ -86,137 +86,100 @@ impl std::error::Error for ScheduleError {}
 /// Checks `schedule` against `network`: every rule at once.
 pub fn check(network: &Network, schedule: &[ClassSchedule]) -> Vec<ScheduleError> {
     let spec = network.spec();
-    let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (i, cs) in schedule.iter().enumerate() {
-        let mut err = |step: Option<usize>, key: &'static str, message: String| {
-            out.push(ScheduleError {
-                schedule: i,
-                step,
-                key,
-                message,
-            })
-        };
-        let Some(class) = spec.classes.get(cs.class) else {
-            err(
-                None,
-                "schedule",
-                format!("no class with index {}", cs.class),
-            );
-            continue;
-        };
-        if !seen.insert(cs.class) {
-            err(
-                None,
-                "schedule",
-                format!("class {} has two schedules; give it one list", class.name),
-            );
-        }
-        let open = match &class.workload {
-            Workload::Closed { .. } => false,
-            Workload::Open { interarrival } => {
-                if !interarrival.is_exponential() {
-                    err(
+    let (items, name) = (&spec.classes, |c: &ClassSpec| c.name.clone());
+    each_schedule(
+        schedule,
+        items,
+        "class",
+        |cs| cs.class,
+        name,
+        |cs, class, err| {
+            let open = match &class.workload {
+                Workload::Closed { .. } => false,
+                Workload::Open { interarrival } => {
+                    if !interarrival.is_exponential() {
+                        err(
                         None,
                         "schedule",
                         "an arrival-rate schedule needs Poisson arrivals (rate_per_s, or an exponential arrival); this class's arrival is not exponential".into(),
                     );
+                    }
+                    true
                 }
-                true
-            }
-        };
-        let mut free_from = 0.0f64;
-        for (k, step) in cs.steps.iter().enumerate() {
-            let at = step.at_s;
-            if !(at.is_finite() && (0.0..=MAX_CLOCK_S).contains(&at)) {
-                err(
-                    Some(k),
-                    "at",
-                    format!(
-                        "expected a time in seconds between 0 and 1e12, found {}",
-                        fmt_num(at)
-                    ),
-                );
-                continue;
-            }
-            if at < free_from {
-                err(
-                    Some(k),
-                    "at",
-                    format!(
-                        "steps must be in time order (a ramp's until included): this step at {} s comes before {} s",
-                        fmt_num(at),
-                        fmt_num(free_from)
-                    ),
-                );
-            }
-            free_from = free_from.max(at);
-            let rate_ok = |r: f64| r.is_finite() && r > 0.0;
-            match step.change {
-                Change::Population(p) => {
-                    if open {
-                        err(
+            };
+            let mut free_from = 0.0f64;
+            for (k, step) in cs.steps.iter().enumerate() {
+                let at = step.at_s;
+                if !step_time(err, k, at, free_from, " (a ramp's until included)") {
+                    continue;
+                }
+                free_from = free_from.max(at);
+                let rate_ok = |r: f64| r.is_finite() && r > 0.0;
+                match step.change {
+                    Change::Population(p) => {
+                        if open {
+                            err(
                             Some(k),
                             "population",
                             "`population` is for closed workloads; an open workload's schedule sets rate_per_s".into(),
                         );
-                    } else if p == 0 {
-                        err(
-                            Some(k),
-                            "population",
-                            "expected a number of jobs >= 1, found 0".into(),
-                        );
+                        } else if p == 0 {
+                            err(
+                                Some(k),
+                                "population",
+                                "expected a number of jobs >= 1, found 0".into(),
+                            );
+                        }
                     }
-                }
-                Change::RatePerS(r) | Change::Ramp { rate_per_s: r, .. } if !open => {
-                    let _ = r;
-                    err(
+                    Change::RatePerS(r) | Change::Ramp { rate_per_s: r, .. } if !open => {
+                        let _ = r;
+                        err(
                         Some(k),
                         "rate_per_s",
                         "`rate_per_s` is for open workloads; a closed workload's schedule sets population".into(),
                     );
-                }
-                Change::RatePerS(r) => {
-                    if !rate_ok(r) {
-                        err(
-                            Some(k),
-                            "rate_per_s",
-                            format!("expected a positive arrival rate, found {}", fmt_num(r)),
-                        );
                     }
-                }
-                Change::Ramp {
-                    rate_per_s,
-                    until_s,
-                } => {
-                    if !rate_ok(rate_per_s) {
-                        err(
-                            Some(k),
-                            "rate_per_s",
-                            format!(
-                                "expected a positive arrival rate, found {}",
-                                fmt_num(rate_per_s)
-                            ),
-                        );
+                    Change::RatePerS(r) => {
+                        if !rate_ok(r) {
+                            err(
+                                Some(k),
+                                "rate_per_s",
+                                format!("expected a positive arrival rate, found {}", fmt_num(r)),
+                            );
+                        }
                     }
-                    if !(until_s.is_finite() && until_s > at && until_s <= MAX_CLOCK_S) {
-                        err(
-                            Some(k),
-                            "until",
-                            format!(
-                                "expected the end of the ramp after its start ({} s) and at most 1e12 s, found {}",
-                                fmt_num(at),
-                                fmt_num(until_s)
-                            ),
-                        );
-                    } else {
-                        free_from = until_s;
+                    Change::Ramp {
+                        rate_per_s,
+                        until_s,
+                    } => {
+                        if !rate_ok(rate_per_s) {
+                            err(
+                                Some(k),
+                                "rate_per_s",
+                                format!(
+                                    "expected a positive arrival rate, found {}",
+                                    fmt_num(rate_per_s)
+                                ),
+                            );
+                        }
+                        if !(until_s.is_finite() && until_s > at && until_s <= MAX_CLOCK_S) {
+                            err(
+                                Some(k),
+                                "until",
+                                format!(
+                                    "expected the end of the ramp after its start ({} s) and at most 1e12 s, found {}",
+                                    fmt_num(at),
+                                    fmt_num(until_s)
+                                ),
+                            );
+                        } else {
+                            free_from = until_s;
+                        }
                     }
                 }
             }
-        }
-    }
-    out
+        },
+    )
 }
 
 /// The largest population a closed class reaches (its own and every
@@ -266,9 +229,75 @@ pub struct CapacityStep {
 /// at once (errors name the schedule's index in `schedule`).
 pub fn check_stations(network: &Network, schedule: &[StationSchedule]) -> Vec<ScheduleError> {
     let spec = network.spec();
+    let (items, name) = (&spec.stations, |st: &StationSpec| st.name.clone());
+    each_schedule(
+        schedule,
+        items,
+        "station",
+        |ss| ss.station,
+        name,
+        |ss, st, err| {
+            let queue = st.kind.as_queue().is_some_and(|(_, d)| !d.shares_servers());
+            if !queue || st.speed.is_some() {
+                err(
+                    None,
+                    "schedule",
+                    format!(
+                        "a capacity schedule applies to a queue station (fcfs, lcfs or priority) without a speed curve; {} is not one",
+                        st.name
+                    ),
+                );
+            }
+            let mut last = 0.0f64;
+            for (k, step) in ss.steps.iter().enumerate() {
+                let at = step.at_s;
+                if !step_time(err, k, at, last, "") {
+                    continue;
+                }
+                last = last.max(at);
+                if step.servers.is_none() && step.speedup.is_none() {
+                    err(
+                        Some(k),
+                        "at",
+                        "a step changes something: give servers = N, speedup = F or both".into(),
+                    );
+                }
+                if let Some(f) = step.speedup
+                    && !(f.is_finite() && f > 0.0)
+                {
+                    err(
+                        Some(k),
+                        "speedup",
+                        format!(
+                            "expected a positive factor of the station's speed (0.2: five times slower), found {}",
+                            fmt_num(f)
+                        ),
+                    );
+                }
+            }
+        },
+    )
+}
+
+/// Where an error of a schedule goes: the step (if any), the key, the
+/// message.
+type Sink<'a> = dyn FnMut(Option<usize>, &'static str, String) + 'a;
+
+/// The rules every list of schedules shares: each schedule names an
+/// existing `what` (a class or a station) by index, at most one schedule
+/// per item; `rest` checks the rest of one schedule with its item. Every
+/// error is kept, with the schedule's index.
+fn each_schedule<S, T>(
+    schedule: &[S],
+    items: &[T],
+    what: &str,
+    index: impl Fn(&S) -> usize,
+    name: impl Fn(&T) -> String,
+    mut rest: impl FnMut(&S, &T, &mut Sink<'_>),
+) -> Vec<ScheduleError> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    for (i, ss) in schedule.iter().enumerate() {
+    for (i, sch) in schedule.iter().enumerate() {
         let mut err = |step: Option<usize>, key: &'static str, message: String| {
             out.push(ScheduleError {
                 schedule: i,
@@ -277,83 +306,53 @@ pub fn check_stations(network: &Network, schedule: &[StationSchedule]) -> Vec<Sc
                 message,
             })
         };
-        let Some(st) = spec.stations.get(ss.station) else {
+        let Some(item) = items.get(index(sch)) else {
             err(
                 None,
                 "schedule",
-                format!("no station with index {}", ss.station),
+                format!("no {what} with index {}", index(sch)),
             );
             continue;
         };
-        if !seen.insert(ss.station) {
+        if !seen.insert(index(sch)) {
             err(
                 None,
                 "schedule",
-                format!("station {} has two schedules; give it one list", st.name),
+                format!("{what} {} has two schedules; give it one list", name(item)),
             );
         }
-        let queue = matches!(
-            st.kind,
-            StationKind::Queue { discipline, .. } if discipline != Discipline::Ps
-        );
-        if !queue || st.speed.is_some() {
-            err(
-                None,
-                "schedule",
-                format!(
-                    "a capacity schedule applies to a queue station (fcfs, lcfs or priority) without a speed curve; {} is not one",
-                    st.name
-                ),
-            );
-        }
-        let mut last = 0.0f64;
-        for (k, step) in ss.steps.iter().enumerate() {
-            let at = step.at_s;
-            if !(at.is_finite() && (0.0..=MAX_CLOCK_S).contains(&at)) {
-                err(
-                    Some(k),
-                    "at",
-                    format!(
-                        "expected a time in seconds between 0 and 1e12, found {}",
-                        fmt_num(at)
-                    ),
-                );
-                continue;
-            }
-            if at < last {
-                err(
-                    Some(k),
-                    "at",
-                    format!(
-                        "steps must be in time order: this step at {} s comes before {} s",
-                        fmt_num(at),
-                        fmt_num(last)
-                    ),
-                );
-            }
-            last = last.max(at);
-            if step.servers.is_none() && step.speedup.is_none() {
-                err(
-                    Some(k),
-                    "at",
-                    "a step changes something: give servers = N, speedup = F or both".into(),
-                );
-            }
-            if let Some(f) = step.speedup
-                && !(f.is_finite() && f > 0.0)
-            {
-                err(
-                    Some(k),
-                    "speedup",
-                    format!(
-                        "expected a positive factor of the station's speed (0.2: five times slower), found {}",
-                        fmt_num(f)
-                    ),
-                );
-            }
-        }
+        rest(sch, item, &mut err);
     }
     out
+}
+
+/// Checks step `k`'s time `at`: false (with its error) when it is not a
+/// clock reading; an error too when it comes before `after`, the time the
+/// steps before it reach (`note` says what that time counts).
+fn step_time(err: &mut Sink<'_>, k: usize, at: f64, after: f64, note: &str) -> bool {
+    if !(at.is_finite() && (0.0..=MAX_CLOCK_S).contains(&at)) {
+        err(
+            Some(k),
+            "at",
+            format!(
+                "expected a time in seconds between 0 and 1e12, found {}",
+                fmt_num(at)
+            ),
+        );
+        return false;
+    }
+    if at < after {
+        err(
+            Some(k),
+            "at",
+            format!(
+                "steps must be in time order{note}: this step at {} s comes before {} s",
+                fmt_num(at),
+                fmt_num(after)
+            ),
+        );
+    }
+    true
 }
 
 /// A piece of a piecewise linear arrival rate: `rate(t) = rate0 + slope *

@@ -321,19 +321,7 @@ pub fn what_if(
     points: &[Vec<Override>],
     options: &WhatIfOptions,
 ) -> Result<WhatIfReport, WhatIfError> {
-    if changes.is_empty() {
-        return Err(WhatIfError::Usage(
-            "nothing to compare: give at least one change".into(),
-        ));
-    }
-    let whole = [Vec::new()];
-    let points: &[Vec<Override>] = if points.is_empty() { &whole } else { points };
-    let pool = pool(options)?;
-    // Every model at every point is loaded and estimated before anything
-    // runs: a bad or too costly point or change is refused at once, not
-    // after the points before it have run.
-    let mut prepared = Vec::with_capacity(points.len());
-    for point in points {
+    each_point(changes, points, options, |point| {
         let label = point
             .iter()
             .map(|o| o.to_string())
@@ -348,10 +336,8 @@ pub fn what_if(
             .iter()
             .map(|c| changed(Some((source, &ov)), &model.network, &model.run, c, &label))
             .collect::<Result<Vec<Network>, _>>()?;
-        check_budget(options, &label, &model.network, &config, changes, &models)?;
-        prepared.push((label, model.network, config, models));
-    }
-    compare(prepared, changes, options, &pool)
+        Ok((label, model.network, config, models))
+    })
 }
 
 /// [`what_if`] on a network built in code: each operating point is a list
@@ -366,18 +352,9 @@ pub fn what_if_network(
     points: &[Vec<Setting>],
     options: &WhatIfOptions,
 ) -> Result<WhatIfReport, WhatIfError> {
-    if changes.is_empty() {
-        return Err(WhatIfError::Usage(
-            "nothing to compare: give at least one change".into(),
-        ));
-    }
-    let whole = [Vec::new()];
-    let points: &[Vec<Setting>] = if points.is_empty() { &whole } else { points };
-    let pool = pool(options)?;
     let mut config = config.clone();
     options.settings.apply(&mut config);
-    let mut prepared = Vec::with_capacity(points.len());
-    for point in points {
+    each_point(changes, points, options, |point| {
         let at = label(point);
         let base_net = adjusted(network, point, &format!("the operating point {at}"), "", "")
             .map_err(WhatIfError::Usage)?;
@@ -385,8 +362,41 @@ pub fn what_if_network(
             .iter()
             .map(|c| changed(None, &base_net, &config, c, &at))
             .collect::<Result<Vec<Network>, _>>()?;
-        check_budget(options, &at, &base_net, &config, changes, &models)?;
-        prepared.push((at, base_net, config.clone(), models));
+        Ok((at, base_net, config.clone(), models))
+    })
+}
+
+/// One operating point made ready to run: its label, its baseline, its
+/// run settings and the changed networks, one per change.
+type Prepared = (String, Network, RunConfig, Vec<Network>);
+
+/// The frame both what-ifs share: refuses an empty list of changes, takes
+/// the whole model when no point is given, prepares every point and checks
+/// it against the budget before anything runs (a bad or too costly point
+/// or change is refused at once, not after the points before it have run),
+/// then runs them and ranks the changes.
+fn each_point<P>(
+    changes: &[Change],
+    points: &[Vec<P>],
+    options: &WhatIfOptions,
+    mut prepare: impl FnMut(&[P]) -> Result<Prepared, WhatIfError>,
+) -> Result<WhatIfReport, WhatIfError> {
+    if changes.is_empty() {
+        return Err(WhatIfError::Usage(
+            "nothing to compare: give at least one change".into(),
+        ));
+    }
+    let pool = pool(options)?;
+    let mut prepared = Vec::with_capacity(points.len().max(1));
+    let each: Vec<&[P]> = if points.is_empty() {
+        vec![&[]]
+    } else {
+        points.iter().map(Vec::as_slice).collect()
+    };
+    for point in each {
+        let p = prepare(point)?;
+        check_budget(options, &p.0, &p.1, &p.2, changes, &p.3)?;
+        prepared.push(p);
     }
     compare(prepared, changes, options, &pool)
 }
@@ -440,7 +450,7 @@ fn check_budget(
 /// Runs the prepared points (label, baseline, run settings, changed
 /// networks) and ranks the changes.
 fn compare(
-    prepared: Vec<(String, Network, RunConfig, Vec<Network>)>,
+    prepared: Vec<Prepared>,
     changes: &[Change],
     options: &WhatIfOptions,
     pool: &rayon::ThreadPool,

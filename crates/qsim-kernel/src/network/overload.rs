@@ -6,7 +6,7 @@
 //! [`Network::with_overload`]; a network without them runs exactly as
 //! before (the simulator decides once, when it builds a replication).
 
-use super::{Discipline, Field, Network, NetworkError, Scope, StationKind};
+use super::{Discipline, Field, Network, NetworkError, Scope};
 use crate::dist::Dist;
 
 /// What happens to the server's work when a client's attempt times out.
@@ -249,13 +249,7 @@ impl Overload {
                 if k == 0 {
                     err(at, &["lcfs_from"], "expected at least 1 job");
                 }
-                if !matches!(
-                    st.kind,
-                    StationKind::Queue {
-                        discipline: Discipline::Fcfs,
-                        ..
-                    }
-                ) {
+                if st.kind.as_queue().map(|(_, d)| d) != Some(Discipline::Fcfs) {
                     err(
                         at,
                         &["lcfs_from"],

@@ -20,6 +20,17 @@ pub enum Discipline {
     Priority,
 }
 
+impl Discipline {
+    /// Whether the servers are shared by every job present (processor
+    /// sharing) rather than each given to one job at a time.
+    pub fn shares_servers(self) -> bool {
+        match self {
+            Discipline::Ps => true,
+            Discipline::Fcfs | Discipline::Lcfs | Discipline::Priority => false,
+        }
+    }
+}
+
 /// Most servers a queue may have: the simulator counts busy servers in
 /// f64 sums and keeps `u32::MAX` for a delay station's "infinitely many",
 /// so counts stay far below both (2^24, exact in an f32 as well).

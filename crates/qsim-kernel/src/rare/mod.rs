@@ -46,6 +46,10 @@ pub enum LevelOf {
     Station(StationId),
     /// Jobs in the network (not thinking, not yet arrived).
     System,
+    /// Clients waiting out a backoff before they retry (a class's
+    /// `client` with retries): the level that tells a retry storm's
+    /// collapsed state from its fast one when the queue alone does not.
+    Retrying,
     /// A weighted sum of the jobs present at stations: `(station, weight)`
     /// pairs, whole-number weights of at least 1 (a job at a station
     /// nearer the rare set can count for more than one upstream). The

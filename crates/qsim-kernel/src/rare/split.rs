@@ -51,6 +51,7 @@ fn level_now(sim: &Simulation, of: &LevelOf) -> u32 {
     match of {
         &LevelOf::Station(s) => sim.jobs_at(s).unwrap_or(0),
         LevelOf::System => u32::try_from(sim.jobs_in_network()).unwrap_or(u32::MAX),
+        LevelOf::Retrying => sim.retrying(),
         LevelOf::Weighted(terms) => terms.iter().fold(0u32, |sum, &(s, w)| {
             sum.saturating_add(sim.jobs_at(s).unwrap_or(0).saturating_mul(w))
         }),
@@ -66,6 +67,27 @@ fn check_level(network: &Network, of: &LevelOf) -> Result<(), RareError> {
     match of {
         &LevelOf::Station(s) if s >= n => Err(missing(s)),
         LevelOf::Station(_) | LevelOf::System => Ok(()),
+        LevelOf::Retrying => {
+            let spec = network.spec();
+            let retries = network.overload().is_some_and(|o| {
+                o.classes
+                    .iter()
+                    .flatten()
+                    .any(|k| k.retry.as_ref().is_some_and(|r| r.max_attempts >= 2))
+            });
+            if retries {
+                Ok(())
+            } else {
+                Err(RareError::Config(format!(
+                    "the level counts clients waiting to retry, but no class of this model ({}) has a client that retries (a class's client table with max_attempts >= 2)",
+                    spec.classes
+                        .iter()
+                        .map(|c| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )))
+            }
+        }
         LevelOf::Weighted(terms) => {
             if terms.is_empty() {
                 return Err(RareError::Config(

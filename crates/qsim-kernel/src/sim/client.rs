@@ -256,6 +256,9 @@ pub(super) struct ClientRt {
     stations: Vec<Option<StationClient>>,
     stations_stats: Vec<StationClientStats>,
     jobs: Vec<JobClient>,
+    /// Clients waiting out a backoff before their retry (an `EV_RETRY`
+    /// pending for each), outside the network.
+    retrying: u32,
 }
 
 /// Stream ids of the client layer (see [`crate::rng`]): per station for
@@ -340,7 +343,42 @@ impl ClientRt {
             classes,
             stations,
             jobs: Vec::new(),
+            retrying: 0,
         }))
+    }
+
+    /// Clients waiting out a backoff before their retry.
+    pub(super) fn retrying(&self) -> u32 {
+        self.retrying
+    }
+
+    /// Every stream of the client layer (timeouts, retries, backoff,
+    /// patience, balking), each replaced by `fresh` (a copy's reseed).
+    pub(super) fn reseed(&mut self, mut fresh: impl FnMut(&mut SimRng)) {
+        for k in self.classes.iter_mut().flatten() {
+            fresh(&mut k.rng);
+        }
+        for x in self.stations.iter_mut().flatten() {
+            fresh(&mut x.rng);
+        }
+    }
+
+    /// The mean backoff of class `c` when it is drawn from an exponential
+    /// distribution, with the class's stream: a pending retry's remaining
+    /// wait can then be drawn afresh.
+    pub(super) fn exp_backoff(&mut self, c: usize) -> Option<(f64, &mut SimRng)> {
+        let k = self.classes.get_mut(c)?.as_mut()?;
+        match &k.retry {
+            Some((
+                _,
+                _,
+                BackoffRt {
+                    dist: Some(Sampler::Exp(m)),
+                    ..
+                },
+            )) => Some((*m, &mut k.rng)),
+            _ => None,
+        }
     }
 
     fn job(&mut self, j: u32) -> &mut JobClient {
@@ -581,7 +619,10 @@ impl Simulation {
             delay = Some(d);
         }
         match delay {
-            Some(d) => self.fel.push(later(now, d), ev(EV_RETRY, 0, k)),
+            Some(d) => {
+                ct.retrying += 1;
+                self.fel.push(later(now, d), ev(EV_RETRY, 0, k));
+            }
             None => {
                 if measuring {
                     cl.stats.ended += 1;
@@ -681,6 +722,8 @@ impl Simulation {
     /// A client's retry starts after its backoff.
     pub(super) fn on_client_retry(&mut self, k: u32) {
         self.events += 1;
+        let ct = self.ct();
+        ct.retrying = ct.retrying.saturating_sub(1);
         self.in_network += 1;
         self.check_unstable();
         self.jobs[k as usize].pos = 0;

@@ -297,6 +297,13 @@ impl Simulation {
         self.in_network
     }
 
+    /// Clients waiting out a backoff before they retry (outside the
+    /// network: not in [`Simulation::jobs_in_network`]); 0 in a model
+    /// without clients that retry.
+    pub fn retrying(&self) -> u32 {
+        self.client.as_ref().map_or(0, |c| c.retrying())
+    }
+
     /// Runs to the stopping rule.
     pub fn run(&mut self) -> Result<(), RunError> {
         if !self.finished {

@@ -27,13 +27,14 @@ impl Simulation {
     }
 
     /// Replaces every random stream (arrivals, think times, service,
-    /// mechanisms, routing) by a new one derived from the stream's current
+    /// mechanisms, routing, clients) by a new one derived from the stream's current
     /// state and `key`: copies reseeded with different keys go on
     /// independently, and the same key gives the same path.
     ///
     /// Times already drawn are part of the state. Those drawn from an
     /// exponential distribution whose clock is still running (an
-    /// arrival, a think time, a service at a fixed-speed station, or the
+    /// arrival, a think time, a client's backoff before a retry, a service
+    /// at a fixed-speed station, or the
     /// remaining work of a job in service at a speed-curve or PS station
     /// without latch threads) are drawn afresh from the new streams: an
     /// exponential time's remainder is exponential whatever has elapsed, so
@@ -60,6 +61,9 @@ impl Simulation {
                 _ => {}
             }
         }
+        if let Some(ct) = &mut self.client {
+            ct.reseed(|r| fresh(r, key));
+        }
         self.resample_memoryless();
     }
 
@@ -84,6 +88,12 @@ impl Simulation {
                     let cl = &mut self.classes[c];
                     if let Some(Sampler::Exp(m)) = cl.think {
                         t = later(now, exp1(&mut cl.rng) * m);
+                    }
+                }
+                EV_RETRY => {
+                    let c = self.jobs[b as usize].class as usize;
+                    if let Some((m, rng)) = self.client.as_mut().and_then(|ct| ct.exp_backoff(c)) {
+                        t = later(now, exp1(rng) * m);
                     }
                 }
                 EV_DONE | EV_EXIT_DONE | EV_PLAIN_DONE => {
