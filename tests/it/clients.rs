@@ -499,8 +499,18 @@ fn bad_client_and_overload_keys_are_refused_where_they_are() {
             "bad.toml:7:14: workload.client.on_timeout",
         ),
         (
-            with_client("max_attempts = 2", "kind = \"latch\""),
-            "bad.toml:10:8: stations.s.kind: client and overload behaviour",
+            with_client(
+                "timeout = { dist = \"exponential\", mean = 1 }\non_timeout = \"cancel\"",
+                "kind = \"latch\"",
+            ),
+            "bad.toml:8:14: workload.client.on_timeout: on_timeout = \"cancel\" takes a request out of a fixed-speed queue; station s is a latch",
+        ),
+        (
+            with_client(
+                "max_attempts = 2",
+                "kind = \"queue\"\ndiscipline = \"ps\"\npatience = { dist = \"exponential\", mean = 1 }",
+            ),
+            "bad.toml:10:8: stations.s.kind: patience, balking, shedding and adaptive LIFO apply to a queue station at a fixed speed",
         ),
         (
             with_client(

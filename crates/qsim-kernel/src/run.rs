@@ -511,6 +511,12 @@ impl Summary<'_> {
         };
         let at = o.stations[i].as_ref();
         let timeouts = o.classes.iter().flatten().any(|k| k.timeout.is_some());
+        // A speed-curve, PS or latch station records no visit's server
+        // time (it is not one number there): no wasted work for it.
+        let recorded = self
+            .reps
+            .first()
+            .is_some_and(|r| station_of(r, i).overload.is_some());
         OverloadResults {
             abandonment_probability: at.is_some_and(|x| x.patience.is_some()).then(|| {
                 e(
@@ -529,7 +535,7 @@ impl Summary<'_> {
             shed_probability: at
                 .is_some_and(|x| x.shed_after_s.is_some())
                 .then(|| e("shed_probability", &|s| ov(s).shed_probability, &arrivals)),
-            wasted_work_fraction: (timeouts && has_servers).then(|| {
+            wasted_work_fraction: (timeouts && has_servers && recorded).then(|| {
                 e(
                     "wasted_work_fraction",
                     &|s| ov(s).wasted_work_fraction,

@@ -106,6 +106,12 @@ pub struct Mode {
     pub jobs_at_station: Estimate,
     /// Which start states' replications are in it.
     pub starts: Vec<ModeShare>,
+    /// The mean jobs at the collapsing station in the first and the second
+    /// half of the measured window, when they drift apart (the steady-state
+    /// check of a run, on this mode's replications): the mode is not a
+    /// steady state but a queue that grows (or drains) through the run,
+    /// and its figures hold only for this run's length.
+    pub not_steady: Option<(f64, f64)>,
 }
 
 impl Mode {
@@ -118,8 +124,16 @@ impl Mode {
             .map(|s| format!("{}: {} of {}", s.start, s.replications.len(), s.of))
             .collect::<Vec<_>>()
             .join(", ");
+        let drift = match self.not_steady {
+            Some((a, b)) => format!(
+                "; not steady: the jobs at the station go from {} in the first half of the run to {} in the second, so this state's figures hold only for this run's length",
+                crate::number::sig(a, 4),
+                crate::number::sig(b, 4)
+            ),
+            None => String::new(),
+        };
         format!(
-            "{} /s with {:.1} jobs at the station ({shares} replications)",
+            "{} /s with {:.1} jobs at the station ({shares} replications{drift})",
             fmt_est(self.throughput_per_s),
             self.jobs_at_station.mean
         )
@@ -170,6 +184,10 @@ pub struct Verdict {
     /// started in within the run, so it lasts about as long as a run
     /// (`qsim rare` estimates its mean escape time).
     pub other_end_leaves: Option<(f64, f64)>,
+    /// The same for the run as given: the range of its replications'
+    /// throughputs when they spread wider than one state without splitting
+    /// into modes (each left its start state at its own time).
+    pub run_leaves: Option<(f64, f64)>,
 }
 
 impl Verdict {
@@ -227,15 +245,16 @@ impl Verdict {
     /// How long the other end's state lasts, when its replications show it:
     /// "" when they form one group.
     fn leaves_note(&self) -> String {
-        match self.other_end_leaves {
+        let note = |start: &str, leaves: Option<(f64, f64)>| match leaves {
             Some((lo, hi)) => format!(
-                "; the replications from {} range from {} to {} /s: some leave that state within the run, so it lasts about as long as a run (its mean escape time: qsim rare, docs/rare-events.md)",
-                self.starts[1],
+                "; the replications from {start} range from {} to {} /s: some leave that state within the run, so it lasts about as long as a run (its mean escape time: qsim rare, docs/rare-events.md)",
                 crate::number::sig(lo, 4),
                 crate::number::sig(hi, 4)
             ),
             None => String::new(),
-        }
+        };
+        let run = if self.mixed { None } else { self.run_leaves };
+        note(&self.starts[0], run) + &note(&self.starts[1], self.other_end_leaves)
     }
 
     /// What the check did not try: "" when it tried every station a
@@ -388,7 +407,14 @@ fn decided(given: &[ReplicationResult], other: &[ReplicationResult], full: bool)
     };
     let (g, o) = (tp(given), tp(other));
     let xs: Vec<f64> = g.iter().chain(&o).copied().collect();
-    if split(&xs).is_some() || o.iter().any(|&x| apart_from(&g, x)) {
+    // Apart either way: a replication of the other end outside the run's
+    // tight group, or one of the run outside the other end's (a run whose
+    // replications left the fast state within the run at different times
+    // is spread, while the collapsed end sits still).
+    if split(&xs).is_some()
+        || o.iter().any(|&x| apart_from(&g, x))
+        || g.iter().any(|&x| apart_from(&o, x))
+    {
         return Some(true);
     }
     if other.len() < 2 && !full {
@@ -403,11 +429,17 @@ fn decided(given: &[ReplicationResult], other: &[ReplicationResult], full: bool)
     let a = estimate(g.iter().copied());
     let b = estimate(o.iter().copied());
     let apart = (a.mean - b.mean).abs() > a.ci95 + b.ci95;
-    let sd = {
-        let n = o.len() as f64;
-        (o.iter().map(|x| (x - b.mean) * (x - b.mean)).sum::<f64>() / (n - 1.0)).sqrt()
+    let sd = |xs: &[f64], m: f64| {
+        let n = xs.len() as f64;
+        if n < 2.0 {
+            return 0.0;
+        }
+        (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)).sqrt()
     };
-    let precise = sd <= AGREE_WIDTH * a.mean.abs().max(b.mean.abs());
+    // Both ends tight: a wide interval on either side "agrees" with
+    // anything.
+    let width = AGREE_WIDTH * a.mean.abs().max(b.mean.abs());
+    let precise = sd(&o, b.mean) <= width && sd(&g, a.mean) <= width;
     (!apart && precise).then_some(false)
 }
 
@@ -433,10 +465,11 @@ fn leaves_within_run(other: &[ReplicationResult]) -> Option<(f64, f64)> {
 /// one the pooled throughputs of the run as given and of the other end so
 /// far are tested, from two replications of the other end on (or all, when
 /// the run has fewer): two modes by [`split`], or a replication of the
-/// other end apart from the run's own tight group (`apart_from`), decide
-/// "bistable"; a mean of the other end within the sum of the two 95%
-/// half-widths, with its replications' standard deviation at most
-/// [`AGREE_WIDTH`] of the larger mean, decides "one operating point". Undecided
+/// other end apart from the run's own tight group, or one of the run apart
+/// from the other end's (`apart_from`), decide "bistable"; a mean of the
+/// other end within the sum of the two 95% half-widths, with the standard
+/// deviation of each end's replications at most [`AGREE_WIDTH`] of the
+/// larger mean, decides "one operating point". Undecided
 /// after as many replications as the run as given had, the full check
 /// decides: [`split`] on all of them. (Two means a little apart without two
 /// modes are a start's transient, not a second state: models/pgo.toml
@@ -520,9 +553,17 @@ pub fn decide_with(
     let mode_of = |members: Vec<&Rep>| {
         let x = estimate(members.iter().map(|m| m.r.system.throughput_per_s));
         let j = estimate(members.iter().map(|m| m.r.stations[station].mean_jobs));
+        let reps: Vec<ReplicationResult> = members.iter().map(|m| m.r.clone()).collect();
+        let jobs = |r: &ReplicationResult| r.stations.get(station).map_or(0.0, |s| s.mean_jobs);
+        let time = |r: &ReplicationResult| r.measured_time_s;
+        let fig = crate::steady::Figure {
+            value: &jobs,
+            weight: &time,
+        };
         Mode {
             throughput_per_s: x,
             jobs_at_station: j,
+            not_steady: crate::steady::drift(&fig, &reps),
             starts: (0..2)
                 .map(|e| ModeShare {
                     start: starts[e].clone(),
@@ -572,6 +613,7 @@ pub fn decide_with(
         full_replications: total,
         untried_starts: untried_starts(network, station),
         other_end_leaves: leaves_within_run(&reps),
+        run_leaves: leaves_within_run(given),
     }))
 }
 

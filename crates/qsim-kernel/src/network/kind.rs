@@ -58,6 +58,20 @@ impl StationKind {
         }
     }
 
+    /// Whether clients (timeouts, retries, circuit breakers) run through
+    /// it: a job visits it as one job, with or without a speed curve.
+    /// Batches and links serve groups, and forks split a request into
+    /// sub-jobs that no one attempt owns.
+    pub fn takes_clients(&self) -> bool {
+        match self {
+            StationKind::Delay | StationKind::Queue { .. } | StationKind::Latch(_) => true,
+            StationKind::Batch(_)
+            | StationKind::Link(_)
+            | StationKind::Fork(_)
+            | StationKind::Join(_) => false,
+        }
+    }
+
     /// Whether a `capacity` (and `when_full`) may be set: on a queue only
     /// (`Network::new` adds that it must be fixed-speed and not PS).
     pub fn takes_capacity(&self) -> bool {

@@ -205,14 +205,28 @@ impl Overload {
         if self.is_empty() {
             return out;
         }
+        let cancelling = self.classes.iter().position(|k| {
+            k.as_ref()
+                .is_some_and(|k| k.on_timeout == OnTimeout::Cancel)
+        });
         for (s, st) in spec.stations.iter().enumerate() {
             let at = Scope::Station(s);
-            let plain = st.kind.is_plain();
-            if !plain || st.speed.is_some() {
+            if !st.kind.takes_clients() {
                 err(
                     at,
                     &["kind"],
-                    "client and overload behaviour (timeouts, retries, patience, balking, shedding) run on networks of queue and delay stations at a fixed speed; this station is of another kind or has a speed curve",
+                    "client and overload behaviour (timeouts, retries, patience, balking, shedding) run on networks of queue, delay and latch stations; this station is a batch, link, fork or join",
+                );
+            }
+            let queues = st.speed.is_some() || st.kind.as_latch().is_some();
+            if queues && let Some(c) = cancelling {
+                err(
+                    Scope::Class(c),
+                    &["client", "on_timeout"],
+                    &format!(
+                        "on_timeout = \"cancel\" takes a request out of a fixed-speed queue; station {} is a latch or has a speed curve, where a request given up goes on: use on_timeout = \"continue\"",
+                        st.name
+                    ),
                 );
             }
             if spec.blocks(s) {
@@ -223,11 +237,12 @@ impl Overload {
                 );
             }
             let Some(o) = &self.stations[s] else { continue };
-            if !st.kind.takes_overload() {
+            let shares = st.kind.as_queue().is_some_and(|(_, d)| d.shares_servers());
+            if !st.kind.takes_overload() || shares || st.speed.is_some() {
                 err(
                     at,
                     &["kind"],
-                    "patience, balking and shedding apply to a queue station",
+                    "patience, balking, shedding and adaptive LIFO apply to a queue station at a fixed speed whose jobs wait for a server (not ps, no speed curve)",
                 );
             }
             if let Some(Balk::Probabilities(p)) = &o.balk

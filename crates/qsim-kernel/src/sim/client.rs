@@ -440,6 +440,12 @@ impl ClientRt {
             });
         }
         for ((x, st), out) in self.stations_stats.iter().zip(rt).zip(stations.iter_mut()) {
+            // Only a plain station counts its arrivals and each visit's
+            // server time; a speed-curve, PS or latch station has no
+            // overload figures rather than zeros.
+            let Kind::Plain { .. } = st.kind else {
+                continue;
+            };
             let a = st.stats.offered as f64;
             out.overload = Some(ReplicationOverload {
                 arrivals: st.stats.offered,
