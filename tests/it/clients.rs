@@ -576,3 +576,57 @@ service = { dist = "deterministic", mean = 0.5 }
     assert_eq!(c.goodput_per_s.mean, 0.0);
     assert_eq!(r.system.throughput_per_s.mean, 0.0);
 }
+
+#[test]
+fn latch_retry_claims_hold() {
+    // models/latch_retry.toml's header. The fast state: no attempt times
+    // out there (its p99 is far below the 30 ms timeout), so it is the
+    // closed latch alone, a birth-death chain on the threads at the latch
+    // (think rate (N - n)/Z in, the curve's rate r(n) out), solved here.
+    // 99.9% interval over the 4 replications (t) with a 3% width guard:
+    // the measured half-width is about 1.3%, so a bias of about 4% is
+    // caught. The collapsed state: bistable, with its queue growing
+    // ("not steady"); a 0.5 s timeout: one operating point.
+    let (n, z) = (100usize, 0.15f64);
+    let rate = |k: usize| match k {
+        0..=50 => 1000.0,
+        51..=99 => 1000.0 - (k - 50) as f64 * 19.0,
+        _ => 50.0,
+    };
+    let (mut p, mut sum, mut x) = (1.0f64, 1.0f64, 0.0f64);
+    for k in 1..=n {
+        p *= ((n - k + 1) as f64 / z) / rate(k);
+        sum += p;
+        x += p * rate(k);
+    }
+    let exact = x / sum;
+    let out = qsim(&["run", "models/latch_retry.toml", "--format", "json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sim = Estimate {
+        mean: v["system"]["throughput_per_s"]["mean"].as_f64().unwrap(),
+        ci95: v["system"]["throughput_per_s"]["ci95"].as_f64().unwrap(),
+    };
+    close("latch_retry: fast state", sim, exact, 4, 0.0, 0.03);
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("the model is bistable") && warnings.contains("not steady"),
+        "{warnings}"
+    );
+    let out = qsim(&[
+        "run",
+        "models/latch_retry.toml",
+        "--set",
+        "workload.client.timeout={dist=\"deterministic\",mean=0.5}",
+    ]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("one operating point"), "{text}");
+}
