@@ -583,9 +583,8 @@ fn latch_retry_claims_hold() {
     // out there (its p99 is far below the 30 ms timeout), so it is the
     // closed latch alone, a birth-death chain on the threads at the latch
     // (think rate (N - n)/Z in, the curve's rate r(n) out), solved here.
-    // 99.9% interval over the 4 replications (t) with a 3% width guard:
-    // the measured half-width is about 1.3%, so a bias of about 4% is
-    // caught. The collapsed state: bistable, with its queue growing
+    // 99.9% interval over 10 replications (t) with a 3% width guard: the
+    // half-width is about 1%, so a bias of about 2.5% is caught. The collapsed state: bistable, with its queue growing
     // ("not steady"); a 0.5 s timeout: one operating point.
     let (n, z) = (100usize, 0.15f64);
     let rate = |k: usize| match k {
@@ -600,7 +599,14 @@ fn latch_retry_claims_hold() {
         x += p * rate(k);
     }
     let exact = x / sum;
-    let out = qsim(&["run", "models/latch_retry.toml", "--format", "json"]);
+    let out = qsim(&[
+        "run",
+        "models/latch_retry.toml",
+        "--replications",
+        "10",
+        "--format",
+        "json",
+    ]);
     assert!(
         out.status.success(),
         "{}",
@@ -611,7 +617,7 @@ fn latch_retry_claims_hold() {
         mean: v["system"]["throughput_per_s"]["mean"].as_f64().unwrap(),
         ci95: v["system"]["throughput_per_s"]["ci95"].as_f64().unwrap(),
     };
-    close("latch_retry: fast state", sim, exact, 4, 0.0, 0.03);
+    close("latch_retry: fast state", sim, exact, 10, 0.0, 0.03);
     let warnings = v["warnings"].to_string();
     assert!(
         warnings.contains("the model is bistable") && warnings.contains("not steady"),
