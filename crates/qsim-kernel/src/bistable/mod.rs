@@ -408,12 +408,13 @@ fn decided(given: &[ReplicationResult], other: &[ReplicationResult], full: bool)
     let (g, o) = (tp(given), tp(other));
     let xs: Vec<f64> = g.iter().chain(&o).copied().collect();
     // Apart either way: a replication of the other end outside the run's
-    // tight group, or one of the run outside the other end's (a run whose
-    // replications left the fast state within the run at different times
-    // is spread, while the collapsed end sits still).
+    // tight group, or, once the other end has all its replications (a
+    // group of two measures no noise), one of the run outside the other
+    // end's (a run whose replications left the fast state at different
+    // times is spread, while the collapsed end sits still).
     if split(&xs).is_some()
         || o.iter().any(|&x| apart_from(&g, x))
-        || g.iter().any(|&x| apart_from(&o, x))
+        || (full && g.iter().any(|&x| apart_from(&o, x)))
     {
         return Some(true);
     }
@@ -465,13 +466,14 @@ fn leaves_within_run(other: &[ReplicationResult]) -> Option<(f64, f64)> {
 /// one the pooled throughputs of the run as given and of the other end so
 /// far are tested, from two replications of the other end on (or all, when
 /// the run has fewer): two modes by [`split`], or a replication of the
-/// other end apart from the run's own tight group, or one of the run apart
-/// from the other end's (`apart_from`), decide "bistable"; a mean of the
+/// other end apart from the run's own tight group (`apart_from`), decide
+/// "bistable"; a mean of the
 /// other end within the sum of the two 95% half-widths, with the standard
 /// deviation of each end's replications at most [`AGREE_WIDTH`] of the
 /// larger mean, decides "one operating point". Undecided
 /// after as many replications as the run as given had, the full check
-/// decides: [`split`] on all of them. (Two means a little apart without two
+/// decides: [`split`] on all of them, or a replication of the run apart
+/// from the other end's tight group. (Two means a little apart without two
 /// modes are a start's transient, not a second state: models/pgo.toml
 /// started at its latch leaves the shallow basin there within a second.)
 pub fn decide(

@@ -81,3 +81,31 @@ fn a_wide_other_end_does_not_agree_early() {
     assert_eq!(decided(&noisy, &reps(&[99.0, 101.5]), false), Some(false));
     assert_eq!(leaves_within_run(&reps(&[99.0, 101.5])), None);
 }
+
+#[test]
+fn a_spread_run_against_a_still_collapsed_end_is_bistable() {
+    // models/latch_retry.toml with a 15 ms timeout: the run's replications
+    // left the fast state at different times within the run (their mean
+    // 215 ± 321/s), while from all threads at the latch every attempt
+    // times out (0/s). The other end's mean "agrees" with the run's only
+    // through the run's width, and the values do not split into two
+    // modes; a run replication far outside the collapsed end's tight
+    // group decides it.
+    let given = reps(&[590.0, 271.0, 0.5, 0.0]);
+    let other = reps(&[0.0, 0.0]);
+    assert_eq!(split(&[590.0, 271.0, 0.5, 0.0, 0.0, 0.0]), None);
+    // Two replications of the other end measure no noise: undecided
+    // early; all four of them still at 0 decide.
+    assert_eq!(decided(&given, &other, false), None);
+    assert_eq!(decided(&given, &reps(&[0.0; 4]), true), Some(true));
+    assert_eq!(leaves_within_run(&given), Some((0.0, 590.0)));
+    // A wide run never agrees early, even with a tight other end, and the
+    // full check does not call a run bistable for a spread the other end
+    // shares.
+    let wide = reps(&[100.0, 130.0, 75.0, 95.0]);
+    assert_eq!(decided(&wide, &reps(&[99.0, 101.0]), false), None);
+    assert_eq!(
+        decided(&wide, &reps(&[90.0, 121.0, 104.0, 80.0]), true),
+        Some(false)
+    );
+}
