@@ -2,7 +2,7 @@
 //! per-class percentiles (with `simulation.station_tails`) and the rows of
 //! the metric table for a class at a station.
 
-use super::metrics::names::*;
+use super::names::*;
 use super::{Estimate, Metric, MetricScope, Read, Unit};
 use super::{ReplicationStationClass, StationClassResults};
 use crate::hist::Histogram;
