@@ -277,3 +277,135 @@ service = { dist = "exponential", mean = 1.0 }
     assert!(r.stations[0].classes.is_empty());
     assert!(r.replication_results[0].stations[0].classes.is_empty());
 }
+
+/// [`open_two`] with the station tails (and so the per-class percentiles)
+/// kept.
+fn open_two_tails(discipline: &str, rates: [f64; 2], means: [f64; 2]) -> String {
+    open_two(discipline, rates, means) + "\n[simulation]\nstation_tails = true\n"
+}
+
+#[test]
+fn two_class_fcfs_mm1_percentiles_per_class_are_exponential() {
+    // FCFS M/M/1 with both classes served at rate mu: a job's time there
+    // does not depend on its class, R ~ Exp(mu - lambda), so
+    // R_p = -ln(1 - p) / (mu - lambda); the wait has the atom
+    // P(W = 0) = 1 - rho and above it P(W > t) = rho e^{-(mu - lambda) t},
+    // W_p = ln(rho / (1 - p)) / (mu - lambda) for p > 1 - rho.
+    let (l1, l2, mu) = (0.3, 0.4, 1.0);
+    let m = model(&open_two_tails("fcfs", [l1, l2], [1.0, 1.0]), &[]);
+    let r = run(&m, 10, 200_000, 20_000);
+    let (rate, rho) = (mu - l1 - l2, (l1 + l2) / mu);
+    for class in ["a", "b"] {
+        let t = at(&r, "server", class)
+            .tails
+            .clone()
+            .expect("per-class percentiles kept with station tails");
+        for (p, resp, wait) in [
+            (0.5_f64, t.response_time_p50_s, t.wait_time_p50_s),
+            (0.9, t.response_time_p90_s, t.wait_time_p90_s),
+            (0.99, t.response_time_p99_s, t.wait_time_p99_s),
+        ] {
+            let label = |what: &str| format!("M/M/1 two classes, class {class} {what} p{p}");
+            // The exact quantile within the 99.9% interval plus the 0.8%
+            // bucket width; width guards of 5% (p50, p90) and 10% (p99) make
+            // a bias of about 5% (p50, p90) and 10% (p99) fail.
+            let guard = if p < 0.95 { 0.05 } else { 0.10 };
+            let exact_r = -(1.0 - p).ln() / rate;
+            let exact_w = (rho / (1.0 - p)).ln() / rate;
+            println!(
+                "class {class} p{p}: time {} ± {} (exact {exact_r}), wait {} ± {} (exact {exact_w})",
+                resp.mean, resp.ci95, wait.mean, wait.ci95
+            );
+            assert_close(&label("time"), resp, exact_r, 10, 0.008, guard);
+            assert_close(&label("wait"), wait, exact_w, 10, 0.008, guard);
+        }
+    }
+}
+
+#[test]
+fn a_priority_class_wait_atom_at_zero_gives_a_p50_of_zero() {
+    // Non-preemptive priority M/M/1: a job of either class that arrives
+    // to an idle server starts at once, so P(W = 0) = 1 - rho (PASTA).
+    // At rho = 0.4 the atom holds 60% of the waits, far enough above 50%
+    // that every replication's median, and the pooled one with its
+    // interval, are inside it: exactly 0, not a point of the atom's bucket.
+    let m = model(&open_two_tails("priority", [0.2, 0.2], [1.0, 1.0]), &[]);
+    let r = run(&m, 10, 50_000, 5_000);
+    for class in ["a", "b"] {
+        let t = at(&r, "server", class).tails.clone().unwrap();
+        let p50 = t.wait_time_p50_s;
+        assert_eq!((p50.mean, p50.ci95), (0.0, 0.0), "class {class} wait p50");
+        for rep in &r.replication_results {
+            let c = &rep.stations[0].classes[if class == "a" { 0 } else { 1 }];
+            assert_eq!(c.tails.as_ref().unwrap().wait_time_s[0], 0.0);
+        }
+    }
+    // JSON (and so CSV and the table, through the metric table) has 0.
+    let json = serde_json::to_value(&r).unwrap();
+    let p50 = &json["stations"]["server"]["classes"]["a"]["wait_time_p50_s"];
+    assert_eq!(p50["mean"], 0.0, "{p50}");
+}
+
+#[test]
+fn per_class_percentiles_are_kept_only_with_station_tails_where_a_class_goes() {
+    // Without station tails no class keeps percentiles; with them, class b
+    // (which never visits `a_only`) has none there and the budget counts
+    // one (class, station) pair per class at each station it reaches.
+    let text = |tails: bool| {
+        format!(
+            r#"
+[classes.a]
+type = "open"
+rate_per_s = 0.2
+route = ["shared", "a_only"]
+
+[classes.b]
+type = "open"
+rate_per_s = 0.2
+route = ["shared"]
+
+[stations.shared]
+kind = "queue"
+service = {{ dist = "exponential", mean = 1.0 }}
+
+[stations.a_only]
+kind = "queue"
+service = {{ dist = "exponential", mean = 1.0 }}
+
+[simulation]
+station_tails = {tails}
+"#
+        )
+    };
+    let off = model(&text(false), &[]);
+    let r = run(&off, 2, 2_000, 200);
+    assert!(
+        r.stations
+            .iter()
+            .flat_map(|s| &s.classes)
+            .all(|c| c.tails.is_none())
+    );
+    let on = model(&text(true), &[]);
+    let r = run(&on, 2, 2_000, 200);
+    assert!(at(&r, "shared", "a").tails.is_some() && at(&r, "shared", "b").tails.is_some());
+    assert!(at(&r, "a_only", "a").tails.is_some());
+    assert!(station(&r, "a_only").classes.iter().all(|c| c.name != "b"));
+    let rep = &r.replication_results[0].stations[1];
+    assert!(rep.classes[1].tails.is_none(), "b never visits a_only");
+    use qsim_kernel::budget;
+    assert_eq!(budget::class_tail_pairs(&on.network, &on.run), 3);
+    assert_eq!(budget::class_tail_pairs(&off.network, &off.run), 0);
+    let visits = vec![None; 2];
+    let bytes = |m: &qsim_model::Model| budget::estimate(&m.network, &m.run, &visits);
+    let (b_on, b_off) = (bytes(&on), bytes(&off));
+    // Each pair: once in the running replication, once in each kept result.
+    let per = 3 * budget::CLASS_TAIL_BYTES;
+    let parallel = u64::from(b_on.parallel);
+    let reps = u64::from(on.run.replications.max(1));
+    assert!(
+        b_on.bytes - b_off.bytes >= per * (parallel + reps),
+        "the budget counts {} more bytes with station tails, less than the pairs' {}",
+        b_on.bytes - b_off.bytes,
+        per * (parallel + reps)
+    );
+}

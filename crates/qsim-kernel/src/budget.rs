@@ -29,6 +29,11 @@ const STATION_BYTES: u64 = 2 * 1024;
 /// Station tails per station (`RunConfig::station_tails`): two time
 /// histograms and the number-present distribution.
 const TAIL_BYTES: u64 = 2 * 52 * 1024 + 8 * 1024;
+/// A class's percentiles at one station it can reach, in a multi-class
+/// model with `station_tails`: histograms of its time and wait there
+/// (6,402 buckets of 8 bytes each, 50 KiB), held by the running
+/// replication and again, for pooling, by each kept result.
+pub const CLASS_TAIL_BYTES: u64 = 2 * 52 * 1024;
 /// A finished replication's result, kept until the run ends (the
 /// percentiles pool every replication's histograms): a response-time
 /// histogram per class and for the system (about 44 KiB each; M/M/1
@@ -297,9 +302,10 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
     if key.is_empty() {
         key = "stations".into();
     }
-    let per_station = STATION_BYTES + if config.station_tails { TAIL_BYTES } else { 0 };
-    let fixed =
-        (spec.classes.len() as u64 + 1) * CLASS_BYTES + spec.stations.len() as u64 * per_station;
+    let (fixed, result, class_tails) = state_bytes(network, config);
+    if class_tails as f64 > jobs * JOB_BYTES as f64 {
+        key = "simulation.station_tails".into();
+    }
     let replication_bytes = (jobs * JOB_BYTES as f64).min(u64::MAX as f64 / 2.0) as u64 + fixed;
     // A trace is kept per replication until the run ends.
     let trace = trace_bytes(config, spec.stations.len());
@@ -307,9 +313,6 @@ pub fn estimate(network: &Network, config: &RunConfig, visits: &[Option<Vec<f64>
         .saturating_mul(u64::from(parallel))
         .saturating_add(trace.saturating_mul(u64::from(replications)));
     // Every replication's result is kept until the run ends.
-    let result = (spec.classes.len() as u64 + 1) * RESULT_HIST_BYTES
-        + spec.stations.len() as u64
-            * (RESULT_STATION_BYTES + if config.station_tails { TAIL_BYTES } else { 0 });
     let results = result.saturating_mul(u64::from(replications));
     let bytes = bytes.saturating_add(results);
     if results > replication_bytes.saturating_mul(u64::from(parallel)) {
@@ -550,6 +553,39 @@ fn sub_job_row_visits(
         }
     }
     total
+}
+
+/// Bytes of one replication's state besides its jobs (classes, stations,
+/// station tails), of its kept result, and the part of both that the
+/// per-class percentiles take.
+fn state_bytes(network: &Network, config: &RunConfig) -> (u64, u64, u64) {
+    let spec = network.spec();
+    let (classes, stations) = (spec.classes.len() as u64, spec.stations.len() as u64);
+    let tails = if config.station_tails { TAIL_BYTES } else { 0 };
+    let class_tails = class_tail_pairs(network, config) * CLASS_TAIL_BYTES;
+    let state = (classes + 1) * CLASS_BYTES + stations * (STATION_BYTES + tails) + class_tails;
+    let result =
+        (classes + 1) * RESULT_HIST_BYTES + stations * (RESULT_STATION_BYTES + tails) + class_tails;
+    (state, result, class_tails)
+}
+
+/// The (class, station) pairs that keep a class's percentiles at a
+/// station: with `station_tails` in a multi-class model, each class at
+/// each queue, delay or latch it can reach (the kinds that can keep
+/// per-class figures; an upper bound, as a latch with mechanisms keeps
+/// none).
+pub fn class_tail_pairs(network: &Network, config: &RunConfig) -> u64 {
+    let spec = network.spec();
+    if !config.station_tails || spec.classes.len() < 2 {
+        return 0;
+    }
+    let reached = spec.class_stations();
+    let pairs = reached.iter().map(|r| {
+        (spec.stations.iter().zip(r))
+            .filter(|(st, r)| **r && st.kind.takes_speed_curve())
+            .count() as u64
+    });
+    pairs.sum()
 }
 
 /// Bytes a trace of `stations` stations may hold per replication under

@@ -185,17 +185,30 @@ pub const PERCENTILES: [f64; 5] = [0.5, 0.9, 0.95, 0.99, 0.999];
 fn percentiles<'a>(per_rep: impl Iterator<Item = &'a ReplicationClass>) -> ([Estimate; 5], u64) {
     let per_rep: Vec<&ReplicationClass> = per_rep.collect();
     let fewest = per_rep.iter().map(|r| r.completions).min().unwrap_or(0);
-    let supported = |k: usize| fewest >= responses_needed(PERCENTILES[k]);
     let hists: Option<Vec<&crate::hist::Histogram>> =
         per_rep.iter().map(|r| r.histogram.as_deref()).collect();
-    let all = match hists {
+    let all = pooled(PERCENTILES, hists, |k| {
+        estimate(per_rep.iter().map(|r| r.percentiles_s[k]))
+    });
+    (supported(PERCENTILES, all, fewest), fewest)
+}
+
+/// The quantiles `qs` of the replications' histograms `hists` pooled, each
+/// with the interval described at [`percentiles`]; with fewer than two
+/// histograms, `own(k)`: the replications' own k-th quantiles.
+fn pooled<const N: usize>(
+    qs: [f64; N],
+    hists: Option<Vec<&crate::hist::Histogram>>,
+    own: impl Fn(usize) -> Estimate,
+) -> [Estimate; N] {
+    match hists {
         Some(hists) if hists.len() >= 2 => {
             let mut pooled = crate::hist::Histogram::new();
             for h in &hists {
                 pooled.merge(h);
             }
             let responses: u64 = hists.iter().map(|h| h.count()).sum();
-            PERCENTILES.map(|q| {
+            qs.map(|q| {
                 let [x] = pooled.quantiles([q]);
                 let f = estimate(hists.iter().map(|h| h.cdf(x)));
                 // A replication's CDF at x counts whole responses: in a tail
@@ -217,16 +230,20 @@ fn percentiles<'a>(per_rep: impl Iterator<Item = &'a ReplicationClass>) -> ([Est
                 }
             })
         }
-        _ => std::array::from_fn(|k| estimate(per_rep.iter().map(|r| r.percentiles_s[k]))),
-    };
-    let kept = std::array::from_fn(|k| {
-        if supported(k) {
+        _ => std::array::from_fn(own),
+    }
+}
+
+/// `all`, with the quantiles of `qs` that `fewest` responses a replication
+/// cannot support (see [`MIN_TAIL_RESPONSES`]) unknown.
+fn supported<const N: usize>(qs: [f64; N], all: [Estimate; N], fewest: u64) -> [Estimate; N] {
+    std::array::from_fn(|k| {
+        if fewest >= responses_needed(qs[k]) {
             all[k]
         } else {
             Estimate::UNKNOWN
         }
-    });
-    (kept, fewest)
+    })
 }
 
 /// [`PERCENTILES`] with their labels.
@@ -487,7 +504,13 @@ impl Summary<'_> {
                 has_servers && !spin_cpu,
                 visits_defined,
                 &|name, value, weight| self.fig(name, value, weight),
-            ),
+            )
+            .into_iter()
+            .map(|mut c| {
+                c.tails = self.station_class_tails(i, &c);
+                c
+            })
+            .collect(),
             tails: self
                 .config
                 .station_tails
@@ -592,6 +615,50 @@ impl Summary<'_> {
                 &time,
             ),
         }
+    }
+
+    /// The percentiles of class `c.class` at station `i`, where every
+    /// replication kept them (`simulation.station_tails`): the station
+    /// tails' p50, p90 and p99 of time and wait over the class's visits,
+    /// from the replications' histograms pooled as for a class's response
+    /// times (see [`percentiles`]).
+    fn station_class_tails(&self, i: usize, c: &StationClassResults) -> Option<ClassTailResults> {
+        let tails: Option<Vec<ReplicationClassTails>> = (self.reps.iter())
+            .map(|r| {
+                r.stations
+                    .get(i)
+                    .and_then(|s| s.classes.get(c.class))
+                    .and_then(|x| x.tails.clone())
+            })
+            .collect();
+        let tails = tails.filter(|t| !t.is_empty())?;
+        let fewest = (tails.iter())
+            .map(|t| t.response.as_ref().map_or(0, |h| h.count()))
+            .min()
+            .unwrap_or(0);
+        const QS: [f64; 3] = [0.5, 0.9, 0.99];
+        let name = &self.network.spec().stations[i].name;
+        self.short(
+            format!("station {name} class {} time and wait", c.name),
+            fewest,
+            &[(0.5, "p50"), (0.9, "p90"), (0.99, "p99")],
+        );
+        let both = |f: fn(&ReplicationClassTails) -> Option<&crate::hist::Histogram>,
+                    own: fn(&ReplicationClassTails) -> [f64; 3]| {
+            let hists = tails.iter().map(f).collect();
+            let all = pooled(QS, hists, |k| estimate(tails.iter().map(|t| own(t)[k])));
+            supported(QS, all, fewest)
+        };
+        let [r50, r90, r99] = both(|t| t.response.as_deref(), |t| t.response_time_s);
+        let [w50, w90, w99] = both(|t| t.wait.as_deref(), |t| t.wait_time_s);
+        Some(ClassTailResults {
+            response_time_p50_s: r50,
+            response_time_p90_s: r90,
+            response_time_p99_s: r99,
+            wait_time_p50_s: w50,
+            wait_time_p90_s: w90,
+            wait_time_p99_s: w99,
+        })
     }
 
     /// The figures of class `i` (computed for every class; `summarize`
@@ -871,6 +938,7 @@ fn station_classes(
                 response_time_s: e("response_time_s", &|s| s.response_time_s, &departures),
                 wait_time_s: e("wait_time_s", &|s| s.wait_time_s, &departures),
                 visits: (visits && completed).then(|| e("visits", &|s| s.visits, &completions)),
+                tails: None,
             }
         })
         .collect()

@@ -98,6 +98,30 @@ pub(crate) fn columns(out: &mut String, rows: &[Vec<String>]) {
     }
 }
 
+/// The rows of a class-at-a-station section: its means, or with `tails`
+/// its percentiles (`simulation.station_tails`), for each class at each
+/// station that keeps them.
+fn station_class_rows(r: &qsim_kernel::RunResults, tails: bool) -> Vec<Vec<String>> {
+    let nc = r.classes.len();
+    let shown: Vec<&Metric> = metrics(MetricScope::StationClass)
+        .filter(|m| m.is_station_tail() == tails)
+        .collect();
+    let mut header = vec!["station".to_string(), "class".to_string()];
+    header.extend(shown.iter().map(|m| m.label.to_string()));
+    let mut rows = vec![header];
+    for (i, st) in r.stations.iter().enumerate() {
+        for cl in st.classes.iter().filter(|c| !tails || c.tails.is_some()) {
+            let item = station_class_index(i, cl.class, nc);
+            let mut row = vec![st.name.clone(), cl.name.clone()];
+            for m in &shown {
+                row.push(m.summary(r, item).map_or("-".into(), |e| cell(m, &e)));
+            }
+            rows.push(row);
+        }
+    }
+    rows
+}
+
 /// Renders a report as an aligned text table (per system, station, class,
 /// region and derived metric, each with its 95% CI) and a bottleneck line.
 pub fn to_table(report: &Report) -> String {
@@ -178,22 +202,7 @@ pub fn to_table(report: &Report) -> String {
 
     if r.stations.iter().any(|s| !s.classes.is_empty()) {
         let _ = writeln!(out, "\nstations by class");
-        let nc = r.classes.len();
-        let shown: Vec<&Metric> = metrics(MetricScope::StationClass).collect();
-        let mut header = vec!["station".to_string(), "class".to_string()];
-        header.extend(shown.iter().map(|m| m.label.to_string()));
-        let mut rows = vec![header];
-        for (i, st) in r.stations.iter().enumerate() {
-            for cl in &st.classes {
-                let item = station_class_index(i, cl.class, nc);
-                let mut row = vec![st.name.clone(), cl.name.clone()];
-                for m in &shown {
-                    row.push(m.summary(r, item).map_or("-".into(), |e| cell(m, &e)));
-                }
-                rows.push(row);
-            }
-        }
-        columns(&mut out, &rows);
+        columns(&mut out, &station_class_rows(r, false));
     }
 
     if r.stations.iter().any(|s| s.tails.is_some()) {
@@ -212,6 +221,15 @@ pub fn to_table(report: &Report) -> String {
             rows.push(row);
         }
         columns(&mut out, &rows);
+    }
+
+    if r.stations
+        .iter()
+        .flat_map(|s| &s.classes)
+        .any(|c| c.tails.is_some())
+    {
+        let _ = writeln!(out, "\nstation tails by class");
+        columns(&mut out, &station_class_rows(r, true));
     }
 
     // Client figures are per class: a single class with a client shows them.

@@ -666,83 +666,6 @@ const TAILS: [Metric; 9] = [
     ),
 ];
 
-const fn station_class(
-    name: &'static str,
-    unit: Unit,
-    label: &'static str,
-    doc: &'static str,
-    summary: fn(&StationClassResults) -> Option<Estimate>,
-    replication: fn(&ReplicationStationClass) -> f64,
-) -> Metric {
-    Metric {
-        scope: MetricScope::StationClass,
-        name,
-        unit,
-        label,
-        doc,
-        sweep_column: false,
-        aliases: &[],
-        read: Read::StationClass {
-            summary,
-            replication,
-        },
-    }
-}
-
-/// Per-class figures at the plain queue, delay, PS and speed-curve stations
-/// of a multi-class model: the station metrics of the same name, counted
-/// over one class's visits.
-const STATION_CLASS: [Metric; 6] = [
-    station_class(
-        THROUGHPUT_PER_S,
-        Unit::PerSecond,
-        "throughput /s",
-        "departures of the class per second",
-        |c| Some(c.throughput_per_s),
-        |c| c.throughput_per_s,
-    ),
-    station_class(
-        UTILIZATION,
-        Unit::Fraction,
-        "utilization",
-        "the class's part of the station's utilization (each job in service holds an equal part of the busy servers; they add up to the station's); absent at a delay station and at a cpu that spin-latch threads run on",
-        |c| c.utilization,
-        |c| c.utilization,
-    ),
-    station_class(
-        MEAN_JOBS,
-        Unit::Jobs,
-        "mean jobs",
-        "time-average number of the class's jobs present, queued and in service",
-        |c| Some(c.mean_jobs),
-        |c| c.mean_jobs,
-    ),
-    station_class(
-        RESPONSE_TIME_S,
-        Unit::Seconds,
-        "response",
-        "mean time from arrival at the station to departure, over the class's visits",
-        |c| Some(c.response_time_s),
-        |c| c.response_time_s,
-    ),
-    station_class(
-        WAIT_TIME_S,
-        Unit::Seconds,
-        "wait",
-        "mean time from arrival at the station to the start of service, over the class's visits",
-        |c| Some(c.wait_time_s),
-        |c| c.wait_time_s,
-    ),
-    station_class(
-        VISITS,
-        Unit::Visits,
-        "visits",
-        "departures of the class from the station per completed interaction of the class",
-        |c| c.visits,
-        |c| c.visits,
-    ),
-];
-
 const fn region(
     name: &'static str,
     unit: Unit,
@@ -798,7 +721,7 @@ const REGION: [Metric; 3] = [
 ];
 
 /// Every metric, by scope and then in report order.
-pub static METRICS: [Metric; 61] = [
+pub static METRICS: [Metric; 67] = [
     SYSTEM_FLOW[0],
     SYSTEM_FLOW[1],
     SYSTEM_FLOW[2],
@@ -837,12 +760,18 @@ pub static METRICS: [Metric; 61] = [
     super::overload::OVERLOAD[1],
     super::overload::OVERLOAD[2],
     super::overload::OVERLOAD[3],
-    STATION_CLASS[0],
-    STATION_CLASS[1],
-    STATION_CLASS[2],
-    STATION_CLASS[3],
-    STATION_CLASS[4],
-    STATION_CLASS[5],
+    super::station_class::STATION_CLASS[0],
+    super::station_class::STATION_CLASS[1],
+    super::station_class::STATION_CLASS[2],
+    super::station_class::STATION_CLASS[3],
+    super::station_class::STATION_CLASS[4],
+    super::station_class::STATION_CLASS[5],
+    super::station_class::CLASS_TAILS[0],
+    super::station_class::CLASS_TAILS[1],
+    super::station_class::CLASS_TAILS[2],
+    super::station_class::CLASS_TAILS[3],
+    super::station_class::CLASS_TAILS[4],
+    super::station_class::CLASS_TAILS[5],
     CLASS_FLOW[0],
     CLASS_FLOW[1],
     CLASS_FLOW[2],
@@ -894,10 +823,11 @@ impl Metric {
             .unwrap_or_else(|| panic!("no {} metric {name}", scope.key()))
     }
 
-    /// Whether it is a per-station distribution figure, reported only with
-    /// `simulation.station_tails` (tables show them in their own section).
+    /// Whether it is a per-station distribution figure, of the station or
+    /// of one class there, reported only with `simulation.station_tails`
+    /// (tables show them in their own sections).
     pub fn is_station_tail(&self) -> bool {
-        self.scope == MetricScope::Station
+        matches!(self.scope, MetricScope::Station | MetricScope::StationClass)
             && (self.is_percentile()
                 || matches!(
                     self.name,

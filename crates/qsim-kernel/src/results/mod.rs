@@ -253,6 +253,9 @@ pub struct StationClassResults {
     /// `None` when a class's jobs can be dropped or left on a step down,
     /// or when no interaction completed.
     pub visits: Option<Estimate>,
+    /// Percentiles of the class's time and wait there (with
+    /// `station_tails`, at the stations where the class keeps them).
+    pub tails: Option<ClassTailResults>,
 }
 
 /// Figures of one job class.
@@ -497,6 +500,8 @@ pub struct ReplicationStationClass {
     pub wait_time_s: f64,
     /// Departures of the class here per completed interaction of the class.
     pub visits: f64,
+    /// Percentiles of the class's time and wait, with `station_tails`.
+    pub tails: Option<ReplicationClassTails>,
 }
 
 /// One replication's per-station distributions (`station_tails`).
@@ -553,6 +558,8 @@ mod metrics;
 pub use metrics::*;
 mod overload;
 pub use overload::*;
+mod station_class;
+pub use station_class::{ClassTailResults, ReplicationClassTails};
 
 /// Writes the metrics of `scope` that apply to one item.
 fn put_metrics<M: SerializeMap>(

@@ -426,6 +426,12 @@ fn slow_stations(
     clients: bool,
 ) {
     let spec = network.spec();
+    // Which stations each class can reach, for its per-class histograms.
+    let reached = if config.station_tails && spec.classes.len() > 1 {
+        spec.class_stations()
+    } else {
+        Vec::new()
+    };
     // A station whose capacity follows a schedule changes its servers
     // and speed at run time, which only a plain station does.
     let mut scheduled = vec![false; spec.stations.len()];
@@ -463,9 +469,14 @@ fn slow_stations(
         }
         if multi && matches!(st.kind, Kind::Plain { .. } | Kind::V(_)) {
             let sums = matches!(st.kind, Kind::Plain { .. });
+            // Per-class histograms only where the class can go.
+            let tails: Vec<bool> = (reached.iter())
+                .map(|r| config.station_tails && r.get(s).copied().unwrap_or(false))
+                .collect();
             st.per_class = Some(Box::new(super::perclass::PerClass::new(
                 spec.classes.len(),
                 sums,
+                &tails,
             )));
         }
     }

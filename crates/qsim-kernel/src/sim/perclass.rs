@@ -13,8 +13,14 @@
 //! class. Under PS a job's part of the busy servers changes with every
 //! arrival and departure, so a virtual-clock station integrates every
 //! class at each change instead.
+//!
+//! With `station_tails` a class also keeps the histograms of its time and
+//! wait at each such station it can reach (and only those: a class that
+//! never visits a station costs it nothing), for its percentiles there.
 
-use crate::results::ReplicationStationClass;
+use crate::hist::Histogram;
+use crate::results::{ReplicationClassTails, ReplicationStationClass};
+use std::sync::Arc;
 
 /// Additive figures of one class at one station.
 #[derive(Clone, Debug, Default)]
@@ -48,16 +54,36 @@ pub(super) struct PerClass {
     /// servers is its part of them.
     svc: u32,
     classes: Box<[ClassAt]>,
+    /// Per class, its time and wait histograms where it keeps them.
+    tails: Box<[Option<Box<ClassTails>>]>,
+}
+
+/// The distributions of one class's visits to one station.
+#[derive(Clone, Debug)]
+struct ClassTails {
+    response: Histogram,
+    wait: Histogram,
 }
 
 impl PerClass {
-    /// Figures for `classes` classes; `sums` for a plain station.
-    pub(super) fn new(classes: usize, sums: bool) -> PerClass {
+    /// Figures for `classes` classes; `sums` for a plain station;
+    /// histograms of time and wait for the classes `tails` marks.
+    pub(super) fn new(classes: usize, sums: bool, tails: &[bool]) -> PerClass {
         PerClass {
             sums,
             last: 0.0,
             svc: 0,
             classes: vec![ClassAt::default(); classes].into_boxed_slice(),
+            tails: (0..classes)
+                .map(|c| {
+                    tails.get(c).copied().unwrap_or(false).then(|| {
+                        Box::new(ClassTails {
+                            response: Histogram::new(),
+                            wait: Histogram::new(),
+                        })
+                    })
+                })
+                .collect(),
         }
     }
 
@@ -132,12 +158,20 @@ impl PerClass {
         c.departures += 1;
         c.sum_resp += now - t_arr;
         c.sum_wait += t_start - t_arr;
+        if let Some(t) = &mut self.tails[class] {
+            t.response.record(now - t_arr);
+            t.wait.record(t_start - t_arr);
+        }
     }
 
     /// The measurement starts at `now` (after [`PerClass::acc`]): the sums
     /// restart, the jobs present stay.
     pub(super) fn reset(&mut self, now: f64) {
         self.last = now;
+        for t in self.tails.iter_mut().flatten() {
+            t.response.clear();
+            t.wait.clear();
+        }
         for c in self.classes.iter_mut() {
             *c = ClassAt {
                 n: c.n,
@@ -166,7 +200,8 @@ impl PerClass {
     /// The figures of each class over the `t` seconds measured up to
     /// `now`, with `busy` servers busy since the last change, `servers`
     /// the denominator of utilization (0: not defined, NaN) and
-    /// `completions` each class's completed interactions.
+    /// `completions` each class's completed interactions; percentiles only
+    /// if `percentiles` (else 0: checkpoints skip them).
     pub(super) fn figures(
         &self,
         now: f64,
@@ -174,8 +209,16 @@ impl PerClass {
         busy: u32,
         servers: f64,
         completions: impl Fn(usize) -> u64,
+        percentiles: bool,
     ) -> Vec<ReplicationStationClass> {
-        let mut pc = self.clone();
+        // A copy without the histograms, to integrate up to `now`.
+        let mut pc = PerClass {
+            sums: self.sums,
+            last: self.last,
+            svc: self.svc,
+            classes: self.classes.clone(),
+            tails: Box::default(),
+        };
         pc.acc(now, busy);
         let per_s = |x: f64| if t > 0.0 { x / t } else { 0.0 };
         let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
@@ -200,8 +243,25 @@ impl PerClass {
                     response_time_s: ratio(c.sum_resp, d),
                     wait_time_s: ratio(c.sum_wait, d),
                     visits: ratio(d, completions(i) as f64),
+                    tails: self.tails[i].as_ref().map(|h| h.figures(percentiles)),
                 }
             })
             .collect()
+    }
+}
+
+impl ClassTails {
+    /// The replication's percentiles, and (with `percentiles`) the
+    /// histograms for pooling across replications.
+    fn figures(&self, percentiles: bool) -> ReplicationClassTails {
+        if !percentiles {
+            return ReplicationClassTails::default();
+        }
+        ReplicationClassTails {
+            response_time_s: self.response.quantiles([0.5, 0.9, 0.99]),
+            wait_time_s: self.wait.quantiles([0.5, 0.9, 0.99]),
+            response: Some(Arc::new(self.response.clone())),
+            wait: Some(Arc::new(self.wait.clone())),
+        }
     }
 }

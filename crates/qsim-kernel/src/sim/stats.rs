@@ -594,9 +594,14 @@ impl Simulation {
                 // but belong to no class here.
                 let spin_cpu = matches!(&st.kind, Kind::V(vc) if !vc.latches.is_empty());
                 let servers = if spin_cpu { 0.0 } else { st.servers };
-                pc.figures(now, t, s.busy, servers, |c| {
-                    self.classes[c].stats.completions
-                })
+                pc.figures(
+                    now,
+                    t,
+                    s.busy,
+                    servers,
+                    |c| self.classes[c].stats.completions,
+                    percentiles,
+                )
             }),
             tails: s
                 .tails
