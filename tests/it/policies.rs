@@ -368,3 +368,45 @@ fn a_policy_run_is_the_same_at_any_thread_count() {
     assert_eq!(one.0.to_bits(), go(2).0.to_bits());
     assert_eq!(one.1.to_bits(), go(3).1.to_bits());
 }
+
+#[test]
+fn load_balancer_model_orders_the_policies() {
+    // models/load_balancer.toml, 5 replications of 1,000 s (two fifths of
+    // the model's length). The random pool is eight M/M/1 queues at 0.8:
+    // mean response 5 x 20 ms, p99 ln(100) / (50 - 40) s. The 95%
+    // half-widths are guarded at 4% and 6%; the 99.9% intervals are three
+    // times those: a bias of about 10% (mean) and 15% (p99) fails, far
+    // below the 2.4 times that separates random from power of two. Power
+    // of two lies between the mean-field limit (39 ms, which a pool of 8
+    // stays above) and random; shortest queue below power of two, each
+    // apart by more than both intervals.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/models/load_balancer.toml");
+    let m = qsim_model::load_file(std::path::Path::new(path), &[]).unwrap();
+    let config = qsim_kernel::RunConfig {
+        stop: qsim_kernel::Stop::Time(1000.0),
+        ..m.run.clone()
+    };
+    let r = qsim_kernel::run(&m.network, &config).unwrap();
+    let class = |name: &str| {
+        let c = r.classes.iter().find(|c| c.name == name).unwrap();
+        (mean_of(&c.response_time_s), c.response_time_s.p99)
+    };
+    let (random, random_p99) = class("random");
+    assert_close("random mean", random, 0.1, 5, 0.0, 0.04);
+    assert_close("random p99", random_p99, 100f64.ln() / 10.0, 5, 0.01, 0.06);
+    let (pow2, _) = class("pow2");
+    let (jsq, _) = class("jsq");
+    let limit: f64 = (1..12).map(|i| 0.8f64.powi((1 << i) - 1)).sum::<f64>() / 0.8 * 0.02;
+    assert!(
+        pow2.mean - pow2.ci95 > limit,
+        "power of two {pow2:?}, limit {limit}"
+    );
+    assert!(
+        pow2.mean + pow2.ci95 < random.mean - random.ci95,
+        "{pow2:?} {random:?}"
+    );
+    assert!(
+        jsq.mean + jsq.ci95 < pow2.mean - pow2.ci95,
+        "{jsq:?} {pow2:?}"
+    );
+}
