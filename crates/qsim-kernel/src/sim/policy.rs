@@ -1,17 +1,16 @@
 //! Routing policies at run time. A row with a policy is built as a single
 //! branch whose target is `POLICY` plus the policy's index (no draw), and
 //! a network with policies takes `goto_slow`, which settles the station
-//! there ([`Simulation::settle_policy`]): Markov rows keep their code and
+//! there (`Simulation::settle_policy`): Markov rows keep their code and
 //! their speed.
 
 use super::Simulation;
 use super::event::EXIT;
-use super::routing::SWITCH;
 use crate::dist::unit;
 use crate::network::{RoutingPolicy, Target};
 use crate::rng::SimRng;
 
-/// Targets from `POLICY` up to `SWITCH` are rows with a policy: an index
+/// Targets from `POLICY` up to `routing::SWITCH` are rows with a policy: an index
 /// into `Simulation::policies`. Stations are below 2^24.
 pub(super) const POLICY: u32 = 1 << 30;
 
@@ -155,13 +154,10 @@ impl PolicyRt {
 }
 
 impl Simulation {
-    /// The station job `j`, leaving `from` (EXIT: starting), goes to when
-    /// `to` is a row with a policy; any other target as it is. Draws come
-    /// from the routing stream of `from` (of the class when starting).
-    pub(super) fn settle_policy(&mut self, j: u32, from: u32, to: u32) -> u32 {
-        if !(POLICY..SWITCH).contains(&to) {
-            return to;
-        }
+    /// The station job `j`, leaving `from` (EXIT: starting), goes to by
+    /// the row with policy `k`. Draws come from the routing stream of
+    /// `from` (of the class when starting).
+    pub(super) fn policy_pick(&mut self, j: u32, from: u32, k: u32) -> u32 {
         let ns = self.stations.len();
         let stream = if from == EXIT || from as usize >= ns {
             ns + self.jobs[j as usize].class as usize
@@ -170,6 +166,6 @@ impl Simulation {
         };
         let stations = &self.stations;
         let rng = &mut self.route_rngs[stream];
-        self.policies[(to - POLICY) as usize].pick(rng, |s| stations[s as usize].stats.n)
+        self.policies[k as usize].pick(rng, |s| stations[s as usize].stats.n)
     }
 }

@@ -307,6 +307,17 @@ impl Simulation {
         }
     }
 
+    /// Where job `j`, leaving `from` (EXIT: starting), goes for target
+    /// `to`: a row with a policy settles its station; any other target is
+    /// as it is.
+    pub(super) fn settle_policy(&mut self, j: u32, from: u32, to: u32) -> u32 {
+        if (POLICY..SWITCH).contains(&to) {
+            self.policy_pick(j, from, to - POLICY)
+        } else {
+            to
+        }
+    }
+
     /// Job `j` leaves station `s` and moves on. Inlined at its callers as
     /// the fork test and one call: a sub-job's move then costs one call
     /// (the one it needs), not a call through a function that also holds
