@@ -184,47 +184,54 @@ fn round_robin_gives_each_of_two_servers_erlang_2_arrivals() {
     );
 }
 
-#[test]
-fn shortest_queue_matches_its_two_server_markov_chain() {
-    // States (n0, n1), each at most K: an arrival (rate lambda) joins the
-    // server with fewer jobs, either with probability 1/2 on a tie; each
-    // busy server completes at rate mu. At load 0.75 the queues stay within
-    // one or two of each other, so a state with 26 jobs at one server has
-    // probability about 0.75^50 (6e-7): the truncation moves the mean by
-    // far less than the interval.
-    const K: usize = 26;
-    let (lambda, mu) = (1.5, 1.0);
-    let idx = |a: usize, b: usize| a * (K + 1) + b;
-    let n = (K + 1) * (K + 1);
+/// The mean response of join the shortest queue between two exponential
+/// servers (rates `mu`) with weights in the ratio `w` (whole numbers):
+/// states (n0, n1), n0 at most `k[0]` and n1 at most `k[1]`; an arrival
+/// (rate `lambda`) joins the server with fewer jobs per unit of weight (n0
+/// w1 against n1 w0), either with probability 1/2 on a tie; each busy
+/// server completes at its rate. Solved as a Markov chain, then Little's
+/// law.
+fn jsq_two(lambda: f64, mu: [f64; 2], w: [usize; 2], k: [usize; 2]) -> f64 {
+    let idx = |a: usize, b: usize| a * (k[1] + 1) + b;
+    let n = (k[0] + 1) * (k[1] + 1);
     let mut rates = vec![vec![0.0; n]; n];
-    for a in 0..=K {
-        for b in 0..=K {
+    for a in 0..=k[0] {
+        for b in 0..=k[1] {
             let i = idx(a, b);
             let mut join = |to: usize, r: f64| rates[i][to] += r;
-            match a.cmp(&b) {
-                std::cmp::Ordering::Less if a < K => join(idx(a + 1, b), lambda),
-                std::cmp::Ordering::Greater if b < K => join(idx(a, b + 1), lambda),
-                std::cmp::Ordering::Equal if a < K => {
+            let (up0, up1) = (a < k[0], b < k[1]);
+            match (a * w[1]).cmp(&(b * w[0])) {
+                std::cmp::Ordering::Less if up0 => join(idx(a + 1, b), lambda),
+                std::cmp::Ordering::Greater if up1 => join(idx(a, b + 1), lambda),
+                std::cmp::Ordering::Equal if up0 && up1 => {
                     join(idx(a + 1, b), lambda / 2.0);
                     join(idx(a, b + 1), lambda / 2.0);
                 }
                 _ => {}
             }
             if a > 0 {
-                join(idx(a - 1, b), mu);
+                join(idx(a - 1, b), mu[0]);
             }
             if b > 0 {
-                join(idx(a, b - 1), mu);
+                join(idx(a, b - 1), mu[1]);
             }
         }
     }
     let pi = qsim_analytic::ctmc::steady_state(&rates).unwrap();
-    let jobs: f64 = (0..=K)
-        .flat_map(|a| (0..=K).map(move |b| (a, b)))
+    let jobs: f64 = (0..=k[0])
+        .flat_map(|a| (0..=k[1]).map(move |b| (a, b)))
         .map(|(a, b)| (a + b) as f64 * pi[idx(a, b)])
         .sum();
-    // Little's law: mean response = mean jobs / lambda.
-    let response = jobs / lambda;
+    jobs / lambda
+}
+
+#[test]
+fn shortest_queue_matches_its_two_server_markov_chain() {
+    // At load 0.75 the queues stay within one or two of each other, so a
+    // state with 26 jobs at one server has probability about 0.75^50
+    // (6e-7): the truncation moves the mean by far less than the interval.
+    let lambda = 1.5;
+    let response = jsq_two(lambda, [1.0, 1.0], [1, 1], [26, 26]);
     let m = model(&pool(2, lambda, "policy = \"shortest_queue\"", &[]), &[]);
     let reps = 10;
     let r = run(&m, reps, 1_000_000, 50_000);
@@ -233,6 +240,39 @@ fn shortest_queue_matches_its_two_server_markov_chain() {
     // against about 2.45 s).
     assert_close(
         "JSQ response",
+        mean_of(&r.system.response_time_s),
+        response,
+        reps,
+        0.0,
+        0.02,
+    );
+}
+
+#[test]
+fn weighted_shortest_queue_matches_its_markov_chain() {
+    // A server twice as fast with twice the weight: jobs go where n / w is
+    // least, so s0 is kept at about twice the jobs of s1 (ties, n0 = 2 n1,
+    // are common and split at random). Load 0.75 of 3 jobs/s; the
+    // truncation at 44 and 22 jobs leaves out states of probability about
+    // 0.75^66.
+    let lambda = 2.25;
+    let response = jsq_two(lambda, [2.0, 1.0], [2, 1], [44, 22]);
+    let text = pool(
+        2,
+        lambda,
+        "policy = \"shortest_queue\"",
+        &[2.0 / 3.0, 1.0 / 3.0],
+    );
+    let fast = "[stations.s0]\nkind = \"queue\"\nservice = { dist = \"exponential\", mean = 1.0 }";
+    assert!(text.contains(fast));
+    let text = text.replacen(fast, &fast.replace("mean = 1.0", "mean = 0.5"), 1);
+    let m = model(&text, &[]);
+    let reps = 10;
+    let r = run(&m, reps, 1_000_000, 50_000);
+    // The 99.9% half-width is about 3 x 0.6% of the response: a bias
+    // above about 2% is caught.
+    assert_close(
+        "weighted JSQ response",
         mean_of(&r.system.response_time_s),
         response,
         reps,

@@ -21,8 +21,6 @@ pub(super) struct PolicyRt {
     /// The row's stations of positive weight, in the order given.
     targets: Vec<u32>,
     weights: Vec<f64>,
-    /// 1 / weight, for jobs per unit of weight.
-    inv: Vec<f64>,
     total: f64,
     /// All weights equal: power of d samples by a partial shuffle.
     uniform: bool,
@@ -45,7 +43,6 @@ impl PolicyRt {
         let n = targets.len();
         PolicyRt {
             policy,
-            inv: weights.iter().map(|w| 1.0 / w).collect(),
             total: weights.iter().sum(),
             uniform: weights.iter().all(|&w| w == weights[0]),
             credit: vec![0.0; n],
@@ -61,19 +58,21 @@ impl PolicyRt {
         match self.policy {
             RoutingPolicy::RoundRobin => self.round_robin(),
             RoutingPolicy::ShortestQueue => {
-                let mut best = f64::INFINITY;
-                let mut pick = 0;
-                let mut ties = 0u32;
-                for (i, &t) in self.targets.iter().enumerate() {
-                    let load = f64::from(n(t)) * self.inv[i];
-                    if load < best {
-                        (best, pick, ties) = (load, i, 1);
-                    } else if load == best {
+                // Jobs per unit of weight, compared crosswise (k / w <
+                // best / w_best as k w_best < best w) so that weights in
+                // proportion (1/3 and 2/3) tie exactly.
+                let (mut best, mut pick, mut ties) = (f64::from(n(self.targets[0])), 0, 1u32);
+                for (i, &t) in self.targets.iter().enumerate().skip(1) {
+                    let k = f64::from(n(t));
+                    let (here, there) = (k * self.weights[pick], best * self.weights[i]);
+                    if here < there {
+                        (best, pick, ties) = (k, i, 1);
+                    } else if here == there {
                         // Reservoir sampling: each tied station is kept
                         // with probability 1/ties.
                         ties += 1;
                         if unit(rng) * f64::from(ties) < 1.0 {
-                            pick = i;
+                            (best, pick) = (k, i);
                         }
                     }
                 }
