@@ -73,6 +73,7 @@ fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
     }
     let mut out = Vec::new();
     if qsim_theory::product_form::reasons(network.spec()).is_empty()
+        && qsim_theory::product_form::policy_reasons(network).is_empty()
         && let Ok(sol) = qsim_theory::closed::mva_single(network.spec(), 0, max)
     {
         let pts: Vec<_> = loads

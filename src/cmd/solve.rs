@@ -155,6 +155,9 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
         Ok(None) => (std::borrow::Cow::Borrowed(model.network.spec()), Vec::new()),
         Err(e) => return Err(usage(model.network.spec(), &name, None, e)),
     };
+    // Routing policies: no exact method; bounds only.
+    let mut chain_reasons = chain_reasons;
+    chain_reasons.extend(qsim_theory::product_form::policy_reasons(&model.network));
     let spec: &NetworkSpec = &spec;
     let population = match &spec.classes[..] {
         [c] => match c.workload {

@@ -169,7 +169,10 @@ fn run_from(
         station,
         jobs,
     }]);
-    let net = Network::new(spec).map_err(|e| RunError::Config(e.to_string()))?;
+    // The same routing policies: the start moved, not the balancer.
+    let net = Network::new(spec)
+        .and_then(|n| n.with_policies(network.policies().to_vec()))
+        .map_err(|e| RunError::Config(e.to_string()))?;
     let config = RunConfig {
         replications: 2,
         precision: None,

@@ -333,6 +333,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
     let kernel_errors = match built.spec() {
         Some(spec) => match Network::new(spec)
             .and_then(|n| n.with_overload(std::mem::take(&mut built.overload)))
+            .and_then(|n| n.with_policies(std::mem::take(&mut built.policies)))
         {
             Ok(n) => {
                 if reader_ok {

@@ -123,3 +123,33 @@ pub fn reasons(spec: &NetworkSpec) -> Vec<String> {
     }
     why
 }
+
+/// Reasons a network's routing policies put it outside the exact methods
+/// (one per row with a policy); empty when every row is Markov. The
+/// traffic equations read a row's weights as its probabilities: for round
+/// robin the visit ratios are those, but its stations see non-Poisson
+/// arrivals (two stations in turn: Erlang-2); for shortest_queue and
+/// power_of_d only the row's total is known.
+pub fn policy_reasons(network: &qsim_kernel::Network) -> Vec<String> {
+    let spec = network.spec();
+    network
+        .policies()
+        .iter()
+        .map(|p| {
+            let class = spec.classes.get(p.class).map_or("?", |c| c.name.as_str());
+            let row = p
+                .row
+                .and_then(|s| spec.stations.get(s))
+                .map_or("source", |s| s.name.as_str());
+            let what = if p.policy.reads_queues() {
+                "the split among its stations depends on their queues, so only the row's total visits are known"
+            } else {
+                "its visit ratios are the row's weights, but its stations' arrivals are not Poisson"
+            };
+            format!(
+                "class {class}, row {row}: routing policy {} is not Markov routing; {what}, and no product-form solution is exact",
+                p.policy.name()
+            )
+        })
+        .collect()
+}

@@ -19,6 +19,7 @@ mod kind;
 mod latch;
 mod link;
 mod overload;
+mod policy;
 mod queue;
 mod routing;
 mod speed;
@@ -33,6 +34,7 @@ pub use overload::{
     Backoff, Balk, Breaker, ClientSpec, OnTimeout, Overload, RetryBudget, RetrySpec,
     StationOverload,
 };
+pub use policy::{RoutingPolicy, RowPolicy};
 pub use queue::{Capacity, Discipline, MAX_SERVERS, WhenFull};
 pub use routing::{Routing, Target};
 pub use speed::Speed;
@@ -290,6 +292,8 @@ pub struct Network {
     spec: NetworkSpec,
     /// Client and overload behaviour, if any (see [`Network::with_overload`]).
     overload: Option<std::sync::Arc<Overload>>,
+    /// Routing policies of rows, if any (see [`Network::with_policies`]).
+    policies: std::sync::Arc<[RowPolicy]>,
 }
 
 impl Network {
@@ -314,6 +318,7 @@ impl Network {
         let network = Network {
             spec,
             overload: None,
+            policies: std::sync::Arc::new([]),
         };
         let view = View {
             stations: network.spec.stations.iter().map(Some).collect(),
@@ -370,9 +375,29 @@ impl Network {
     }
 
     /// A network of `spec` (this one changed: another start, a station
-    /// sped up) with this one's client and overload behaviour.
+    /// sped up) with this one's client and overload behaviour and routing
+    /// policies.
     pub fn rebuilt(&self, spec: NetworkSpec) -> Result<Network, NetworkErrors> {
-        Network::new(spec)?.with_overload(self.overload().cloned().unwrap_or_default())
+        Network::new(spec)?
+            .with_overload(self.overload().cloned().unwrap_or_default())?
+            .with_policies(self.policies().to_vec())
+    }
+
+    /// Attaches routing policies to rows of the classes' routing tables
+    /// ([`RowPolicy`]), checked against the network; rows without one
+    /// stay Markov.
+    pub fn with_policies(mut self, policies: Vec<RowPolicy>) -> Result<Network, NetworkErrors> {
+        let errors = policy::check(&self, &policies);
+        if !errors.is_empty() {
+            return Err(NetworkErrors { errors });
+        }
+        self.policies = policies.into();
+        Ok(self)
+    }
+
+    /// The routing policies of rows (empty: every row is Markov).
+    pub fn policies(&self) -> &[RowPolicy] {
+        &self.policies
     }
 
     /// The client and overload behaviour, if the network has any.

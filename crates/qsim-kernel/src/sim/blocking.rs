@@ -87,10 +87,14 @@ impl Simulation {
     /// end of its service, whether or not it must then wait.
     fn target_after(&mut self, j: u32, s: u32) -> u32 {
         let fork = self.jobs[j as usize].fork;
-        if fork != NONE {
-            return self.sub_target(j, s);
-        }
-        self.next_target(j, s)
+        let to = if fork != NONE {
+            self.sub_target(j, s)
+        } else {
+            self.next_target(j, s)
+        };
+        // A row with a policy settles its station now, whose room is then
+        // checked.
+        self.settle_policy(j, s, to)
     }
 
     /// A completion at plain station `s` that can send to a blocking

@@ -84,7 +84,15 @@ impl Simulation {
         link_spin_cpus(&mut stations);
         let regions = regions(spec, &mut stations);
         let mut switches = Vec::new();
-        let classes = class_rts(spec, config, index, stations.len(), &mut switches);
+        let mut policies = Vec::new();
+        let classes = class_rts(
+            network,
+            config,
+            index,
+            stations.len(),
+            &mut switches,
+            &mut policies,
+        );
         let mut sim = Simulation {
             now: 0.0,
             fel: Fel::new(),
@@ -93,7 +101,12 @@ impl Simulation {
             stations,
             classes,
             // Client mode: attempts start and end in `goto_slow`.
-            slow_goto: !regions.is_empty() || !switches.is_empty() || client.is_some(),
+            // Routing policies: the station is settled in `goto_slow`.
+            slow_goto: !regions.is_empty()
+                || !switches.is_empty()
+                || client.is_some()
+                || !policies.is_empty(),
+            policies,
             chain_start: if switches.is_empty() {
                 Vec::new()
             } else {
@@ -485,12 +498,14 @@ fn slow_stations(
 /// The run-time state of each class: its random stream, arrival or think
 /// sampler, route and SLA.
 fn class_rts(
-    spec: &NetworkSpec,
+    network: &Network,
     config: &RunConfig,
     index: u32,
     n_stations: usize,
     switches: &mut Vec<(u32, u32)>,
+    policies: &mut Vec<super::policy::PolicyRt>,
 ) -> Vec<ClassRt> {
+    let spec = network.spec();
     let seed = config.seed;
     spec.classes
         .iter()
@@ -510,7 +525,18 @@ fn class_rts(
                 Workload::Open { .. } => None,
                 Workload::Closed { think, .. } => think.as_ref().map(Sampler::new),
             },
-            route: Route::new(&cl.routing, n_stations, switches),
+            route: Route::new(
+                &cl.routing,
+                n_stations,
+                switches,
+                &network
+                    .policies()
+                    .iter()
+                    .filter(|p| p.class == c)
+                    .map(|p| (p.row, p.policy))
+                    .collect::<Vec<_>>(),
+                policies,
+            ),
             priority: cl.priority,
             sla: config
                 .class_sla_s

@@ -40,6 +40,7 @@ mod job;
 mod latch;
 mod lazy;
 mod perclass;
+mod policy;
 mod queue;
 mod regions;
 mod routing;
@@ -203,6 +204,8 @@ pub struct Simulation {
     /// both empty without switching.
     switches: Vec<(u32, u32)>,
     chain_start: Vec<u32>,
+    /// Rows with a routing policy (see `policy::POLICY`); empty without.
+    policies: Vec<policy::PolicyRt>,
     forks: Vec<ForkRec>,
     free_forks: Vec<u32>,
     /// Routing streams: one per station (draws on leaving it), then one

@@ -1,9 +1,10 @@
 //! Routing: where a job goes when it leaves a station.
 
 use super::event::{EXIT, NONE};
+use super::policy::{POLICY, PolicyRt};
 use super::{Kind, Simulation};
 use crate::dist::unit;
-use crate::network::{Routing, Target};
+use crate::network::{Routing, RoutingPolicy, StationId, Target};
 use crate::rng::SimRng;
 
 /// Targets from `SWITCH` up (below EXIT) are switching branches: an index
@@ -34,6 +35,17 @@ impl Default for Branches {
 }
 
 impl Branches {
+    /// A single branch to `t` (taken with no draw).
+    fn to(t: u32) -> Branches {
+        let mut b = Branches {
+            targets: vec![t],
+            cum: vec![f64::INFINITY],
+            ..Branches::default()
+        };
+        b.targets4[0] = t;
+        b
+    }
+
     /// `switches` collects the (station, class) pairs of switching
     /// branches; such a branch's target is `SWITCH` plus its index there.
     pub(super) fn new(list: &[(Target, f64)], switches: &mut Vec<(u32, u32)>) -> Branches {
@@ -138,44 +150,67 @@ pub(super) enum Route {
 }
 
 impl Route {
-    /// A class's route over `stations` stations.
-    pub(super) fn new(routing: &Routing, stations: usize, switches: &mut Vec<(u32, u32)>) -> Route {
+    /// A class's route over `stations` stations. `rows` are the policies
+    /// of the class's rows (`None`: its `source` row); each becomes a
+    /// [`PolicyRt`] in `policies`, shared by the jobs and the fork
+    /// sub-jobs that take the row.
+    pub(super) fn new(
+        routing: &Routing,
+        stations: usize,
+        switches: &mut Vec<(u32, u32)>,
+        rows: &[(Option<StationId>, RoutingPolicy)],
+        policies: &mut Vec<PolicyRt>,
+    ) -> Route {
         match routing {
             Routing::Sequence(seq) => Route::Seq(seq.iter().map(|&s| s as u32).collect()),
-            Routing::Probabilistic { entry, from } => Route::Prob {
-                entry: Branches::new(entry, switches),
-                // Stations without branches continue like a new
-                // interaction: copy the entry branches in.
-                from: (0..stations)
-                    .map(|s| {
-                        let b = from
-                            .get(s)
-                            .map_or_else(Branches::default, |b| Branches::new(b, switches));
-                        if b.targets.is_empty() {
-                            Branches::new(entry, switches)
-                        } else {
-                            b
-                        }
-                    })
-                    .collect(),
-                sub: (0..stations)
-                    .map(|s| {
-                        // Networks with switching have no forks, so no
-                        // sub-job picks a switching branch. A station
-                        // without branches sends to the join: its row is
-                        // the single branch EXIT (no draw), which
-                        // `Simulation::sub_target` turns into the join.
-                        let b = from
-                            .get(s)
-                            .map_or_else(Branches::default, |b| Branches::new(b, &mut Vec::new()));
-                        if b.targets.is_empty() {
-                            Branches::new(&[(Target::Exit, 1.0)], &mut Vec::new())
-                        } else {
-                            b
-                        }
-                    })
-                    .collect(),
-            },
+            Routing::Probabilistic { entry, from } => {
+                // The target of each row with a policy.
+                let mut policy_of = |row: Option<StationId>| {
+                    let &(_, p) = rows.iter().find(|r| r.0 == row)?;
+                    let list = match row {
+                        None => entry,
+                        Some(s) => from.get(s)?,
+                    };
+                    policies.push(PolicyRt::new(p, list));
+                    Some(POLICY + (policies.len() - 1) as u32)
+                };
+                let entry_policy = policy_of(None);
+                let from_policy: Vec<Option<u32>> =
+                    (0..stations).map(|s| policy_of(Some(s))).collect();
+                let row = |list: &[(Target, f64)],
+                           policy: Option<u32>,
+                           switches: &mut Vec<(u32, u32)>| {
+                    match policy {
+                        Some(t) => Branches::to(t),
+                        None => Branches::new(list, switches),
+                    }
+                };
+                let entry_b = row(entry, entry_policy, switches);
+                Route::Prob {
+                    // Stations without branches continue like a new
+                    // interaction: copy the entry branches in.
+                    from: (0..stations)
+                        .map(|s| match from.get(s).filter(|b| !b.is_empty()) {
+                            Some(b) => row(b, from_policy[s], switches),
+                            None => row(entry, entry_policy, switches),
+                        })
+                        .collect(),
+                    sub: (0..stations)
+                        .map(|s| {
+                            // Networks with switching have no forks, so no
+                            // sub-job picks a switching branch. A station
+                            // without branches sends to the join: its row is
+                            // the single branch EXIT (no draw), which
+                            // `Simulation::sub_target` turns into the join.
+                            match from.get(s).filter(|b| !b.is_empty()) {
+                                Some(b) => row(b, from_policy[s], &mut Vec::new()),
+                                None => Branches::to(EXIT),
+                            }
+                        })
+                        .collect(),
+                    entry: entry_b,
+                }
+            }
         }
     }
 }
@@ -239,12 +274,14 @@ impl Simulation {
         }
     }
 
-    /// [`Simulation::goto`] with regions or class switching: a switching
+    /// [`Simulation::goto`] with regions, class switching or routing
+    /// policies: a row with a policy settles its station first; a switching
     /// target gives the job its new class; a job leaving the network takes
     /// back the class its interaction started in (its completion is
     /// counted there, and a closed job thinks and starts again in it).
     #[inline(never)]
     fn goto_slow(&mut self, j: u32, from: u32, to: u32) {
+        let to = self.settle_policy(j, from, to);
         if self.client.is_some() && (from == EXIT || to == EXIT) && self.client_goto(j, from, to) {
             return;
         }
@@ -267,6 +304,17 @@ impl Simulation {
             self.exit(j);
         } else {
             self.arrive(j, to as usize);
+        }
+    }
+
+    /// Where job `j`, leaving `from` (EXIT: starting), goes for target
+    /// `to`: a row with a policy settles its station; any other target is
+    /// as it is.
+    pub(super) fn settle_policy(&mut self, j: u32, from: u32, to: u32) -> u32 {
+        if (POLICY..SWITCH).contains(&to) {
+            self.policy_pick(j, from, to - POLICY)
+        } else {
+            to
         }
     }
 

@@ -12,6 +12,7 @@
 mod classes;
 mod metrics;
 mod overload;
+mod policy;
 mod regions;
 mod route;
 mod routing;
@@ -98,6 +99,8 @@ pub(crate) struct Built {
     pub station_schedules: Vec<Vec<qsim_kernel::schedule::CapacityStep>>,
     /// Client behaviour per class and overload behaviour per station.
     pub overload: qsim_kernel::Overload,
+    /// The routing policies of the classes' rows.
+    pub policies: Vec<qsim_kernel::RowPolicy>,
 }
 
 impl Built {
@@ -359,6 +362,7 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
     let mut class_sla = Vec::new();
     let mut arrival_at = Vec::new();
     let mut piece_errors = Vec::new();
+    let mut policies = Vec::new();
     for (ci, c) in names.classes.iter().enumerate() {
         let mut sla = None;
         let (spec, arr) = classes::class(
@@ -384,6 +388,7 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
             k
         });
         overload.classes.push(client);
+        policies.extend(policy::policies(ctx, &names, ci, c));
         arrival_at.push(arr);
     }
     chain_workloads(ctx, &names, &mut classes);
@@ -421,6 +426,7 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
         schedules,
         station_schedules,
         overload,
+        policies,
     }
 }
 

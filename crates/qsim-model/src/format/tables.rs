@@ -71,6 +71,25 @@ pub static ROUTE_PART: TableShape = TableShape {
 /// A routing table: place = { next = probability }.
 pub static ROUTING: Shape = Shape::MapOf(&Shape::MapOf(&PROBABILITY));
 
+/// How one routing row picks among its stations (`routing_policy.ROW`).
+pub static ROUTING_POLICY: TableShape = TableShape {
+    keys: &[
+        key(
+            "policy",
+            Shape::Words(&["round_robin", "shortest_queue", "power_of_d"]),
+            None,
+            "round_robin: in turn by weight; shortest_queue: fewest jobs per weight; power_of_d: the shortest of d sampled by weight",
+        ),
+        key(
+            "d",
+            Shape::Count(2),
+            None,
+            "stations power_of_d samples (at most the row's stations)",
+        ),
+    ],
+    required: &["policy"],
+};
+
 const LENGTH: &[Shape] = &[
     Shape::Table(&TableShape {
         keys: &[key("jobs", Shape::Count(1), None, "completed interactions")],
@@ -252,6 +271,12 @@ macro_rules! workload_keys {
                 Shape::Def("routing"),
                 None,
                 "place = { next = probability }; source and sink; next \"CLASS:STATION\" switches the job to CLASS",
+            ),
+            key(
+                "routing_policy",
+                Shape::MapOf(&Shape::Table(&ROUTING_POLICY)),
+                None,
+                "place = { policy, d }: a routing row picks among its stations by their queues, its probabilities as weights",
             ),
             key(
                 "schedule",

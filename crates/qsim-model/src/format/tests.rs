@@ -111,6 +111,10 @@ fn every_other_table_documents_exactly_its_keys() {
     let workload = WORKLOAD.names();
     check("## `[classes.NAME]`", own(&CLASS, &workload));
     check("### Clients under overload (`client`)", own(&CLIENT, &[]));
+    check(
+        "### Routing policies (`routing_policy`)",
+        own(&ROUTING_POLICY, &[]),
+    );
     check("## `[regions.NAME]`", own(&REGION, &[]));
 }
 
