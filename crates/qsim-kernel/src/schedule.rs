@@ -15,7 +15,7 @@
 //! discretization).
 
 use crate::dist::MAX_CLOCK_S;
-use crate::network::{ClassId, Discipline, Network, StationId, StationKind, Workload, fmt_num};
+use crate::network::{ClassId, Network, StationId, StationKind, Workload, fmt_num};
 use serde::Serialize;
 
 /// The schedule of one class.
@@ -294,7 +294,7 @@ pub fn check_stations(network: &Network, schedule: &[StationSchedule]) -> Vec<Sc
         }
         let queue = matches!(
             st.kind,
-            StationKind::Queue { discipline, .. } if discipline != Discipline::Ps
+            StationKind::Queue { discipline, .. } if discipline.serves_to_completion()
         );
         if !queue || st.speed.is_some() {
             err(

@@ -207,12 +207,18 @@ impl Overload {
         }
         for (s, st) in spec.stations.iter().enumerate() {
             let at = Scope::Station(s);
-            let plain = st.kind.is_plain();
+            // A preempted job would leave its server and queue again,
+            // which client mode (cancelling queued attempts) does not follow.
+            let plain = st.kind.is_plain()
+                && st
+                    .kind
+                    .as_queue()
+                    .is_none_or(|(_, d)| d != Discipline::PreemptivePriority);
             if !plain || st.speed.is_some() {
                 err(
                     at,
                     &["kind"],
-                    "client and overload behaviour (timeouts, retries, patience, balking, shedding) run on networks of queue and delay stations at a fixed speed; this station is of another kind or has a speed curve",
+                    "client and overload behaviour (timeouts, retries, patience, balking, shedding) run on networks of queue and delay stations at a fixed speed, not preemptive_priority; this station is of another kind, has a speed curve or preempts",
                 );
             }
             if spec.blocks(s) {

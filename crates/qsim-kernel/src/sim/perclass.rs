@@ -48,6 +48,9 @@ pub(super) struct PerClass {
     /// servers is its part of them.
     svc: u32,
     classes: Box<[ClassAt]>,
+    /// Per class, the part of a server each of its jobs in service holds,
+    /// when it is not an equal part of the busy servers (weighted PS).
+    shares: Option<Box<[f64]>>,
 }
 
 impl PerClass {
@@ -58,6 +61,7 @@ impl PerClass {
             last: 0.0,
             svc: 0,
             classes: vec![ClassAt::default(); classes].into_boxed_slice(),
+            shares: None,
         }
     }
 
@@ -80,9 +84,25 @@ impl PerClass {
         } else {
             0.0
         };
+        if let Some(shares) = &self.shares {
+            for (c, r) in self.classes.iter_mut().zip(shares.iter()) {
+                c.area_n += f64::from(c.n) * dt;
+                c.area_busy += f64::from(c.svc) * r * dt;
+            }
+            return;
+        }
         for c in self.classes.iter_mut() {
             c.area_n += f64::from(c.n) * dt;
             c.area_busy += f64::from(c.svc) * share;
+        }
+    }
+
+    /// Weighted PS: from now on each job of class k in service holds
+    /// `shares[k]` of a server (until the next call).
+    pub(super) fn set_shares(&mut self, shares: &[f64]) {
+        match &mut self.shares {
+            Some(s) => s.copy_from_slice(shares),
+            None => self.shares = Some(shares.into()),
         }
     }
 
@@ -116,6 +136,23 @@ impl PerClass {
         let c = &mut self.classes[class];
         c.svc += 1;
         c.sum_start += now;
+        self.svc += 1;
+    }
+
+    /// A job of `class` in service since `t_start` (its first start) is
+    /// preempted: it waits again, keeping `t_start` for when it resumes.
+    pub(super) fn preempt(&mut self, class: usize, t_start: f64) {
+        let c = &mut self.classes[class];
+        c.svc -= 1;
+        c.sum_start -= t_start;
+        self.svc -= 1;
+    }
+
+    /// A preempted job of `class`, first started at `t_start`, resumes.
+    pub(super) fn resume(&mut self, class: usize, t_start: f64) {
+        let c = &mut self.classes[class];
+        c.svc += 1;
+        c.sum_start += t_start;
         self.svc += 1;
     }
 

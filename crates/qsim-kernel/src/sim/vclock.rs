@@ -7,7 +7,9 @@
 //! arrival + work, as at a delay station, and nothing needs re-timing. Past
 //! the servers it switches to the virtual clock, and back below them.
 
+use super::dps::Dps;
 use super::event::{EV_VDONE, ev, later};
+use super::preempt::Preempt;
 use super::waiting::TagHeap;
 use super::{Kind, Simulation};
 use crate::network::Speed;
@@ -98,6 +100,10 @@ pub(super) struct VClock {
     /// cpu settles the ended ones first, and `flush` gives the running
     /// ones their events when the cpu passes its cores.
     pub(super) lazy: u32,
+    /// A preemptive-priority station's jobs (`None` for the others).
+    pub(super) pre: Option<Box<Preempt>>,
+    /// A weighted PS station's per-class clocks (`None` for the others).
+    pub(super) dps: Option<Box<Dps>>,
 }
 
 impl VClock {
@@ -124,6 +130,16 @@ impl VClock {
             ds: Box::default(),
             dn: 0,
             lazy: 0,
+            pre: None,
+            dps: None,
+        }
+    }
+
+    /// An idle preemptive-priority clock for `c` servers.
+    pub(super) fn preemptive(c: u32, speed: Option<SpeedRt>) -> VClock {
+        VClock {
+            pre: Some(Box::default()),
+            ..VClock::new(VMode::Queue, c, speed)
         }
     }
 
@@ -170,6 +186,14 @@ impl Simulation {
             self.direct_arrive(j, s);
             return;
         }
+        if vc.pre.is_some() {
+            self.preempt_arrive(j, s);
+            return;
+        }
+        if vc.dps.is_some() {
+            self.dps_arrive(j, s);
+            return;
+        }
         let job = &mut self.jobs[j as usize];
         let class = job.class as usize;
         vc.advance(now);
@@ -213,6 +237,10 @@ impl Simulation {
         if version != vc.version || !vc.pending {
             return;
         }
+        if vc.dps.is_some() {
+            self.dps_done(s, version);
+            return;
+        }
         self.events += 1;
         vc.pending = false;
         let Some((tag, j)) = vc.insvc.pop() else {
@@ -228,22 +256,37 @@ impl Simulation {
             &self.jobs[j as usize],
             now,
         );
+        let pre = match vc.pre.as_deref_mut() {
+            Some(pre) => {
+                pre.depart(j);
+                Some(pre)
+            }
+            None => None,
+        };
         if vc.mode == VMode::Queue
             && let Some(nx) = st.waiting.pop()
         {
             let job = &mut self.jobs[nx as usize];
-            job.t_start = now;
             let class = job.class as usize;
-            if let Some(pc) = &mut st.per_class {
-                pc.start(class, now);
-            }
-            let w = st.service[class].sample(&mut st.rng);
-            let w = if vc.speed.is_some() {
-                w * st.inv_mean[class]
+            // A preempted job resumes with the work it had left.
+            if let Some(w) = pre.and_then(|pre| pre.resume(nx)) {
+                if let Some(pc) = &mut st.per_class {
+                    pc.resume(class, job.t_start);
+                }
+                vc.insvc.push(vc.v + w, nx);
             } else {
-                w
-            };
-            vc.insvc.push(vc.v + w, nx);
+                job.t_start = now;
+                if let Some(pc) = &mut st.per_class {
+                    pc.start(class, now);
+                }
+                let w = st.service[class].sample(&mut st.rng);
+                let w = if vc.speed.is_some() {
+                    w * st.inv_mean[class]
+                } else {
+                    w
+                };
+                vc.insvc.push(vc.v + w, nx);
+            }
         }
         st.stats.busy = vc.busy();
         if !vc.dirty {
@@ -263,6 +306,10 @@ impl Simulation {
                 continue;
             };
             vc.dirty = false;
+            if vc.dps.is_some() {
+                self.dps_flush(s as usize);
+                continue;
+            }
             if !vc.latches.is_empty() {
                 if vc.lazy > 0 && !vc.steady(st.stats.n) {
                     // Past its cores: the holders' sections slow down, so
