@@ -4,7 +4,6 @@
 //! from a lower-priority job. A job's finish tag minus the clock is the
 //! work it has left, so a preempted job keeps that and resumes with it.
 
-use super::vclock::VMode;
 use super::{Kind, Simulation};
 use std::cmp::Reverse;
 use std::collections::HashMap;
@@ -51,7 +50,6 @@ impl Simulation {
         let Kind::V(vc) = &mut st.kind else {
             unreachable!("preempt_arrive at a station without a virtual clock")
         };
-        debug_assert_eq!(vc.mode, VMode::Queue);
         vc.advance(now);
         let Some(pre) = vc.pre.as_deref_mut() else {
             unreachable!("preempt_arrive at a station that does not preempt")
