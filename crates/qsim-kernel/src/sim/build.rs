@@ -387,6 +387,7 @@ fn weighted_stations(spec: &NetworkSpec, stations: &mut [StationRt]) {
     for (w, st) in spec.weights.iter().zip(stations.iter_mut()) {
         if let (false, Kind::V(vc)) = (w.is_empty(), &mut st.kind) {
             vc.dps = Some(Box::new(super::dps::Dps::new(w)));
+            vc.own_path = true;
         }
     }
 }

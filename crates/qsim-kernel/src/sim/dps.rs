@@ -127,23 +127,18 @@ impl Simulation {
         }
     }
 
-    /// A completion at weighted PS station `s` (stale when the version
-    /// moved on): the job with the smallest finish tag of the pending
-    /// class leaves.
-    pub(super) fn dps_done(&mut self, s: usize, version: u32) {
+    /// A live completion at weighted PS station `s` (`on_vdone` checked
+    /// its version and counted the event): the job with the smallest
+    /// finish tag of the pending class leaves.
+    pub(super) fn dps_done(&mut self, s: usize) {
         let now = self.now;
         let st = &mut self.stations[s];
         let Kind::V(vc) = &mut st.kind else {
             return;
         };
-        if version != vc.version || !vc.pending {
-            return;
-        }
         let Some(dps) = vc.dps.as_deref_mut() else {
             return;
         };
-        self.events += 1;
-        vc.pending = false;
         dps.advance(now);
         let k = dps.pend_class as usize;
         let Some((tag, j)) = dps.tags[k].pop() else {

@@ -89,6 +89,9 @@ pub(super) struct VClock {
     /// In direct mode: `insvc` is empty and the jobs in service are in
     /// `slots`, each with its own completion event.
     pub(super) direct: bool,
+    /// Arrivals take their own path: preemptive priority (`pre`) or
+    /// weighted PS (`dps`).
+    pub(super) own_path: bool,
     /// (completion time, job) of each job in direct mode (`NONE` marks a
     /// free slot), and the free slots: boxed, so that the clock's hot
     /// fields keep their places for the stations that never use it.
@@ -127,6 +130,7 @@ impl VClock {
             latches: Vec::new(),
             direct_ok: false,
             direct: false,
+            own_path: false,
             ds: Box::default(),
             dn: 0,
             lazy: 0,
@@ -139,6 +143,7 @@ impl VClock {
     pub(super) fn preemptive(c: u32, speed: Option<SpeedRt>) -> VClock {
         VClock {
             pre: Some(Box::default()),
+            own_path: true,
             ..VClock::new(VMode::Queue, c, speed)
         }
     }
@@ -186,12 +191,12 @@ impl Simulation {
             self.direct_arrive(j, s);
             return;
         }
-        if vc.pre.is_some() {
-            self.preempt_arrive(j, s);
-            return;
-        }
-        if vc.dps.is_some() {
-            self.dps_arrive(j, s);
+        if vc.own_path {
+            if vc.pre.is_some() {
+                self.preempt_arrive(j, s);
+            } else {
+                self.dps_arrive(j, s);
+            }
             return;
         }
         let job = &mut self.jobs[j as usize];
@@ -237,13 +242,14 @@ impl Simulation {
         if version != vc.version || !vc.pending {
             return;
         }
-        if vc.dps.is_some() {
-            self.dps_done(s, version);
-            return;
-        }
         self.events += 1;
         vc.pending = false;
         let Some((tag, j)) = vc.insvc.pop() else {
+            // A weighted PS station keeps its jobs on per-class clocks
+            // (its `insvc` stays empty), so plain PS never tests for it.
+            if vc.dps.is_some() {
+                self.dps_done(s);
+            }
             return;
         };
         // The clock has reached the tag (exactly, to avoid drift).
@@ -256,20 +262,18 @@ impl Simulation {
             &self.jobs[j as usize],
             now,
         );
-        let pre = match vc.pre.as_deref_mut() {
-            Some(pre) => {
-                pre.depart(j);
-                Some(pre)
-            }
-            None => None,
-        };
+        if vc.mode == VMode::Queue
+            && let Some(pre) = vc.pre.as_deref_mut()
+        {
+            pre.depart(j);
+        }
         if vc.mode == VMode::Queue
             && let Some(nx) = st.waiting.pop()
         {
             let job = &mut self.jobs[nx as usize];
             let class = job.class as usize;
             // A preempted job resumes with the work it had left.
-            if let Some(w) = pre.and_then(|pre| pre.resume(nx)) {
+            if let Some(w) = vc.pre.as_deref_mut().and_then(|pre| pre.resume(nx)) {
                 if let Some(pc) = &mut st.per_class {
                     pc.resume(class, job.t_start);
                 }
@@ -306,10 +310,6 @@ impl Simulation {
                 continue;
             };
             vc.dirty = false;
-            if vc.dps.is_some() {
-                self.dps_flush(s as usize);
-                continue;
-            }
             if !vc.latches.is_empty() {
                 if vc.lazy > 0 && !vc.steady(st.stats.n) {
                     // Past its cores: the holders' sections slow down, so
@@ -338,6 +338,11 @@ impl Simulation {
             // The clock was advanced to `now` when the population changed.
             vc.advance(now);
             let Some(tag) = vc.insvc.min_tag() else {
+                // Weighted PS: per-class clocks, `insvc` always empty.
+                if vc.dps.is_some() {
+                    self.dps_flush(s as usize);
+                    continue;
+                }
                 if vc.pending {
                     self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
                     vc.version = vc.version.wrapping_add(1);
