@@ -237,7 +237,10 @@ pub fn check_stations(network: &Network, schedule: &[StationSchedule]) -> Vec<Sc
         |ss| ss.station,
         name,
         |ss, st, err| {
-            let queue = st.kind.as_queue().is_some_and(|(_, d)| !d.shares_servers());
+            let queue = st
+                .kind
+                .as_queue()
+                .is_some_and(|(_, d)| d.serves_to_completion());
             if !queue || st.speed.is_some() {
                 err(
                     None,

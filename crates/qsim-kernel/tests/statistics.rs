@@ -107,6 +107,7 @@ fn spec(initial: InitialState, ties: bool) -> NetworkSpec {
         ],
         initial,
         capacity: Vec::new(),
+        weights: Vec::new(),
     }
 }
 

@@ -324,6 +324,7 @@ fn a_run_continues_from_a_placed_state() {
         regions: Vec::new(),
         initial,
         capacity: Vec::new(),
+        weights: Vec::new(),
     };
     let first = Network::new(spec(InitialState::AtStation(0))).unwrap();
     let config = RunConfig {

@@ -31,6 +31,15 @@ pub fn reasons(spec: &NetworkSpec) -> Vec<String> {
                 ),
             });
         }
+        if spec
+            .weights
+            .get(s)
+            .is_some_and(|w| w.windows(2).any(|p| p[0] != p[1]))
+        {
+            why.push(format!(
+                "station {name}: discriminatory processor sharing (unequal class weights)"
+            ));
+        }
         let dists: Vec<_> = st.service.iter().flatten().collect();
         let all_exp = dists.iter().all(|d| d.is_exponential());
         let same_mean = dists
@@ -48,6 +57,9 @@ pub fn reasons(spec: &NetworkSpec) -> Vec<String> {
                     Discipline::Ps => {}
                     Discipline::Priority => {
                         why.push(format!("station {name}: priority scheduling"))
+                    }
+                    Discipline::PreemptivePriority => {
+                        why.push(format!("station {name}: preemptive priority scheduling"))
                     }
                     Discipline::Fcfs | Discipline::Lcfs => {
                         if !all_exp && st.speed.is_none() {

@@ -74,6 +74,14 @@ pub struct NetworkSpec {
     /// Finite capacity per station, indexed by [`StationId`]: empty when no
     /// station has one, else one entry per station (`None`: unlimited).
     pub capacity: Vec<Option<Capacity>>,
+    /// Weights of discriminatory processor sharing, indexed by
+    /// [`StationId`]: empty when no station has any, else one entry per
+    /// station, each empty (plain PS, or not PS) or one weight > 0 per
+    /// class. At a PS queue with weights a job of class k runs at
+    /// min(1, a * w_k) of a server, `a` such that the rates of the jobs
+    /// present add up to min(n, c): w_k over the weights of the jobs
+    /// present with one server.
+    pub weights: Vec<Vec<f64>>,
 }
 
 /// Where the jobs of closed workloads start a replication.
@@ -346,6 +354,24 @@ impl Network {
                 if let Some(cap) = cap {
                     c.scope = Scope::Station(s);
                     queue::check_capacity(&mut c, spec, s, *cap);
+                }
+            }
+        }
+        if !spec.weights.is_empty() && spec.weights.len() != spec.stations.len() {
+            c.scope = Scope::Network;
+            c.error(
+                &[Field::Key("weights")],
+                format!(
+                    "expected one weights entry per station ({}), found {}",
+                    spec.stations.len(),
+                    spec.weights.len()
+                ),
+            );
+        } else {
+            for (s, w) in spec.weights.iter().enumerate() {
+                if !w.is_empty() {
+                    c.scope = Scope::Station(s);
+                    queue::check_weights(&mut c, spec, s, w);
                 }
             }
         }

@@ -211,11 +211,17 @@ impl Overload {
         });
         for (s, st) in spec.stations.iter().enumerate() {
             let at = Scope::Station(s);
-            if !st.kind.takes_clients() {
+            // A preempted job would leave its server and queue again,
+            // which client mode (cancelling queued attempts) does not follow.
+            let preempts = st
+                .kind
+                .as_queue()
+                .is_some_and(|(_, d)| d == Discipline::PreemptivePriority);
+            if !st.kind.takes_clients() || preempts {
                 err(
                     at,
                     &["kind"],
-                    "client and overload behaviour (timeouts, retries, patience, balking, shedding) run on networks of queue, delay and latch stations; this station is a batch, link, fork or join",
+                    "client and overload behaviour (timeouts, retries, patience, balking, shedding) run on networks of queue, delay and latch stations, not preemptive_priority; this station is a batch, link, fork or join, or preempts",
                 );
             }
             let queues = st.speed.is_some() || st.kind.as_latch().is_some();
@@ -237,8 +243,11 @@ impl Overload {
                 );
             }
             let Some(o) = &self.stations[s] else { continue };
-            let shares = st.kind.as_queue().is_some_and(|(_, d)| d.shares_servers());
-            if !st.kind.takes_overload() || shares || st.speed.is_some() {
+            let waits = st
+                .kind
+                .as_queue()
+                .is_some_and(|(_, d)| d.serves_to_completion());
+            if !st.kind.takes_overload() || !waits || st.speed.is_some() {
                 err(
                     at,
                     &["kind"],

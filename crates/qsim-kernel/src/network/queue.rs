@@ -18,15 +18,27 @@ pub enum Discipline {
     /// Non-preemptive priority by [`ClassSpec::priority`](super::ClassSpec::priority)
     /// (higher first), FCFS within a priority.
     Priority,
+    /// Preemptive-resume priority, the preemptive form of
+    /// [`Discipline::Priority`]: a job that arrives when every server is
+    /// busy takes the server of the lowest-priority job in service if that
+    /// job's priority is lower than its own (of several such, the one that
+    /// arrived last). The preempted job goes back to the head of its
+    /// priority's queue and later resumes with the work it had left. Runs
+    /// on the virtual-work clock: a speed curve applies as for the other
+    /// queue disciplines; a capacity, a capacity schedule, blocking and
+    /// overload behaviour do not.
+    PreemptivePriority,
 }
 
 impl Discipline {
-    /// Whether the servers are shared by every job present (processor
-    /// sharing) rather than each given to one job at a time.
-    pub fn shares_servers(self) -> bool {
+    /// Whether each job keeps its server until its service ends (fcfs,
+    /// lcfs, priority): only these run as fixed-speed plain stations, so
+    /// only these take a capacity, a capacity schedule, blocking senders
+    /// and overload behaviour.
+    pub fn serves_to_completion(self) -> bool {
         match self {
-            Discipline::Ps => true,
-            Discipline::Fcfs | Discipline::Lcfs | Discipline::Priority => false,
+            Discipline::Fcfs | Discipline::Lcfs | Discipline::Priority => true,
+            Discipline::Ps | Discipline::PreemptivePriority => false,
         }
     }
 }
@@ -92,7 +104,7 @@ pub(super) fn check_capacity(c: &mut Check<'_>, spec: &NetworkSpec, s: StationId
         StationKind::Queue {
             servers,
             discipline,
-        } if discipline != Discipline::Ps && st.speed.is_none() => {
+        } if discipline.serves_to_completion() && st.speed.is_none() => {
             if cap.limit < servers {
                 c.error(
                     &at,
@@ -112,7 +124,7 @@ pub(super) fn check_capacity(c: &mut Check<'_>, spec: &NetworkSpec, s: StationId
         | StationKind::Join(_) => {
             c.error(
                 &at,
-                "capacity is supported on fixed-speed queue stations with discipline fcfs, lcfs or priority (not ps, not with a speed curve, not on other kinds)",
+                "capacity is supported on fixed-speed queue stations with discipline fcfs, lcfs or priority (not ps or preemptive_priority, not with a speed curve, not on other kinds)",
             );
             return;
         }
@@ -146,6 +158,59 @@ pub(super) fn check_capacity(c: &mut Check<'_>, spec: &NetworkSpec, s: StationId
     }
 }
 
+/// The rules of the weights `w` of station `s` (discriminatory PS): one
+/// weight > 0 per class, at a PS queue without a speed curve (whose rate
+/// belongs to the jobs present, not to shares) that no latch spins on (a
+/// spinning thread belongs to no class).
+pub(super) fn check_weights(c: &mut Check<'_>, spec: &NetworkSpec, s: StationId, w: &[f64]) {
+    let at = [Field::Key("weights")];
+    let st = &spec.stations[s];
+    if st.kind.as_queue().is_none_or(|(_, d)| d != Discipline::Ps) {
+        c.error(
+            &at,
+            "weights apply to a queue with discipline = \"ps\" (discriminatory processor sharing); for priority between classes use discipline = \"priority\" or \"preemptive_priority\"",
+        );
+    }
+    if st.speed.is_some() {
+        c.error(
+            &at,
+            "weights do not combine with a speed curve; give the station servers instead",
+        );
+    }
+    if let Some(l) = spec.stations.iter().find(|l| {
+        l.kind
+            .as_latch()
+            .is_some_and(|l| l.spin.as_ref().is_some_and(|p| p.cpu == Some(s)))
+    }) {
+        c.error(
+            &at,
+            format!(
+                "latch {} spins on this cpu, and a spinning thread belongs to no class; remove the weights or the latch's spin.cpu",
+                l.name
+            ),
+        );
+    }
+    if w.len() != spec.classes.len() {
+        c.error(
+            &at,
+            format!(
+                "expected one weight per class ({}), found {}",
+                spec.classes.len(),
+                w.len()
+            ),
+        );
+        return;
+    }
+    for (class, &x) in spec.classes.iter().zip(w) {
+        if !(x > 0.0 && x.is_finite()) {
+            c.error(
+                &at,
+                format!("class {}: expected a weight > 0, found {x}", class.name),
+            );
+        }
+    }
+}
+
 /// The stations that can send a job to blocking station `s`: they hold a
 /// blocked job, so each must be a fixed-speed queue (not PS) or delay, or a
 /// fork (its sub-jobs wait outside every station), and outside every region
@@ -156,7 +221,7 @@ fn check_senders(c: &mut Check<'_>, spec: &NetworkSpec, s: StationId) {
         let st = &spec.stations[x];
         let holds = match st.kind {
             StationKind::Queue { discipline, .. } => {
-                discipline != Discipline::Ps && st.speed.is_none()
+                discipline.serves_to_completion() && st.speed.is_none()
             }
             StationKind::Delay => st.speed.is_none(),
             StationKind::Fork(_) => true,

@@ -82,6 +82,7 @@ impl Simulation {
         let client = super::client::ClientRt::new(network, seed, index);
         slow_stations(network, config, &mut stations, &senders, client.is_some());
         link_spin_cpus(&mut stations);
+        weighted_stations(spec, &mut stations);
         let regions = regions(spec, &mut stations);
         let mut switches = Vec::new();
         let mut policies = Vec::new();
@@ -351,6 +352,9 @@ fn station(st: &StationSpec, s: usize, classes: usize, seed: u64, index: u32) ->
             let c = *servers;
             let k = match (discipline, speed) {
                 (Discipline::Ps, sp) => vclock(VMode::Shared, c, sp),
+                (Discipline::PreemptivePriority, sp) => {
+                    Kind::V(Box::new(VClock::preemptive(c, sp)))
+                }
                 (_, None) => Kind::Queue { c },
                 (_, Some(sp)) => vclock(VMode::Queue, c, Some(sp)),
             };
@@ -388,6 +392,16 @@ fn station(st: &StationSpec, s: usize, classes: usize, seed: u64, index: u32) ->
         regions: Vec::new(),
         per_class: None,
         done: EV_DONE,
+    }
+}
+
+/// Gives each PS station with weights its per-class clocks.
+fn weighted_stations(spec: &NetworkSpec, stations: &mut [StationRt]) {
+    for (w, st) in spec.weights.iter().zip(stations.iter_mut()) {
+        if let (false, Kind::V(vc)) = (w.is_empty(), &mut st.kind) {
+            vc.dps = Some(Box::new(super::dps::Dps::new(w)));
+            vc.own_path = true;
+        }
     }
 }
 

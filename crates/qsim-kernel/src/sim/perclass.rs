@@ -56,6 +56,9 @@ pub(super) struct PerClass {
     classes: Box<[ClassAt]>,
     /// Per class, its time and wait histograms where it keeps them.
     tails: Box<[Option<Box<ClassTails>>]>,
+    /// Per class, the part of a server each of its jobs in service holds,
+    /// when it is not an equal part of the busy servers (weighted PS).
+    shares: Option<Box<[f64]>>,
 }
 
 /// The distributions of one class's visits to one station.
@@ -84,6 +87,7 @@ impl PerClass {
                     })
                 })
                 .collect(),
+            shares: None,
         }
     }
 
@@ -106,9 +110,25 @@ impl PerClass {
         } else {
             0.0
         };
+        if let Some(shares) = &self.shares {
+            for (c, r) in self.classes.iter_mut().zip(shares.iter()) {
+                c.area_n += f64::from(c.n) * dt;
+                c.area_busy += f64::from(c.svc) * r * dt;
+            }
+            return;
+        }
         for c in self.classes.iter_mut() {
             c.area_n += f64::from(c.n) * dt;
             c.area_busy += f64::from(c.svc) * share;
+        }
+    }
+
+    /// Weighted PS: from now on each job of class k in service holds
+    /// `shares[k]` of a server (until the next call).
+    pub(super) fn set_shares(&mut self, shares: &[f64]) {
+        match &mut self.shares {
+            Some(s) => s.copy_from_slice(shares),
+            None => self.shares = Some(shares.into()),
         }
     }
 
@@ -142,6 +162,23 @@ impl PerClass {
         let c = &mut self.classes[class];
         c.svc += 1;
         c.sum_start += now;
+        self.svc += 1;
+    }
+
+    /// A job of `class` in service since `t_start` (its first start) is
+    /// preempted: it waits again, keeping `t_start` for when it resumes.
+    pub(super) fn preempt(&mut self, class: usize, t_start: f64) {
+        let c = &mut self.classes[class];
+        c.svc -= 1;
+        c.sum_start -= t_start;
+        self.svc -= 1;
+    }
+
+    /// A preempted job of `class`, first started at `t_start`, resumes.
+    pub(super) fn resume(&mut self, class: usize, t_start: f64) {
+        let c = &mut self.classes[class];
+        c.svc += 1;
+        c.sum_start += t_start;
         self.svc += 1;
     }
 
@@ -218,6 +255,7 @@ impl PerClass {
             svc: self.svc,
             classes: self.classes.clone(),
             tails: Box::default(),
+            shares: self.shares.clone(),
         };
         pc.acc(now, busy);
         let per_s = |x: f64| if t > 0.0 { x / t } else { 0.0 };

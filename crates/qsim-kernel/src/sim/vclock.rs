@@ -7,7 +7,9 @@
 //! arrival + work, as at a delay station, and nothing needs re-timing. Past
 //! the servers it switches to the virtual clock, and back below them.
 
+use super::dps::Dps;
 use super::event::{EV_VDONE, ev, later};
+use super::preempt::Preempt;
 use super::waiting::TagHeap;
 use super::{Kind, Simulation};
 use crate::network::Speed;
@@ -87,6 +89,9 @@ pub(super) struct VClock {
     /// In direct mode: `insvc` is empty and the jobs in service are in
     /// `slots`, each with its own completion event.
     pub(super) direct: bool,
+    /// Arrivals take their own path: preemptive priority (`pre`) or
+    /// weighted PS (`dps`).
+    pub(super) own_path: bool,
     /// (completion time, job) of each job in direct mode (`NONE` marks a
     /// free slot), and the free slots: boxed, so that the clock's hot
     /// fields keep their places for the stations that never use it.
@@ -98,6 +103,10 @@ pub(super) struct VClock {
     /// cpu settles the ended ones first, and `flush` gives the running
     /// ones their events when the cpu passes its cores.
     pub(super) lazy: u32,
+    /// A preemptive-priority station's jobs (`None` for the others).
+    pub(super) pre: Option<Box<Preempt>>,
+    /// A weighted PS station's per-class clocks (`None` for the others).
+    pub(super) dps: Option<Box<Dps>>,
 }
 
 impl VClock {
@@ -121,9 +130,21 @@ impl VClock {
             latches: Vec::new(),
             direct_ok: false,
             direct: false,
+            own_path: false,
             ds: Box::default(),
             dn: 0,
             lazy: 0,
+            pre: None,
+            dps: None,
+        }
+    }
+
+    /// An idle preemptive-priority clock for `c` servers.
+    pub(super) fn preemptive(c: u32, speed: Option<SpeedRt>) -> VClock {
+        VClock {
+            pre: Some(Box::default()),
+            own_path: true,
+            ..VClock::new(VMode::Queue, c, speed)
         }
     }
 
@@ -168,6 +189,14 @@ impl Simulation {
                 self.lazy_settle_cpu(s);
             }
             self.direct_arrive(j, s);
+            return;
+        }
+        if vc.own_path {
+            if vc.pre.is_some() {
+                self.preempt_arrive(j, s);
+            } else {
+                self.dps_arrive(j, s);
+            }
             return;
         }
         let job = &mut self.jobs[j as usize];
@@ -216,6 +245,11 @@ impl Simulation {
         self.events += 1;
         vc.pending = false;
         let Some((tag, j)) = vc.insvc.pop() else {
+            // A weighted PS station keeps its jobs on per-class clocks
+            // (its `insvc` stays empty), so plain PS never tests for it.
+            if vc.dps.is_some() {
+                self.dps_done(s);
+            }
             return;
         };
         // The clock has reached the tag (exactly, to avoid drift).
@@ -229,21 +263,34 @@ impl Simulation {
             now,
         );
         if vc.mode == VMode::Queue
+            && let Some(pre) = vc.pre.as_deref_mut()
+        {
+            pre.depart(j);
+        }
+        if vc.mode == VMode::Queue
             && let Some(nx) = st.waiting.pop()
         {
             let job = &mut self.jobs[nx as usize];
-            job.t_start = now;
             let class = job.class as usize;
-            if let Some(pc) = &mut st.per_class {
-                pc.start(class, now);
-            }
-            let w = st.service[class].sample(&mut st.rng);
-            let w = if vc.speed.is_some() {
-                w * st.inv_mean[class]
+            // A preempted job resumes with the work it had left.
+            if let Some(w) = vc.pre.as_deref_mut().and_then(|pre| pre.resume(nx)) {
+                if let Some(pc) = &mut st.per_class {
+                    pc.resume(class, job.t_start);
+                }
+                vc.insvc.push(vc.v + w, nx);
             } else {
-                w
-            };
-            vc.insvc.push(vc.v + w, nx);
+                job.t_start = now;
+                if let Some(pc) = &mut st.per_class {
+                    pc.start(class, now);
+                }
+                let w = st.service[class].sample(&mut st.rng);
+                let w = if vc.speed.is_some() {
+                    w * st.inv_mean[class]
+                } else {
+                    w
+                };
+                vc.insvc.push(vc.v + w, nx);
+            }
         }
         st.stats.busy = vc.busy();
         if !vc.dirty {
@@ -291,6 +338,11 @@ impl Simulation {
             // The clock was advanced to `now` when the population changed.
             vc.advance(now);
             let Some(tag) = vc.insvc.min_tag() else {
+                // Weighted PS: per-class clocks, `insvc` always empty.
+                if vc.dps.is_some() {
+                    self.dps_flush(s as usize);
+                    continue;
+                }
                 if vc.pending {
                     self.fel.cancel(vc.pend_t, ev(EV_VDONE, s, vc.version));
                     vc.version = vc.version.wrapping_add(1);

@@ -82,8 +82,10 @@ impl Waiting {
     pub(super) fn new(d: Discipline) -> Waiting {
         match d {
             Discipline::Lcfs => Waiting::Lifo(Vec::new()),
-            Discipline::Priority => Waiting::Prio(BinaryHeap::new(), 0),
-            _ => Waiting::Fifo(Ring::new()),
+            Discipline::Priority | Discipline::PreemptivePriority => {
+                Waiting::Prio(BinaryHeap::new(), 0)
+            }
+            Discipline::Fcfs | Discipline::Ps => Waiting::Fifo(Ring::new()),
         }
     }
     #[inline(always)]
@@ -100,6 +102,16 @@ impl Waiting {
                 q.push((prio, Reverse(*seq), j));
                 *seq += 1;
             }
+        }
+    }
+    /// Queues `j` at priority `prio` behind the jobs of that priority with
+    /// a smaller `seq` (a preemptive-priority station numbers its arrivals,
+    /// so a preempted job goes back ahead of those that came after it).
+    /// Only a priority line takes it; the others queue `j` as `push` does.
+    pub(super) fn push_seq(&mut self, j: u32, prio: i32, seq: u64) {
+        match self {
+            Waiting::Prio(q, _) => q.push((prio, Reverse(seq), j)),
+            Waiting::Fifo(_) | Waiting::Lifo(_) => self.push(j, prio),
         }
     }
     #[inline(always)]
@@ -141,6 +153,17 @@ pub(super) struct TagHeap {
 }
 
 impl TagHeap {
+    /// Takes job `j` out (a preemption): its finish tag, if it was in.
+    /// Rebuilds the heap, which holds at most a station's servers.
+    pub(super) fn remove(&mut self, j: u32) -> Option<f64> {
+        let i = self.h.iter().position(|e| e.1 == j)?;
+        let tag = f64::from_bits(self.h.swap_remove(i).0);
+        let rest = std::mem::take(&mut self.h);
+        for (bits, k) in rest {
+            self.push(f64::from_bits(bits), k);
+        }
+        Some(tag)
+    }
     #[inline]
     pub(super) fn len(&self) -> usize {
         self.h.len()

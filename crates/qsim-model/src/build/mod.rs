@@ -82,6 +82,8 @@ pub(crate) struct Built {
     pub initial: Option<InitialState>,
     /// Per station, its capacity (all `None`: no station has one).
     pub capacity: Vec<Option<Capacity>>,
+    /// Per station, its PS weights per class (all empty: none has any).
+    pub weights: Vec<Vec<f64>>,
     pub run: Option<RunConfig>,
     pub derived: Option<Vec<DerivedMetric>>,
     /// Per class: where its arrival is given (open classes) and the key path.
@@ -126,6 +128,11 @@ impl Built {
             initial: self.initial.take().unwrap_or_default(),
             capacity: if self.capacity.iter().any(Option::is_some) {
                 std::mem::take(&mut self.capacity)
+            } else {
+                Vec::new()
+            },
+            weights: if self.weights.iter().any(|w| !w.is_empty()) {
+                std::mem::take(&mut self.weights)
             } else {
                 Vec::new()
             },
@@ -337,6 +344,7 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
 
     let mut stations = Vec::new();
     let mut capacity = Vec::new();
+    let mut weights = Vec::new();
     let mut overload = qsim_kernel::Overload::default();
     let mut station_schedules = Vec::new();
     // For each station and class: whether some service key covers the class
@@ -345,6 +353,7 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
     for (name, node) in &names.stations {
         let mut cap = None;
         let (spec, cov) = stations::station(ctx, &names, &class_names, name, node, base, &mut cap);
+        let is_queue = spec.as_ref().is_some_and(|s| s.kind.as_queue().is_some());
         stations.push(spec);
         capacity.push(cap);
         covered.push(cov);
@@ -356,6 +365,12 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
             .stations
             .push(overload::station(ctx, t, base).flatten());
         station_schedules.push(workload::station_schedule(ctx, t).unwrap_or_default());
+        // Only a queue declares `weights`; other kinds report it unknown.
+        weights.push(if is_queue {
+            stations::queue::weights(ctx, t, &class_names).unwrap_or_default()
+        } else {
+            Vec::new()
+        });
     }
 
     let mut classes = Vec::new();
@@ -418,6 +433,7 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
         regions,
         initial,
         capacity,
+        weights,
         run,
         derived,
         arrival_at,

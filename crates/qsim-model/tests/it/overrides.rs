@@ -97,7 +97,7 @@ fn overrides_set_create_and_fail() {
         CLOSED,
         &["stations.cpu.discipline=fifo"],
         &[
-            "--set stations.cpu.discipline=fifo: stations.cpu.discipline: expected one of fcfs, ps, lcfs, priority, found \"fifo\"",
+            "--set stations.cpu.discipline=fifo: stations.cpu.discipline: expected one of fcfs, ps, lcfs, priority, preemptive_priority, found \"fifo\"",
         ],
     );
     // Malformed overrides.

@@ -6,7 +6,7 @@ mod delay;
 mod fork;
 mod latch;
 mod link;
-mod queue;
+pub(super) mod queue;
 
 use super::{Names, Table, speed::speed};
 use crate::ctx::{Ctx, child};

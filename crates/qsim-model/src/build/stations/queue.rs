@@ -8,7 +8,7 @@ use qsim_kernel::names as metric_names;
 use qsim_kernel::{Capacity, Discipline, StationKind, WhenFull};
 
 const WHEN_FULL: &[&str] = &["drop", "block"];
-const DISCIPLINES: &[&str] = &["fcfs", "ps", "lcfs", "priority"];
+const DISCIPLINES: &[&str] = &["fcfs", "ps", "lcfs", "priority", "preemptive_priority"];
 
 pub(crate) static KIND: KindDescriptor = KindDescriptor {
     name: "queue",
@@ -33,6 +33,12 @@ pub(crate) static KIND: KindDescriptor = KindDescriptor {
             Shape::Words(WHEN_FULL),
             Some("\"drop\""),
             "a job arriving at a full station is lost (drop) or its sender holds it until there is room (block, blocking after service); needs capacity",
+        ),
+        key(
+            "weights",
+            Shape::MapOf(&Shape::Number(Exclusive(0.0), Open)),
+            None,
+            "discriminatory PS (discipline = \"ps\"): each class's weight, by class name (CLASS = w, 1 for a class not named); a job runs at its class's weight over the weights of the jobs present",
         ),
         // Overload (read in `build::overload`).
         key(
@@ -98,6 +104,7 @@ pub(super) fn read_kind(ctx: &mut Ctx<'_>, _: &Names<'_>, t: Table<'_, '_>) -> O
             "ps" => Discipline::Ps,
             "lcfs" => Discipline::Lcfs,
             "priority" => Discipline::Priority,
+            "preemptive_priority" => Discipline::PreemptivePriority,
             _ => Discipline::Fcfs,
         })
     });
@@ -138,4 +145,48 @@ pub(super) fn capacity(ctx: &mut Ctx<'_>, t: Table<'_, '_>) -> Option<Option<Cap
         None => WhenFull::Drop,
     };
     Some(limit.map(|limit| Capacity { limit, when_full }))
+}
+
+/// A queue's `weights` (discriminatory PS), one per class with 1 for a
+/// class not named: empty without the key, `None` after an error.
+pub(crate) fn weights(
+    ctx: &mut Ctx<'_>,
+    t: Table<'_, '_>,
+    class_names: &[&str],
+) -> Option<Vec<f64>> {
+    let Some(node) = t.get("weights") else {
+        return Some(Vec::new());
+    };
+    let p = crate::ctx::child(t.path, "weights");
+    let entries = ctx.table(node, &p, "a table of class = weight")?;
+    let mut w = vec![1.0; class_names.len()];
+    let mut ok = true;
+    for e in entries {
+        let at = crate::ctx::child(&p, &e.key);
+        let Some(ci) = class_names.iter().position(|c| *c == e.key) else {
+            let hint =
+                crate::did_you_mean(&e.key, class_names).map(|s| format!("did you mean `{s}`?"));
+            ctx.error_hint(
+                &e.key_origin,
+                &at,
+                format!(
+                    "no class named `{}`; expected one of: {}",
+                    e.key,
+                    class_names.join(", ")
+                ),
+                hint,
+            );
+            ok = false;
+            continue;
+        };
+        match ctx.positive(&e.node, &at, "a weight") {
+            Some(x) if x.is_finite() => w[ci] = x,
+            Some(_) => {
+                ctx.error(&e.node.origin, &at, "expected a finite weight");
+                ok = false;
+            }
+            None => ok = false,
+        }
+    }
+    ok.then_some(w)
 }
