@@ -96,7 +96,7 @@ fn references(saved: &SavedSweep) -> Vec<charts::Reference> {
     // to the largest makes them exact on the chart.
     let bounds: Vec<_> = (1..=max)
         .filter_map(|n| {
-            qsim_theory::bounds::closed_bounds(network.spec(), 0, n)
+            qsim_theory::bounds::network_bounds(network, 0, n)
                 .ok()
                 .flatten()
                 .map(|a| (n, a))

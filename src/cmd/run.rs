@@ -241,7 +241,7 @@ impl GuardArgs {
         let per_s: f64 = (0..spec.classes.len())
             .filter_map(|c| match spec.classes[c].workload {
                 qsim_kernel::Workload::Closed { population, .. } => {
-                    qsim_theory::bounds::closed_bounds(spec, c, population)
+                    qsim_theory::bounds::network_bounds(network, c, population)
                         .ok()
                         .flatten()
                         .and_then(|b| b.throughput_lower_per_s)
@@ -906,7 +906,7 @@ fn above_bound_warning(network: &Network, results: &RunResults) -> Option<String
     let qsim_kernel::Workload::Closed { population, .. } = spec.classes.first()?.workload else {
         return None;
     };
-    let bound = qsim_theory::bounds::closed_bounds(spec, 0, population).ok()??;
+    let bound = qsim_theory::bounds::network_bounds(network, 0, population).ok()??;
     let x = results.system.throughput_per_s;
     let margin = if x.ci95.is_finite() { x.ci95 } else { 0.0 };
     let upper = bound.throughput_upper_per_s;

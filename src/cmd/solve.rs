@@ -177,7 +177,9 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
     };
 
     let outside = |out: &mut std::io::StdoutLock<'_>, reasons: Vec<String>| -> Result<ExitCode> {
+        let blocked = qsim_theory::bounds::policy_blocks_bounds(&model.network);
         let bounds = match population {
+            Some(_) if blocked.is_some() => None,
             Some(n) => closed_bounds(spec, 0, n).map_err(|e| usage(spec, &name, None, e))?,
             None => None,
         };
@@ -189,7 +191,7 @@ pub fn run(args: &SolveArgs) -> Result<ExitCode> {
             out,
             &name,
             &reasons,
-            bounds.as_ref(),
+            (bounds.as_ref(), blocked.as_deref()),
             sim.as_ref(),
             args.format,
         )?;
@@ -604,7 +606,7 @@ fn print_outside(
     out: &mut impl Write,
     name: &str,
     reasons: &[String],
-    b: Option<&ClosedBounds>,
+    (b, blocked): (Option<&ClosedBounds>, Option<&str>),
     sim: Option<&RunResults>,
     format: Format,
 ) -> Result<()> {
@@ -621,6 +623,9 @@ fn print_outside(
         Format::Json => {
             let mut v =
                 json!({ "model": name, "product_form": false, "reasons": reasons, "bounds": b });
+            if let Some(why) = blocked {
+                v["bounds_unavailable"] = json!(why);
+            }
             if let Some((x, within)) = check {
                 // System figures under `system`, as in every other JSON.
                 v["simulation"] = json!({
@@ -716,10 +721,13 @@ fn print_outside(
                         )?;
                     }
                 }
-                None => writeln!(
-                    out,
-                    "\nno bounds: they need a single closed class without stations that lose jobs when full"
-                )?,
+                None => match blocked {
+                    Some(why) => writeln!(out, "\nno bounds: {why}")?,
+                    None => writeln!(
+                        out,
+                        "\nno bounds: they need a single closed class without stations that lose jobs when full"
+                    )?,
+                },
             }
             writeln!(out, "\nsimulate it with: qsim run {name}")?;
         }

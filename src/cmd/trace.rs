@@ -252,7 +252,7 @@ fn run_length_guess(network: &Network, config: &RunConfig) -> f64 {
             x += match &class.workload {
                 Workload::Open { interarrival } => 1.0 / interarrival.mean().max(1e-300),
                 Workload::Closed { population, .. } => {
-                    qsim_theory::bounds::closed_bounds(spec, c, *population)
+                    qsim_theory::bounds::network_bounds(network, c, *population)
                         .ok()
                         .flatten()
                         .map_or(0.0, |b| b.throughput_upper_per_s)

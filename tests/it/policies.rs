@@ -450,3 +450,59 @@ fn load_balancer_model_orders_the_policies() {
         "{jsq:?} {pow2:?}"
     );
 }
+
+#[test]
+fn no_bounds_where_a_policy_splits_by_the_queues() {
+    // A closed class whose row joins the shorter of a fast (0.1 s) and a
+    // slow (1 s) server: read as a 50/50 split, the slow server's
+    // utilization law would cap throughput at 2/s, but the shortest queue
+    // sends most jobs to the fast one and the run passes 10/s. Neither
+    // `solve` nor the run's steady-state check may use that bound.
+    let text = r#"
+[workload]
+type = "closed"
+population = 20
+think = { dist = "exponential", mean = 1 }
+
+[workload.routing]
+source = { fast = 0.5, slow = 0.5 }
+fast = { sink = 1.0 }
+slow = { sink = 1.0 }
+
+[workload.routing_policy]
+source = { policy = "shortest_queue" }
+
+[stations.fast]
+kind = "queue"
+service = { dist = "exponential", mean = 0.1 }
+
+[stations.slow]
+kind = "queue"
+service = { dist = "exponential", mean = 1 }
+"#;
+    let dir = std::env::temp_dir().join(format!("qsim-policy-bounds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("jsq_closed.toml");
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    let out = qsim(&["solve", p]);
+    let solved = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        solved.contains("no bounds: class default's row source picks by its stations' queues")
+            && !solved.contains("throughput  <="),
+        "{solved}"
+    );
+    let out = qsim(&["run", p, "--jobs", "20000"]);
+    let ran = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{ran}");
+    assert!(!ran.contains("asymptotic bound"), "{ran}");
+    let x = run(&model(text, &[]), 4, 20_000, 2_000)
+        .system
+        .throughput_per_s;
+    assert!(x.mean > 2.0 + x.ci95, "throughput {} ± {}", x.mean, x.ci95);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

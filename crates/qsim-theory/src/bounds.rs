@@ -40,6 +40,45 @@ pub struct ClosedBounds {
     pub lower_unavailable: Option<String>,
 }
 
+/// Why no bound holds for a checked `network` beyond what its spec says:
+/// a routing row whose policy reads the queues (`shortest_queue`,
+/// `power_of_d`) splits its jobs by the state of its stations, so the
+/// row's weights are not its stations' visit ratios and no station's
+/// utilization law can be written (a shortest-queue row over a fast and a
+/// slow server sends most jobs to the fast one). `None` when the bounds of
+/// [`closed_bounds`] hold.
+pub fn policy_blocks_bounds(network: &qsim_kernel::Network) -> Option<String> {
+    let spec = network.spec();
+    network
+        .policies()
+        .iter()
+        .find(|p| p.policy.reads_queues())
+        .map(|p| {
+            let class = spec.classes.get(p.class).map_or("?", |c| c.name.as_str());
+            let row = p
+                .row
+                .and_then(|s| spec.stations.get(s))
+                .map_or("source", |s| s.name.as_str());
+            format!(
+                "class {class}'s row {row} picks by its stations' queues (routing policy {}), so its weights are not its visit ratios",
+                p.policy.name()
+            )
+        })
+}
+
+/// [`closed_bounds`] of a checked network: `Ok(None)` too where a routing
+/// policy makes them not hold ([`policy_blocks_bounds`]).
+pub fn network_bounds(
+    network: &qsim_kernel::Network,
+    class: usize,
+    population: u32,
+) -> Result<Option<ClosedBounds>, Error> {
+    if policy_blocks_bounds(network).is_some() {
+        return Ok(None);
+    }
+    closed_bounds(network.spec(), class, population)
+}
+
 /// Bounds for closed class `class` at `population` jobs. `None` when the
 /// class is open, the model has other classes (their jobs share stations),
 /// or a station loses jobs when full (a lost job's interaction ends without
