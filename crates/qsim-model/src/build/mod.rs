@@ -12,7 +12,7 @@
 mod classes;
 mod metrics;
 mod overload;
-mod regions;
+pub(crate) mod regions;
 mod route;
 mod routing;
 mod simulation;
