@@ -21,6 +21,7 @@ mod limits;
 mod names;
 mod overload_exact;
 mod perclass;
+mod pools;
 mod progress;
 mod recovery_goodput;
 mod report;
