@@ -237,6 +237,10 @@ limit = 1
 
 /// The exact figures of the nested pair: (throughput, threads waiting,
 /// conns waiting, threads inside, conns inside).
+/// A state of the nested pair: jobs at `app`, jobs waiting for a
+/// connection (holding a thread), jobs at `query`, jobs waiting for a thread.
+type PairState = (usize, usize, usize, usize);
+
 fn nested_pair_chain(n: usize, z: f64, a: f64, b: f64) -> [f64; 5] {
     // State: (at a, waiting for conns holding a thread, at b, waiting for a
     // thread); threads limit 2, conns limit 1; the rest think.
@@ -258,7 +262,7 @@ fn nested_pair_chain(n: usize, z: f64, a: f64, b: f64) -> [f64; 5] {
             }
         }
     }
-    let index = |s: (usize, usize, usize, usize)| states.iter().position(|&t| t == s).unwrap();
+    let index = |s: PairState| states.iter().position(|&t| t == s).unwrap();
     let mut q = vec![vec![0.0; states.len()]; states.len()];
     for (i, &(na, wc, nb, wt)) in states.iter().enumerate() {
         let thinking = n - na - wc - nb - wt;
@@ -294,7 +298,7 @@ fn nested_pair_chain(n: usize, z: f64, a: f64, b: f64) -> [f64; 5] {
         }
     }
     let p = ctmc::steady_state(&q).unwrap();
-    let mean = |f: &dyn Fn(&(usize, usize, usize, usize)) -> f64| -> f64 {
+    let mean = |f: &dyn Fn(&PairState) -> f64| -> f64 {
         states.iter().zip(&p).map(|(s, p)| f(s) * p).sum()
     };
     [
