@@ -22,6 +22,7 @@ mod names;
 mod overload_exact;
 mod perclass;
 mod policies;
+mod pools;
 mod priority;
 mod progress;
 mod recovery_goodput;

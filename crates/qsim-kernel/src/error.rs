@@ -59,6 +59,26 @@ pub enum RunError {
         /// Simulated time at which it formed.
         time_s: f64,
     },
+    /// Regions with limits reached a state no job can leave: each is full,
+    /// and every job inside waits to enter another region of the set
+    /// (routes that take overlapping regions in opposite orders).
+    #[error(
+        "replication {replication} deadlocked at {time_s:.6} s: region{s} {list} {are} full and every job inside waits to enter another of them (cycle {path}: a job inside each waits for the next), so none can move again; make every route take these regions in the same order (nest one inside the other) or raise a limit",
+        s = if regions.len() == 1 { "" } else { "s" },
+        list = regions.join(", "),
+        are = if regions.len() == 1 { "is" } else { "are" },
+        path = cycle.join(" -> ")
+    )]
+    RegionDeadlock {
+        /// Replication index.
+        replication: u32,
+        /// The regions of the deadlock, in spec order.
+        regions: Vec<String>,
+        /// One cycle through them, its first region repeated at the end.
+        cycle: Vec<String>,
+        /// Simulated time at which it formed.
+        time_s: f64,
+    },
     /// The run was cancelled through its [`crate::Control`] (e.g. Ctrl-C).
     #[error("the run was cancelled")]
     Cancelled,

@@ -791,6 +791,8 @@ impl Summary<'_> {
             wait_time_s: estimate(self.reps.iter().map(|r| get(r).wait_time_s)),
             mean_waiting: e("mean_waiting", &|r| r.mean_waiting),
             mean_inside: e("mean_inside", &|r| r.mean_inside),
+            inside_time_s: estimate(self.reps.iter().map(|r| get(r).inside_time_s)),
+            utilization: g.limit.map(|_| e("utilization", &|r| r.utilization)),
         }
     }
 

@@ -339,6 +339,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
                 if reader_ok {
                     stability_errors(&mut ctx, &n, &built.arrival_at, &built.class_paths);
                     unvisited_warnings(&mut ctx, &n, &root);
+                    build::regions::order_warnings(&mut ctx, &n, &root);
                     schedule = build::workload::check_schedules(
                         &mut ctx,
                         &n,

@@ -106,9 +106,9 @@ pub(super) enum Read {
         summary: fn(&ClassResults) -> Option<Estimate>,
         replication: fn(&ReplicationClass) -> f64,
     },
-    /// A region figure.
+    /// A region figure; `None` when it does not apply to the region.
     Region {
-        summary: fn(&RegionResults) -> Estimate,
+        summary: fn(&RegionResults) -> Option<Estimate>,
         replication: fn(&ReplicationRegion) -> f64,
     },
 }
@@ -193,6 +193,8 @@ pub mod names {
     pub const MEAN_WAITING: &str = "mean_waiting";
     /// Mean jobs inside a region.
     pub const MEAN_INSIDE: &str = "mean_inside";
+    /// Mean time inside a region per admission.
+    pub const INSIDE_TIME_S: &str = "inside_time_s";
     /// Whether the two-ended check found two operating points (a sweep
     /// point's verdict from two runs, so not a row of [`METRICS`]).
     ///
@@ -666,62 +668,8 @@ const TAILS: [Metric; 9] = [
     ),
 ];
 
-const fn region(
-    name: &'static str,
-    unit: Unit,
-    label: &'static str,
-    doc: &'static str,
-    sweep_column: bool,
-    summary: fn(&RegionResults) -> Estimate,
-    replication: fn(&ReplicationRegion) -> f64,
-) -> Metric {
-    Metric {
-        scope: MetricScope::Region,
-        name,
-        unit,
-        label,
-        doc,
-        sweep_column,
-        aliases: &[],
-        read: Read::Region {
-            summary,
-            replication,
-        },
-    }
-}
-
-const REGION: [Metric; 3] = [
-    region(
-        WAIT_TIME_S,
-        Unit::Seconds,
-        "admission wait",
-        "mean time waiting outside for admission",
-        true,
-        |g| g.wait_time_s,
-        |g| g.wait_time_s,
-    ),
-    region(
-        MEAN_WAITING,
-        Unit::Jobs,
-        "mean waiting",
-        "time-average number waiting for admission",
-        true,
-        |g| g.mean_waiting,
-        |g| g.mean_waiting,
-    ),
-    region(
-        MEAN_INSIDE,
-        Unit::Jobs,
-        "mean inside",
-        "time-average number inside the region",
-        false,
-        |g| g.mean_inside,
-        |g| g.mean_inside,
-    ),
-];
-
 /// Every metric, by scope and then in report order.
-pub static METRICS: [Metric; 67] = [
+pub static METRICS: [Metric; 69] = [
     SYSTEM_FLOW[0],
     SYSTEM_FLOW[1],
     SYSTEM_FLOW[2],
@@ -786,9 +734,11 @@ pub static METRICS: [Metric; 67] = [
     super::overload::CLIENT[3],
     super::overload::CLIENT[4],
     super::overload::CLIENT[5],
-    REGION[0],
-    REGION[1],
-    REGION[2],
+    super::region::REGION[0],
+    super::region::REGION[1],
+    super::region::REGION[2],
+    super::region::REGION[3],
+    super::region::REGION[4],
 ];
 
 /// The metrics of one scope, in report order.
@@ -877,7 +827,7 @@ impl Metric {
                     .and_then(summary)
             }
             (Read::Class { summary, .. }, _) => r.classes.get(index).and_then(summary),
-            (Read::Region { summary, .. }, _) => r.regions.get(index).map(summary),
+            (Read::Region { summary, .. }, _) => r.regions.get(index).and_then(summary),
         }
     }
 

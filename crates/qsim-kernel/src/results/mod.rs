@@ -312,6 +312,10 @@ pub struct RegionResults {
     pub mean_waiting: Estimate,
     /// Mean number inside.
     pub mean_inside: Estimate,
+    /// Mean time inside per admission.
+    pub inside_time_s: Estimate,
+    /// Mean inside over the limit (`None` without a limit).
+    pub utilization: Option<Estimate>,
 }
 
 /// Summary of a run across replications.
@@ -552,6 +556,10 @@ pub struct ReplicationRegion {
     pub mean_waiting: f64,
     /// Time-average number inside.
     pub mean_inside: f64,
+    /// Mean time inside per admission, seconds.
+    pub inside_time_s: f64,
+    /// Mean inside over the limit (0 without a limit).
+    pub utilization: f64,
 }
 
 mod metrics;
@@ -560,6 +568,7 @@ mod overload;
 pub use overload::*;
 mod station_class;
 pub use station_class::{ClassTailResults, ReplicationClassTails};
+mod region;
 
 /// Writes the metrics of `scope` that apply to one item.
 fn put_metrics<M: SerializeMap>(
@@ -645,7 +654,7 @@ impl Serialize for RegionResults {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(None)?;
         put_metrics(&mut m, MetricScope::Region, |metric| match metric.read {
-            Read::Region { summary, .. } => Some(summary(self)),
+            Read::Region { summary, .. } => summary(self),
             _ => None,
         })?;
         m.end()

@@ -431,12 +431,24 @@ fn regions(spec: &NetworkSpec, stations: &mut [StationRt]) -> Vec<RegionRt> {
             }
         }
         regions.push(RegionRt {
+            name: reg.name.as_str().into(),
             limit: reg.limit.unwrap_or(u32::MAX),
             inside: 0,
+            held_waiting: 0,
             members,
             queue: VecDeque::new(),
             stats: RegionStats::default(),
         });
+    }
+    // A move into several regions takes them larger first (an outer pool
+    // before the pools nested in it), then in file order.
+    let size: Vec<usize> = regions
+        .iter()
+        .map(|g: &RegionRt| g.members.iter().filter(|&&m| m).count())
+        .collect();
+    for st in stations.iter_mut() {
+        st.regions
+            .sort_by_key(|&r| (std::cmp::Reverse(size[r as usize]), r));
     }
     regions
 }

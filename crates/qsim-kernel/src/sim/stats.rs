@@ -438,10 +438,17 @@ impl Simulation {
             .iter()
             .map(|r| {
                 let dt = now - r.stats.last;
+                let area_inside = r.stats.area_inside + f64::from(r.inside) * dt;
                 ReplicationRegion {
                     wait_time_s: ratio(r.stats.sum_wait, r.stats.admitted as f64),
                     mean_waiting: ratio(r.stats.area_waiting + r.queue.len() as f64 * dt, t),
-                    mean_inside: ratio(r.stats.area_inside + f64::from(r.inside) * dt, t),
+                    mean_inside: ratio(area_inside, t),
+                    // Little's law: jobs inside over admissions per second.
+                    inside_time_s: ratio(area_inside, r.stats.admitted as f64),
+                    utilization: match r.limit {
+                        u32::MAX => 0.0,
+                        l => ratio(area_inside, t * f64::from(l)),
+                    },
                 }
             })
             .collect();

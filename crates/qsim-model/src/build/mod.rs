@@ -13,7 +13,7 @@ mod classes;
 mod metrics;
 mod overload;
 mod policy;
-mod regions;
+pub(crate) mod regions;
 mod route;
 mod routing;
 mod simulation;
