@@ -506,3 +506,49 @@ service = { dist = "exponential", mean = 1 }
     assert!(x.mean > 2.0 + x.ci95, "throughput {} ± {}", x.mean, x.ci95);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_pool_picked_by_its_queues_is_stable_while_it_keeps_up_together() {
+    // An open shortest-queue row over a fast (2/s) and a slow (1/s)
+    // server with equal weights: read as a 50/50 split, 2.5 arrivals/s
+    // would give the slow server 1.25/s and be refused, but the row sends
+    // jobs where there is room, so the pool is stable below 3/s together
+    // and refused above it, with that limit.
+    let text = |rate: f64| {
+        format!(
+            r#"
+[workload]
+type = "open"
+rate_per_s = {rate}
+
+[workload.routing]
+source = {{ fast = 0.5, slow = 0.5 }}
+fast = {{ sink = 1.0 }}
+slow = {{ sink = 1.0 }}
+
+[workload.routing_policy]
+source = {{ policy = "shortest_queue" }}
+
+[stations.fast]
+kind = "queue"
+service = {{ dist = "exponential", mean = 0.5 }}
+
+[stations.slow]
+kind = "queue"
+service = {{ dist = "exponential", mean = 1 }}
+"#
+        )
+    };
+    let r = run(&model(&text(2.5), &[]), 4, 50_000, 5_000);
+    let x = r.system.throughput_per_s;
+    assert!((x.mean - 2.5).abs() <= 3.0 * x.ci95 + 0.01 * 2.5, "{x:?}");
+    let e = match load_str("pool.toml", &text(3.5), &[]) {
+        Ok(_) => panic!("an overloaded pool was accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("at station fast (with slow: their row picks by their queues")
+            && e.contains("below 3/s"),
+        "{e}"
+    );
+}

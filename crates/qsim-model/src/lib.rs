@@ -163,7 +163,7 @@ impl Model {
         })?;
         let spec = network.spec();
         let class_path = |c: usize| format!("classes.{}", quote_key(&spec.classes[c].name));
-        let (unstable, trapped) = stability::check(spec);
+        let (unstable, trapped) = stability::check(spec, &network.pooled_rows());
         let mut errors: Vec<ModelError> = trapped
             .into_iter()
             .map(|c| error(class_path(c), trapped_message(spec, c), None))
@@ -400,7 +400,7 @@ pub fn load_str(name: &str, text: &str, overrides: &[Override]) -> Result<Model,
 /// slowed down, which must pass the same check as a loaded model.
 pub fn instability(network: &Network) -> Vec<String> {
     let spec = network.spec();
-    stability::check(spec)
+    stability::check(spec, &network.pooled_rows())
         .0
         .iter()
         .map(|u| {
@@ -537,7 +537,7 @@ fn stability_errors(
     class_paths: &[String],
 ) {
     let spec = network.spec();
-    let (unstable, trapped) = stability::check(spec);
+    let (unstable, trapped) = stability::check(spec, &network.pooled_rows());
     let at = |ci: usize| {
         arrival_at
             .get(ci)

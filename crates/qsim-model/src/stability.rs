@@ -39,8 +39,13 @@ pub(crate) struct Unstable {
 }
 
 /// Every station whose offered utilization from open classes is >= 1, and
-/// every class whose jobs cannot leave (by index).
-pub(crate) fn check(spec: &NetworkSpec) -> (Vec<Unstable>, Vec<usize>) {
+/// every class whose jobs cannot leave (by index). `pools` are the
+/// stations of rows that pick by the queues (`Network::pooled_rows`):
+/// their weights are not their split, so a member is not unstable alone
+/// while the pool as a whole keeps up (its jobs per second below the sum
+/// of its members' peak rates, with one open class loading it; with more,
+/// each member is judged alone).
+pub(crate) fn check(spec: &NetworkSpec, pools: &[Vec<usize>]) -> (Vec<Unstable>, Vec<usize>) {
     let ns = spec.stations.len();
     let mut per_class: Vec<(usize, f64, Vec<Option<f64>>)> = Vec::new();
     let mut trapped = Vec::new();
@@ -63,12 +68,63 @@ pub(crate) fn check(spec: &NetworkSpec) -> (Vec<Unstable>, Vec<usize>) {
             .collect();
         per_class.push((ci, rate, u));
     }
+    // The load of the pool `s` is in, as (utilization, class, rate): its
+    // jobs per second over the sum of its members' peak rates, with one
+    // open class loading it (infinite peaks: utilization 0).
+    let pool_load = |s: usize| -> Option<(f64, usize, f64)> {
+        let pool = pools.iter().find(|p| p.contains(&s))?;
+        let loading: Vec<&(usize, f64, Vec<Option<f64>>)> = per_class
+            .iter()
+            .filter(|(_, _, u)| pool.iter().any(|&m| u[m].is_some_and(|x| x > 0.0)))
+            .collect();
+        let [(ci, rate, _)] = loading.as_slice() else {
+            return None;
+        };
+        let v = visits(spec, *ci)?;
+        let (mut jobs, mut peak) = (0.0, 0.0);
+        for &m in pool {
+            match qsim_theory::kind::law(&spec.stations[m], *ci, None)
+                .and_then(|l| l.peak_rate_per_s)
+            {
+                Some(p) => peak += p,
+                None => peak = f64::INFINITY,
+            }
+            jobs += rate * v[m];
+        }
+        Some((jobs / peak, *ci, *rate))
+    };
+    let mut pooled_seen: Vec<usize> = Vec::new();
     let mut out = Vec::new();
     for s in 0..ns {
         // A station with a capacity loses what it cannot take: never
         // unstable. (Stations after it are checked at the offered rate,
         // losses ignored: an upper bound of their load.)
         if spec.capacity.get(s).is_some_and(Option::is_some) {
+            continue;
+        }
+        if let Some((u, class, rate)) = pool_load(s) {
+            // One refusal per pool, named by its first member.
+            let first = pools.iter().find(|p| p.contains(&s)).map_or(s, |p| p[0]);
+            if u >= 1.0 && !pooled_seen.contains(&first) {
+                pooled_seen.push(first);
+                let pool = pools.iter().find(|p| p.contains(&s)).expect("a pool");
+                let others: Vec<&str> = pool[1..]
+                    .iter()
+                    .map(|&m| spec.stations[m].name.as_str())
+                    .collect();
+                out.push(Unstable {
+                    station: format!(
+                        "{} (with {}: their row picks by their queues, so they share the load)",
+                        spec.stations[first].name,
+                        others.join(", ")
+                    ),
+                    utilization: u,
+                    class,
+                    rate,
+                    limit: if rate.is_finite() { rate / u } else { 0.0 },
+                    shared: false,
+                });
+            }
             continue;
         }
         let parts: Vec<(usize, f64, f64)> = per_class

@@ -144,3 +144,32 @@ fn check_row(c: &mut Check<'_>, at: &[Field], policy: RoutingPolicy, row: &[(Tar
         }
     }
 }
+
+impl Network {
+    /// The stations of each row whose policy reads the queues
+    /// ([`RoutingPolicy::reads_queues`]), one list per such row: such a
+    /// row moves its jobs toward the stations with room, so it overloads
+    /// only when it overloads them together.
+    pub fn pooled_rows(&self) -> Vec<Vec<StationId>> {
+        let spec = self.spec();
+        self.policies()
+            .iter()
+            .filter(|p| p.policy.reads_queues())
+            .filter_map(|p| {
+                let Routing::Probabilistic { entry, from } = &spec.classes.get(p.class)?.routing
+                else {
+                    return None;
+                };
+                let row = match p.row {
+                    None => entry,
+                    Some(s) => from.get(s)?,
+                };
+                Some(
+                    row.iter()
+                        .filter_map(|&(t, w)| t.station().filter(|_| w > 0.0))
+                        .collect(),
+                )
+            })
+            .collect()
+    }
+}
