@@ -254,15 +254,7 @@ fn summary_rows(s: &SweepSummary) -> Vec<SummaryRow> {
             }
         }
     }
-    // Bottlenecks as runs of consecutive points with the same station.
-    let mut runs: Vec<(String, String, String)> = Vec::new();
-    for b in &s.bottlenecks {
-        let here = b.point.to_string();
-        match runs.last_mut() {
-            Some((st, _, last)) if *st == b.station => *last = here,
-            _ => runs.push((b.station.clone(), here.clone(), here)),
-        }
-    }
+    let runs = super::sweep::bottleneck_runs(s);
     let bottleneck = |station: &str, point: String| SummaryRow {
         name: "bottleneck".into(),
         value: station.into(),
