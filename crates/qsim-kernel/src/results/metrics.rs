@@ -271,17 +271,19 @@ const fn flow(
     replication: fn(&ReplicationClass) -> f64,
 ) -> Metric {
     Metric {
-        scope,
-        name,
-        unit,
-        label,
-        doc,
         sweep_column: matches!(scope, MetricScope::System),
         aliases,
-        read: Read::Flow {
-            summary,
-            replication,
-        },
+        ..row(
+            scope,
+            name,
+            unit,
+            label,
+            doc,
+            Read::Flow {
+                summary,
+                replication,
+            },
+        )
     }
 }
 
@@ -406,17 +408,19 @@ const fn station(
     replication: fn(&ReplicationStation) -> f64,
 ) -> Metric {
     Metric {
-        scope: MetricScope::Station,
-        name,
-        unit,
-        label,
-        doc,
         sweep_column,
         aliases,
-        read: Read::Station {
-            summary,
-            replication,
-        },
+        ..row(
+            MetricScope::Station,
+            name,
+            unit,
+            label,
+            doc,
+            Read::Station {
+                summary,
+                replication,
+            },
+        )
     }
 }
 
