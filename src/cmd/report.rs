@@ -138,6 +138,20 @@ fn modified_after(file: &Path, reference: &Path) -> bool {
     matches!((time(file), time(reference)), (Some(f), Some(r)) if f > r)
 }
 
+/// The bottlenecks of `s` as runs of consecutive points with the same
+/// station: (station, first point, last point).
+pub(super) fn bottleneck_runs(s: &SweepSummary) -> Vec<(String, String, String)> {
+    let mut runs: Vec<(String, String, String)> = Vec::new();
+    for b in &s.bottlenecks {
+        let here = b.point.to_string();
+        match runs.last_mut() {
+            Some((st, _, last)) if *st == b.station => *last = here,
+            _ => runs.push((b.station.clone(), here.clone(), here)),
+        }
+    }
+    runs
+}
+
 /// The knee summary as `qsim sweep` prints it, one row per figure: the same
 /// figures with the same intervals (`2024 ± 114/s`) and the same caveats
 /// (ties, bistable points, transients), so the page promises no more than
@@ -254,15 +268,7 @@ fn summary_rows(s: &SweepSummary) -> Vec<SummaryRow> {
             }
         }
     }
-    // Bottlenecks as runs of consecutive points with the same station.
-    let mut runs: Vec<(String, String, String)> = Vec::new();
-    for b in &s.bottlenecks {
-        let here = b.point.to_string();
-        match runs.last_mut() {
-            Some((st, _, last)) if *st == b.station => *last = here,
-            _ => runs.push((b.station.clone(), here.clone(), here)),
-        }
-    }
+    let runs = bottleneck_runs(s);
     let bottleneck = |station: &str, point: String| SummaryRow {
         name: "bottleneck".into(),
         value: station.into(),

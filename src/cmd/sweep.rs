@@ -549,15 +549,7 @@ fn print_summary(out: &mut impl Write, s: &SweepSummary) -> std::io::Result<()> 
     for n in &s.not_applicable {
         writeln!(out, "  n/a          {n}")?;
     }
-    // Bottlenecks as runs of consecutive points with the same station.
-    let mut runs: Vec<(String, String, String)> = Vec::new();
-    for b in &s.bottlenecks {
-        let here = b.point.to_string();
-        match runs.last_mut() {
-            Some((st, _, last)) if *st == b.station => *last = here,
-            _ => runs.push((b.station.clone(), here.clone(), here)),
-        }
-    }
+    let runs = super::report::bottleneck_runs(s);
     if runs.len() == 1 {
         writeln!(out, "  bottleneck   {} at every point", runs[0].0)?;
     } else if runs.len() <= 8 {

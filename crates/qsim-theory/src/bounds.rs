@@ -54,11 +54,7 @@ pub fn policy_blocks_bounds(network: &qsim_kernel::Network) -> Option<String> {
         .iter()
         .find(|p| p.policy.reads_queues())
         .map(|p| {
-            let class = spec.classes.get(p.class).map_or("?", |c| c.name.as_str());
-            let row = p
-                .row
-                .and_then(|s| spec.stations.get(s))
-                .map_or("source", |s| s.name.as_str());
+            let (class, row) = crate::product_form::policy_place(spec, p);
             format!(
                 "class {class}'s row {row} picks by its stations' queues (routing policy {}), so its weights are not its visit ratios",
                 p.policy.name()

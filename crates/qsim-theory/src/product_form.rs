@@ -2,7 +2,7 @@
 //! not, why.
 
 use crate::visits::visit_ratios;
-use qsim_kernel::{Discipline, NetworkSpec, StationKind, WhenFull, Workload};
+use qsim_kernel::{Discipline, NetworkSpec, RowPolicy, StationKind, WhenFull, Workload};
 
 /// Reasons the network is outside the exact methods; empty when it is within.
 pub fn reasons(spec: &NetworkSpec) -> Vec<String> {
@@ -136,6 +136,17 @@ pub fn reasons(spec: &NetworkSpec) -> Vec<String> {
     why
 }
 
+/// The class and the row (a station's name, or `source`) that the policy
+/// `p` of a network with `spec` applies to, for a message.
+pub(crate) fn policy_place<'a>(spec: &'a NetworkSpec, p: &RowPolicy) -> (&'a str, &'a str) {
+    let class = spec.classes.get(p.class).map_or("?", |c| c.name.as_str());
+    let row = p
+        .row
+        .and_then(|s| spec.stations.get(s))
+        .map_or("source", |s| s.name.as_str());
+    (class, row)
+}
+
 /// Reasons a network's routing policies put it outside the exact methods
 /// (one per row with a policy); empty when every row is Markov. The
 /// traffic equations read a row's weights as its probabilities: for round
@@ -148,11 +159,7 @@ pub fn policy_reasons(network: &qsim_kernel::Network) -> Vec<String> {
         .policies()
         .iter()
         .map(|p| {
-            let class = spec.classes.get(p.class).map_or("?", |c| c.name.as_str());
-            let row = p
-                .row
-                .and_then(|s| spec.stations.get(s))
-                .map_or("source", |s| s.name.as_str());
+            let (class, row) = policy_place(spec, p);
             let what = if p.policy.reads_queues() {
                 "the split among its stations depends on their queues, so only the row's total visits are known"
             } else {

@@ -328,28 +328,11 @@ impl Network {
             overload: None,
             policies: std::sync::Arc::new([]),
         };
-        let view = View {
-            stations: network.spec.stations.iter().map(Some).collect(),
-            classes: network.spec.classes.iter().map(Some).collect(),
-            regions: network.spec.regions.iter().map(Some).collect(),
-        };
-        let mut c = Check {
-            view: &view,
-            scope: Scope::Network,
-            out: Vec::new(),
-        };
+        let view = View::of(&network.spec);
+        let mut c = Check::new(&view, Scope::Network);
         timeless::check(&network, &mut c);
         let spec = &network.spec;
-        if !spec.capacity.is_empty() && spec.capacity.len() != spec.stations.len() {
-            c.error(
-                &[Field::Key("capacity")],
-                format!(
-                    "expected one capacity entry per station ({}), found {}",
-                    spec.stations.len(),
-                    spec.capacity.len()
-                ),
-            );
-        } else {
+        if c.one_per_station("capacity", spec.capacity.len()) {
             for (s, cap) in spec.capacity.iter().enumerate() {
                 if let Some(cap) = cap {
                     c.scope = Scope::Station(s);
@@ -357,17 +340,7 @@ impl Network {
                 }
             }
         }
-        if !spec.weights.is_empty() && spec.weights.len() != spec.stations.len() {
-            c.scope = Scope::Network;
-            c.error(
-                &[Field::Key("weights")],
-                format!(
-                    "expected one weights entry per station ({}), found {}",
-                    spec.stations.len(),
-                    spec.weights.len()
-                ),
-            );
-        } else {
+        if c.one_per_station("weights", spec.weights.len()) {
             for (s, w) in spec.weights.iter().enumerate() {
                 if !w.is_empty() {
                     c.scope = Scope::Station(s);
@@ -450,6 +423,17 @@ pub(crate) struct View<'a> {
     pub regions: Vec<Option<&'a RegionSpec>>,
 }
 
+impl<'a> View<'a> {
+    /// Every part of `spec`, all present.
+    pub fn of(spec: &'a NetworkSpec) -> View<'a> {
+        View {
+            stations: spec.stations.iter().map(Some).collect(),
+            classes: spec.classes.iter().map(Some).collect(),
+            regions: spec.regions.iter().map(Some).collect(),
+        }
+    }
+}
+
 /// Collects the errors of one validation, at a current scope.
 pub(crate) struct Check<'a> {
     pub view: &'a View<'a>,
@@ -458,6 +442,15 @@ pub(crate) struct Check<'a> {
 }
 
 impl<'a> Check<'a> {
+    /// No errors yet, at `scope`.
+    pub fn new(view: &'a View<'a>, scope: Scope) -> Check<'a> {
+        Check {
+            view,
+            scope,
+            out: Vec::new(),
+        }
+    }
+
     /// Station `s`: `Err` if there is no such index, `Ok(None)` if the
     /// station exists but could not be built.
     pub fn station(&self, s: StationId) -> Result<Option<&'a StationSpec>, ()> {
@@ -469,6 +462,22 @@ impl<'a> Check<'a> {
             Some(st) => st.name.clone(),
             None => format!("#{s}"),
         }
+    }
+
+    /// Whether a per-station list of `entries` under `key` fits the
+    /// network: empty (none given) or one entry per station; reports the
+    /// mismatch at the network's `key` otherwise.
+    pub fn one_per_station(&mut self, key: &'static str, entries: usize) -> bool {
+        let stations = self.view.stations.len();
+        if entries == 0 || entries == stations {
+            return true;
+        }
+        self.scope = Scope::Network;
+        self.error(
+            &[Field::Key(key)],
+            format!("expected one {key} entry per station ({stations}), found {entries}"),
+        );
+        false
     }
 
     pub fn error(&mut self, field: &[Field], message: impl Into<String>) {
@@ -534,16 +543,8 @@ pub(crate) fn fmt_num(x: f64) -> String {
 }
 
 fn validate(spec: &NetworkSpec) -> Vec<NetworkError> {
-    let view = View {
-        stations: spec.stations.iter().map(Some).collect(),
-        classes: spec.classes.iter().map(Some).collect(),
-        regions: spec.regions.iter().map(Some).collect(),
-    };
-    let mut c = Check {
-        view: &view,
-        scope: Scope::Network,
-        out: Vec::new(),
-    };
+    let view = View::of(spec);
+    let mut c = Check::new(&view, Scope::Network);
     if spec.classes.is_empty() {
         c.error(
             &[Field::Key("classes")],
@@ -576,11 +577,7 @@ pub fn check_parts(
         classes: classes.iter().map(Option::as_ref).collect(),
         regions: regions.iter().map(Option::as_ref).collect(),
     };
-    let mut c = Check {
-        view: &view,
-        scope: Scope::Network,
-        out: Vec::new(),
-    };
+    let mut c = Check::new(&view, Scope::Network);
     check_view(&mut c, None);
     c.out
 }
@@ -739,11 +736,7 @@ fn alone(scope: Scope, rules: impl FnOnce(&mut Check<'_>)) -> Vec<NetworkError> 
         classes: Vec::new(),
         regions: Vec::new(),
     };
-    let mut c = Check {
-        view: &view,
-        scope,
-        out: Vec::new(),
-    };
+    let mut c = Check::new(&view, scope);
     rules(&mut c);
     c.out
 }
@@ -773,11 +766,7 @@ mod tests {
             classes: Vec::new(),
             regions: Vec::new(),
         };
-        let mut c = Check {
-            view: &view,
-            scope: Scope::Network,
-            out: Vec::new(),
-        };
+        let mut c = Check::new(&view, Scope::Network);
         check_view(&mut c, None);
         c.out
     }

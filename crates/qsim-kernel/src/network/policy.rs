@@ -66,16 +66,8 @@ pub struct RowPolicy {
 /// `sink`, no class switching) and `d` within the row.
 pub(super) fn check(network: &Network, policies: &[RowPolicy]) -> Vec<NetworkError> {
     let spec = network.spec();
-    let view = View {
-        stations: spec.stations.iter().map(Some).collect(),
-        classes: spec.classes.iter().map(Some).collect(),
-        regions: spec.regions.iter().map(Some).collect(),
-    };
-    let mut c = Check {
-        view: &view,
-        scope: Scope::Network,
-        out: Vec::new(),
-    };
+    let view = View::of(spec);
+    let mut c = Check::new(&view, Scope::Network);
     for (i, p) in policies.iter().enumerate() {
         let Some(class) = spec.classes.get(p.class) else {
             c.error(

@@ -139,6 +139,28 @@ pub struct Metric {
     pub(super) read: Read,
 }
 
+/// A row of the metric table with no sweep column and no aliases: the
+/// arguments are the row's columns.
+pub(super) const fn row(
+    scope: MetricScope,
+    name: &'static str,
+    unit: Unit,
+    label: &'static str,
+    doc: &'static str,
+    read: Read,
+) -> Metric {
+    Metric {
+        scope,
+        name,
+        unit,
+        label,
+        doc,
+        sweep_column: false,
+        aliases: &[],
+        read,
+    }
+}
+
 impl std::fmt::Debug for Metric {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}.{}", self.scope.key(), self.name)
@@ -249,17 +271,19 @@ const fn flow(
     replication: fn(&ReplicationClass) -> f64,
 ) -> Metric {
     Metric {
-        scope,
-        name,
-        unit,
-        label,
-        doc,
         sweep_column: matches!(scope, MetricScope::System),
         aliases,
-        read: Read::Flow {
-            summary,
-            replication,
-        },
+        ..row(
+            scope,
+            name,
+            unit,
+            label,
+            doc,
+            Read::Flow {
+                summary,
+                replication,
+            },
+        )
     }
 }
 
@@ -384,17 +408,19 @@ const fn station(
     replication: fn(&ReplicationStation) -> f64,
 ) -> Metric {
     Metric {
-        scope: MetricScope::Station,
-        name,
-        unit,
-        label,
-        doc,
         sweep_column,
         aliases,
-        read: Read::Station {
-            summary,
-            replication,
-        },
+        ..row(
+            MetricScope::Station,
+            name,
+            unit,
+            label,
+            doc,
+            Read::Station {
+                summary,
+                replication,
+            },
+        )
     }
 }
 

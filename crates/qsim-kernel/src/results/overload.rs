@@ -2,7 +2,7 @@
 //! [`crate::network::Overload`]) and their rows of the metric table.
 
 use super::{ClassResults, Estimate, ReplicationClass, ReplicationStation, StationResults};
-use super::{Metric, MetricScope, Read, Unit};
+use super::{Metric, MetricScope, Read, Unit, row};
 use serde::Serialize;
 
 /// One replication's client figures of a class.
@@ -125,28 +125,6 @@ fn over(s: &StationResults) -> Option<&OverloadResults> {
 }
 fn rep_over(s: &ReplicationStation) -> ReplicationOverload {
     s.overload.clone().unwrap_or_default()
-}
-
-// One table row per call: the arguments are the row's columns.
-#[allow(clippy::too_many_arguments)]
-const fn row(
-    scope: MetricScope,
-    name: &'static str,
-    unit: Unit,
-    label: &'static str,
-    doc: &'static str,
-    read: Read,
-) -> Metric {
-    Metric {
-        scope,
-        name,
-        unit,
-        label,
-        doc,
-        sweep_column: false,
-        aliases: &[],
-        read,
-    }
 }
 
 /// Classes with a `client` table (the last two: with a circuit breaker).

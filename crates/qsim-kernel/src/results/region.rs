@@ -1,7 +1,7 @@
 //! The metric table's rows for regions (pools, throttles).
 
 use super::names::*;
-use super::{Estimate, Metric, MetricScope, Read, RegionResults, ReplicationRegion, Unit};
+use super::{Estimate, Metric, MetricScope, Read, RegionResults, ReplicationRegion, Unit, row};
 
 const fn region(
     name: &'static str,
@@ -13,17 +13,18 @@ const fn region(
     replication: fn(&ReplicationRegion) -> f64,
 ) -> Metric {
     Metric {
-        scope: MetricScope::Region,
-        name,
-        unit,
-        label,
-        doc,
         sweep_column,
-        aliases: &[],
-        read: Read::Region {
-            summary,
-            replication,
-        },
+        ..row(
+            MetricScope::Region,
+            name,
+            unit,
+            label,
+            doc,
+            Read::Region {
+                summary,
+                replication,
+            },
+        )
     }
 }
 

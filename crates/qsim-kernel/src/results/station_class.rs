@@ -3,7 +3,7 @@
 //! the metric table for a class at a station.
 
 use super::names::*;
-use super::{Estimate, Metric, MetricScope, Read, Unit};
+use super::{Estimate, Metric, MetricScope, Read, Unit, row};
 use super::{ReplicationStationClass, StationClassResults};
 use crate::hist::Histogram;
 use serde::Serialize;
@@ -113,19 +113,17 @@ const fn station_class(
     summary: fn(&StationClassResults) -> Option<Estimate>,
     replication: fn(&ReplicationStationClass) -> f64,
 ) -> Metric {
-    Metric {
-        scope: MetricScope::StationClass,
+    row(
+        MetricScope::StationClass,
         name,
         unit,
         label,
         doc,
-        sweep_column: false,
-        aliases: &[],
-        read: Read::StationClass {
+        Read::StationClass {
             summary,
             replication,
         },
-    }
+    )
 }
 
 /// Per-class figures at the plain queue, delay, PS and speed-curve stations

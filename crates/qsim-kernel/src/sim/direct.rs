@@ -138,12 +138,7 @@ impl Simulation {
         if st.stats.last != now {
             st.stats.acc(now);
         }
-        st.stats.n += 1;
-        if let Some(pc) = &mut st.per_class {
-            pc.acc(now, st.stats.busy);
-            pc.arrive(class, now, true);
-        }
-        job.t_start = now;
+        Simulation::start_counts(&mut st.stats, &mut st.per_class, job, now);
         let w = st.service[class].sample(&mut st.rng);
         let t = later(now, w);
         let i = vc.take_slot(j, t);
@@ -186,13 +181,8 @@ impl Simulation {
         self.events += 1;
         vc.free_slot(i);
         vc.dn -= 1;
-        st.stats.acc(now);
-        Simulation::depart_counts(
-            &mut st.stats,
-            &mut st.per_class,
-            &self.jobs[j as usize],
-            now,
-        );
+        let job = &self.jobs[j as usize];
+        Simulation::depart_now(&mut st.stats, &mut st.per_class, job, now);
         st.stats.busy = vc.busy();
         if !vc.dirty && !vc.steady(st.stats.n) {
             vc.dirty = true;

@@ -112,12 +112,7 @@ impl Simulation {
         let class = job.class as usize;
         dps.advance(now);
         st.stats.acc(now);
-        st.stats.n += 1;
-        if let Some(pc) = &mut st.per_class {
-            pc.acc(now, st.stats.busy);
-            pc.arrive(class, now, true);
-        }
-        job.t_start = now;
+        Simulation::start_counts(&mut st.stats, &mut st.per_class, job, now);
         let w = st.service[class].sample(&mut st.rng);
         dps.tags[class].push(dps.v[class] + w, j);
         st.stats.busy = st.stats.n.min(vc.c);
@@ -146,13 +141,8 @@ impl Simulation {
         };
         // The class's clock has reached the tag (exactly, to avoid drift).
         dps.v[k] = tag;
-        st.stats.acc(now);
-        Simulation::depart_counts(
-            &mut st.stats,
-            &mut st.per_class,
-            &self.jobs[j as usize],
-            now,
-        );
+        let job = &self.jobs[j as usize];
+        Simulation::depart_now(&mut st.stats, &mut st.per_class, job, now);
         st.stats.busy = st.stats.n.min(vc.c);
         if !vc.dirty {
             vc.dirty = true;

@@ -264,6 +264,39 @@ impl Simulation {
         }
     }
 
+    /// [`Simulation::depart_counts`] after integrating the station's areas
+    /// up to now: the completions of the virtual-clock and direct-mode
+    /// stations.
+    #[inline(always)]
+    pub(super) fn depart_now(
+        stats: &mut StStats,
+        per_class: &mut Option<Box<PerClass>>,
+        job: &Job,
+        now: f64,
+    ) {
+        stats.acc(now);
+        Simulation::depart_counts(stats, per_class, job, now);
+    }
+
+    /// Job `job` joins a station (its `stats` and `per_class`, the areas
+    /// integrated up to now) that serves it at once: one more present, its
+    /// arrival in the per-class figures of a multi-class model, its
+    /// service started now. The arrivals of weighted PS and direct mode.
+    #[inline(always)]
+    pub(super) fn start_counts(
+        stats: &mut StStats,
+        per_class: &mut Option<Box<PerClass>>,
+        job: &mut Job,
+        now: f64,
+    ) {
+        stats.n += 1;
+        if let Some(pc) = per_class {
+            pc.acc(now, stats.busy);
+            pc.arrive(job.class as usize, now, true);
+        }
+        job.t_start = now;
+    }
+
     /// Records the departure of job `j` from station stats `st`, and its
     /// times in the station tails if they are kept.
     #[inline(always)]

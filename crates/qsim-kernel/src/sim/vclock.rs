@@ -255,13 +255,8 @@ impl Simulation {
         // The clock has reached the tag (exactly, to avoid drift).
         vc.v = tag;
         vc.last = now;
-        st.stats.acc(now);
-        Simulation::depart_counts(
-            &mut st.stats,
-            &mut st.per_class,
-            &self.jobs[j as usize],
-            now,
-        );
+        let job = &self.jobs[j as usize];
+        Simulation::depart_now(&mut st.stats, &mut st.per_class, job, now);
         if vc.mode == VMode::Queue
             && let Some(pre) = vc.pre.as_deref_mut()
         {

@@ -1,24 +1,20 @@
 //! A job class (`[classes.NAME]`, or `[workload]` for a single class): its
 //! workload, priority and route.
 
-use super::{ClassIn, Names, Table, routing, workload};
+use super::{Table, routing, workload};
 use crate::ctx::Ctx;
 use crate::tree::Origin;
-use qsim_kernel::{ClassSpec, NetworkError, StationSpec};
+use qsim_kernel::{ClassSpec, NetworkError};
 use std::path::Path;
 
-#[allow(clippy::too_many_arguments)]
 pub(super) fn class(
     ctx: &mut Ctx<'_>,
-    names: &Names<'_>,
-    stations: &[Option<StationSpec>],
-    covered: &[Vec<bool>],
-    ci: usize,
-    c: &ClassIn<'_>,
+    class: &routing::Class<'_, '_>,
     base: &Path,
     piece_errors: &mut Vec<NetworkError>,
     sla_s: &mut Option<f64>,
 ) -> (Option<ClassSpec>, Option<(Origin, String)>) {
+    let (c, ci) = (class.c, class.ci);
     let path = c.path.as_str();
     let node = c.node;
     if ctx.table(node, path, "a workload").is_none() {
@@ -71,7 +67,7 @@ pub(super) fn class(
             })
             .flatten();
     }
-    let routing = routing::routing(ctx, names, stations, covered, ci, c);
+    let routing = routing::routing(ctx, class);
     let spec = match (workload, routing, priority) {
         (Some(workload), Some(routing), Some(priority)) => Some(ClassSpec {
             name: c.name.clone(),

@@ -380,17 +380,14 @@ pub(crate) fn build(ctx: &mut Ctx<'_>, root: &Node, base: &Path) -> Built {
     let mut policies = Vec::new();
     for (ci, c) in names.classes.iter().enumerate() {
         let mut sla = None;
-        let (spec, arr) = classes::class(
-            ctx,
-            &names,
-            &stations,
-            &covered,
+        let class = routing::Class {
+            names: &names,
+            stations: &stations,
+            covered: &covered,
             ci,
             c,
-            base,
-            &mut piece_errors,
-            &mut sla,
-        );
+        };
+        let (spec, arr) = classes::class(ctx, &class, base, &mut piece_errors, &mut sla);
         class_sla.push(sla);
         classes.push(spec);
         let t = Table {

@@ -8,21 +8,8 @@ use crate::ctx::{Ctx, child};
 use crate::tree::{Node, Origin, V};
 use qsim_kernel::{Routing, StationSpec, Target};
 
-pub(super) fn routing(
-    ctx: &mut Ctx<'_>,
-    names: &Names<'_>,
-    stations: &[Option<StationSpec>],
-    covered: &[Vec<bool>],
-    ci: usize,
-    c: &ClassIn<'_>,
-) -> Option<Routing> {
-    let class = Class {
-        names,
-        stations,
-        covered,
-        ci,
-        c,
-    };
+pub(super) fn routing(ctx: &mut Ctx<'_>, class: &Class<'_, '_>) -> Option<Routing> {
+    let c = class.c;
     let path = c.path.as_str();
     let node = c.node;
     match (node.get("route"), node.get("routing")) {
@@ -66,13 +53,16 @@ struct Rows {
     first_ref: Vec<Option<(Origin, String)>>,
 }
 
-/// One class's routing as it is read: what every check needs.
-struct Class<'a, 'n> {
-    names: &'a Names<'n>,
-    stations: &'a [Option<StationSpec>],
-    covered: &'a [Vec<bool>],
-    ci: usize,
-    c: &'a ClassIn<'n>,
+/// One class as it is read (class `ci`, its table `c`), with the model's
+/// names, its stations and, per station and class, whether a service key
+/// covers the class (`covered`): what the class's reader and every
+/// routing check need.
+pub(super) struct Class<'a, 'n> {
+    pub names: &'a Names<'n>,
+    pub stations: &'a [Option<StationSpec>],
+    pub covered: &'a [Vec<bool>],
+    pub ci: usize,
+    pub c: &'a ClassIn<'n>,
 }
 
 impl Class<'_, '_> {

@@ -243,23 +243,36 @@ pub(crate) fn check_schedules(
         .collect();
     for e in qsim_kernel::schedule::check(network, &list) {
         let class_path = &class_paths[list[e.schedule].class];
-        let mut node = class_path
+        let node = class_path
             .split('.')
             .try_fold(root, |n, k| n.get(k))
             .and_then(|n| n.get("schedule"));
-        let mut path = child(class_path, "schedule");
-        if let (Some(k), Some(crate::tree::V::Array(items))) = (e.step, node.map(|n| &n.v)) {
-            node = items.get(k);
-            path = format!("{path}[{k}]");
-            if let Some(v) = node.and_then(|n| n.get(e.key)) {
-                node = Some(v);
-                path = child(&path, e.key);
-            }
-        }
-        let origin = node.map_or_else(|| root.origin.clone(), |n| n.origin.clone());
-        ctx.error(&origin, &path, e.message);
+        let path = child(class_path, "schedule");
+        schedule_error(ctx, root, node, path, e);
     }
     list
+}
+
+/// Reports the schedule error `e` at the step and key it names, below the
+/// `schedule` array `node` at `path` (at the array, or at `root`'s origin,
+/// where the step or the key is not in the file).
+fn schedule_error(
+    ctx: &mut Ctx<'_>,
+    root: &Node,
+    mut node: Option<&Node>,
+    mut path: String,
+    e: qsim_kernel::schedule::ScheduleError,
+) {
+    if let (Some(k), Some(crate::tree::V::Array(items))) = (e.step, node.map(|n| &n.v)) {
+        node = items.get(k);
+        path = format!("{path}[{k}]");
+        if let Some(v) = node.and_then(|n| n.get(e.key)) {
+            node = Some(v);
+            path = child(&path, e.key);
+        }
+    }
+    let origin = node.map_or_else(|| root.origin.clone(), |n| n.origin.clone());
+    ctx.error(&origin, &path, e.message);
 }
 
 /// The steps of `[[stations.NAME.schedule]]` in the station table `t`
@@ -306,21 +319,12 @@ pub(crate) fn check_station_schedules(
     for e in qsim_kernel::schedule::check_stations(network, &list) {
         let name = &network.spec().stations[list[e.schedule].station].name;
         let station_path = child("stations", name);
-        let mut node = root
+        let node = root
             .get("stations")
             .and_then(|n| n.get(name))
             .and_then(|n| n.get("schedule"));
-        let mut path = child(&station_path, "schedule");
-        if let (Some(k), Some(crate::tree::V::Array(items))) = (e.step, node.map(|n| &n.v)) {
-            node = items.get(k);
-            path = format!("{path}[{k}]");
-            if let Some(v) = node.and_then(|n| n.get(e.key)) {
-                node = Some(v);
-                path = child(&path, e.key);
-            }
-        }
-        let origin = node.map_or_else(|| root.origin.clone(), |n| n.origin.clone());
-        ctx.error(&origin, &path, e.message);
+        let path = child(&station_path, "schedule");
+        schedule_error(ctx, root, node, path, e);
     }
     list
 }

@@ -13,7 +13,7 @@ use crate::ctx::{Ctx, child};
 use crate::did_you_mean;
 use crate::dists::dist;
 use crate::format::{KindDescriptor, STATION_COMMON};
-use crate::tree::{Node, Origin, subtree_origin};
+use crate::tree::{Entry, Node, Origin, subtree_origin};
 use qsim_kernel::{Capacity, StationKind, StationSpec};
 use std::path::Path;
 
@@ -143,19 +143,7 @@ pub(super) fn station(
             let p = child(&path, "service_by_class");
             if let Some(entries) = ctx.table(by, &p, "a table of class = distribution") {
                 for e in entries {
-                    let Some(ci) = class_names.iter().position(|c| *c == e.key) else {
-                        let hint = did_you_mean(&e.key, class_names)
-                            .map(|s| format!("did you mean `{s}`?"));
-                        ctx.error_hint(
-                            &e.key_origin,
-                            &child(&p, &e.key),
-                            format!(
-                                "no class named `{}`; expected one of: {}",
-                                e.key,
-                                class_names.join(", ")
-                            ),
-                            hint,
-                        );
+                    let Some(ci) = class_of(ctx, class_names, e, &child(&p, &e.key)) else {
                         ok = false;
                         continue;
                     };
@@ -223,6 +211,26 @@ pub(super) fn station(
 /// divided by the mean), so an override of the service alone changes
 /// nothing: refused, with what to change instead. (A whole station set by
 /// one override is not refused: its curve is new too.)
+/// The index of the class that the entry `e` (at `at`) of a table keyed
+/// by class names; an unknown name is reported, with the closest one.
+fn class_of(ctx: &mut Ctx<'_>, class_names: &[&str], e: &Entry, at: &str) -> Option<usize> {
+    let ci = class_names.iter().position(|c| *c == e.key);
+    if ci.is_none() {
+        let hint = did_you_mean(&e.key, class_names).map(|s| format!("did you mean `{s}`?"));
+        ctx.error_hint(
+            &e.key_origin,
+            at,
+            format!(
+                "no class named `{}`; expected one of: {}",
+                e.key,
+                class_names.join(", ")
+            ),
+            hint,
+        );
+    }
+    ci
+}
+
 fn ignored_service_override(ctx: &mut Ctx<'_>, node: &Node, path: &str) {
     let station_set = matches!(node.origin, Origin::Set(..));
     for key in ["service", "rtt", "service_by_class"] {

@@ -163,19 +163,7 @@ pub(crate) fn weights(
     let mut ok = true;
     for e in entries {
         let at = crate::ctx::child(&p, &e.key);
-        let Some(ci) = class_names.iter().position(|c| *c == e.key) else {
-            let hint =
-                crate::did_you_mean(&e.key, class_names).map(|s| format!("did you mean `{s}`?"));
-            ctx.error_hint(
-                &e.key_origin,
-                &at,
-                format!(
-                    "no class named `{}`; expected one of: {}",
-                    e.key,
-                    class_names.join(", ")
-                ),
-                hint,
-            );
+        let Some(ci) = super::class_of(ctx, class_names, e, &at) else {
             ok = false;
             continue;
         };
