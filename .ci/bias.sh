@@ -37,7 +37,7 @@ cd "$(dirname "$0")/.."
 if [[ $# -gt 0 ]]; then
     injections=("$@")
 else
-    injections=(service interarrival drop route handoff warmup speed)
+    injections=(service interarrival drop route handoff warmup speed preempt weights policy pool)
 fi
 # The kernel's simulation tests, the sweep's, and the root package's test
 # modules that compare simulated figures with exact answers or with the
@@ -45,7 +45,7 @@ fi
 # rendering, not figures).
 kernel=(engine exact mechanisms statistics latch_spin latch_lazy timeline recovery rare)
 modules=(exact scenarios claims switching capacity blocking perclass routes whatif
-    timeline::hysteresis)
+    timeline::hysteresis priority policies pools overload_exact)
 
 kernel_args=(-p qsim-kernel --features bias)
 for t in "${kernel[@]}"; do kernel_args+=(--test "$t"); done
