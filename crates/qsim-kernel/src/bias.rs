@@ -165,7 +165,7 @@ pub(crate) fn weights(w: &[f64]) -> Vec<f64> {
 /// row's count so far) and tells whether this one goes wrong.
 pub(crate) fn policy_misses(picks: &mut u64) -> bool {
     *picks += 1;
-    matches!(bias(), Bias::Policy(k) if k > 0 && *picks % k == 0)
+    matches!(bias(), Bias::Policy(k) if k > 0 && picks.is_multiple_of(k))
 }
 
 /// A region's limit as the simulation admits by it.
