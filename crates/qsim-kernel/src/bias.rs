@@ -19,6 +19,10 @@
 //! | `handoff` | 1.1 | a NUMA latch's local and remote hand-off costs × k |
 //! | `warmup` | 0.9 | a warm-up of jobs or of time × k (the MSER-5 replay untouched) |
 //! | `speed` | 1 | a speed curve read at n − k jobs (at least 1) in the simulation; theory reads it right |
+//! | `preempt` | 2 | at a preemptive-priority station, an arrival whose number there is k − 1 mod k waits instead of taking a lower-priority job's server (about one preemption in k missed) |
+//! | `weights` | 1 | a weighted PS station gives class c the weight of class c + k (mod the classes): the shares go to the wrong classes |
+//! | `policy` | 10 | every k-th pick of a `shortest_queue` row goes to the next station of the row after the shortest, of a `power_of_d` row to the first candidate sampled (queues not compared) |
+//! | `pool` | 1 | a region admits k jobs over its limit |
 
 use std::sync::OnceLock;
 
@@ -33,6 +37,10 @@ enum Bias {
     Handoff(f64),
     Warmup(f64),
     Speed(u32),
+    Preempt(u64),
+    Weights(usize),
+    Policy(u64),
+    Pool(u32),
 }
 
 fn parse(text: &str) -> Bias {
@@ -58,8 +66,12 @@ fn parse(text: &str) -> Bias {
         "handoff" => Bias::Handoff(num(1.1)),
         "warmup" => Bias::Warmup(num(0.9)),
         "speed" => Bias::Speed(num(1.0) as u32),
+        "preempt" => Bias::Preempt(num(2.0) as u64),
+        "weights" => Bias::Weights(num(1.0) as usize),
+        "policy" => Bias::Policy(num(10.0) as u64),
+        "pool" => Bias::Pool(num(1.0) as u32),
         _ => panic!(
-            "QSIM_BIAS: unknown injection {name:?}; expected one of service, interarrival, drop, route, handoff, warmup, speed"
+            "QSIM_BIAS: unknown injection {name:?}; expected one of service, interarrival, drop, route, handoff, warmup, speed, preempt, weights, policy, pool"
         ),
     }
 }
@@ -134,6 +146,36 @@ pub(crate) fn speed_n(n: u32) -> u32 {
     }
 }
 
+/// Whether the arrival numbered `seq` (from 0) at a preemptive-priority
+/// station is kept from preempting.
+pub(crate) fn skips_preempt(seq: u64) -> bool {
+    matches!(bias(), Bias::Preempt(k) if k > 0 && seq % k == k - 1)
+}
+
+/// The class weights of a weighted PS station as the simulation uses
+/// them.
+pub(crate) fn weights(w: &[f64]) -> Vec<f64> {
+    match bias() {
+        Bias::Weights(k) if !w.is_empty() => (0..w.len()).map(|c| w[(c + k) % w.len()]).collect(),
+        _ => w.to_vec(),
+    }
+}
+
+/// Counts a pick of a `shortest_queue` or `power_of_d` row (`picks`, the
+/// row's count so far) and tells whether this one goes wrong.
+pub(crate) fn policy_misses(picks: &mut u64) -> bool {
+    *picks += 1;
+    matches!(bias(), Bias::Policy(k) if k > 0 && picks.is_multiple_of(k))
+}
+
+/// A region's limit as the simulation admits by it.
+pub(crate) fn region_limit(limit: u32) -> u32 {
+    match bias() {
+        Bias::Pool(k) => limit.saturating_add(k),
+        _ => limit,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +187,9 @@ mod tests {
         assert_eq!(parse("service:1.2"), Bias::Service(1.2));
         assert_eq!(parse("drop"), Bias::Drop(1000));
         assert_eq!(parse("speed:2"), Bias::Speed(2));
+        assert_eq!(parse("preempt"), Bias::Preempt(2));
+        assert_eq!(parse("weights"), Bias::Weights(1));
+        assert_eq!(parse("policy:5"), Bias::Policy(5));
+        assert_eq!(parse("pool"), Bias::Pool(1));
     }
 }

@@ -38,6 +38,10 @@ pub(super) struct Dps {
 impl Dps {
     /// Idle clocks for classes of weights `w` (each > 0).
     pub(super) fn new(w: &[f64]) -> Dps {
+        #[cfg(feature = "bias")]
+        let biased = crate::bias::weights(w);
+        #[cfg(feature = "bias")]
+        let w = &biased[..];
         let mut order: Vec<u32> = (0..w.len() as u32).collect();
         order.sort_by(|&a, &b| w[b as usize].total_cmp(&w[a as usize]).then(a.cmp(&b)));
         Dps {

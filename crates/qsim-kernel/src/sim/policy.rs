@@ -30,6 +30,9 @@ pub(super) struct PolicyRt {
     /// at each pick), or the weights left while sampling by weight.
     perm: Vec<u32>,
     left: Vec<f64>,
+    /// Picks so far (for the `policy` bias injection).
+    #[cfg(feature = "bias")]
+    picks: u64,
 }
 
 impl PolicyRt {
@@ -50,6 +53,8 @@ impl PolicyRt {
             left: vec![0.0; n],
             targets,
             weights,
+            #[cfg(feature = "bias")]
+            picks: 0,
         }
     }
 
@@ -76,6 +81,10 @@ impl PolicyRt {
                         }
                     }
                 }
+                #[cfg(feature = "bias")]
+                if crate::bias::policy_misses(&mut self.picks) {
+                    pick = (pick + 1) % self.targets.len();
+                }
                 self.targets[pick]
             }
             RoutingPolicy::PowerOfD { d } => {
@@ -94,6 +103,10 @@ impl PolicyRt {
                             pick = i;
                         }
                     }
+                }
+                #[cfg(feature = "bias")]
+                if crate::bias::policy_misses(&mut self.picks) {
+                    pick = self.perm[0];
                 }
                 self.targets[pick as usize]
             }

@@ -79,6 +79,8 @@ impl Simulation {
                 .map(|&(_, v)| (pre.held[&v], v))
                 .filter(|(h, _)| h.prio < prio)
                 .min_by_key(|(h, _)| (h.prio, Reverse(h.seq)));
+            #[cfg(feature = "bias")]
+            let victim = victim.filter(|_| !crate::bias::skips_preempt(seq));
             if let Some((h, v)) = victim {
                 let tag = vc.insvc.remove(v).expect("the victim is in service");
                 let left = (tag - vc.v).max(0.0);

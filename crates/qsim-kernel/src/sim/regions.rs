@@ -85,7 +85,10 @@ impl Simulation {
                     continue;
                 }
                 reg.acc(now);
-                if reg.inside >= reg.limit {
+                let limit = reg.limit;
+                #[cfg(feature = "bias")]
+                let limit = crate::bias::region_limit(limit);
+                if reg.inside >= limit {
                     reg.queue.push_back(j);
                     // Remember when it started waiting.
                     self.jobs[j as usize].t_arr = now;
@@ -109,7 +112,10 @@ impl Simulation {
 
     fn admit_waiters(&mut self, r: usize) {
         let now = self.now;
-        while self.regions[r].inside < self.regions[r].limit {
+        let limit = self.regions[r].limit;
+        #[cfg(feature = "bias")]
+        let limit = crate::bias::region_limit(limit);
+        while self.regions[r].inside < limit {
             let reg = &mut self.regions[r];
             let Some(w) = reg.queue.pop_front() else {
                 break;
