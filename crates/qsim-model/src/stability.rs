@@ -71,7 +71,7 @@ pub(crate) fn check(spec: &NetworkSpec, pools: &[Vec<usize>]) -> (Vec<Unstable>,
     // The load of the pool `s` is in, as (utilization, class, rate): its
     // jobs per second over the sum of its members' peak rates, with one
     // open class loading it (infinite peaks: utilization 0).
-    let pool_load = |s: usize| -> Option<(f64, usize, f64)> {
+    let pool_load = |s: usize| -> Option<(&[usize], f64, usize, f64)> {
         let pool = pools.iter().find(|p| p.contains(&s))?;
         let loading: Vec<&(usize, f64, Vec<Option<f64>>)> = per_class
             .iter()
@@ -91,7 +91,7 @@ pub(crate) fn check(spec: &NetworkSpec, pools: &[Vec<usize>]) -> (Vec<Unstable>,
             }
             jobs += rate * v[m];
         }
-        Some((jobs / peak, *ci, *rate))
+        Some((pool.as_slice(), jobs / peak, *ci, *rate))
     };
     let mut pooled_seen: Vec<usize> = Vec::new();
     let mut out = Vec::new();
@@ -102,12 +102,11 @@ pub(crate) fn check(spec: &NetworkSpec, pools: &[Vec<usize>]) -> (Vec<Unstable>,
         if spec.capacity.get(s).is_some_and(Option::is_some) {
             continue;
         }
-        if let Some((u, class, rate)) = pool_load(s) {
+        if let Some((pool, u, class, rate)) = pool_load(s) {
             // One refusal per pool, named by its first member.
-            let first = pools.iter().find(|p| p.contains(&s)).map_or(s, |p| p[0]);
+            let first = pool[0];
             if u >= 1.0 && !pooled_seen.contains(&first) {
                 pooled_seen.push(first);
-                let pool = pools.iter().find(|p| p.contains(&s)).expect("a pool");
                 let others: Vec<&str> = pool[1..]
                     .iter()
                     .map(|&m| spec.stations[m].name.as_str())
