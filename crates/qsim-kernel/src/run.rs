@@ -438,13 +438,20 @@ impl Summary<'_> {
         let visits_defined =
             spec.capacity.iter().all(Option::is_none) && self.config.schedule.is_empty();
         let has_servers = !st.kind.is_delay();
-        let grouped = st.kind.serves_groups();
         let spin = st.kind.as_latch().is_some_and(|l| l.spin.is_some());
-        let mechanism = st.kind.is_contended_latch();
-        let finite = self.network.capacity(i).is_some();
-        let blocks = spec.blocks(i);
         let sends = senders[i] && st.kind.as_fork().is_none();
-        let queue_sends = sends && st.kind.as_queue().is_some();
+        let flags = StationFlags {
+            // A delay has no servers to be busy and a fork or join only
+            // routes: no utilization, not a measured 0.
+            servers: KindTag::from(&st.kind).can_saturate(),
+            grouped: st.kind.serves_groups(),
+            spin,
+            mechanism: st.kind.is_contended_latch(),
+            finite: self.network.capacity(i).is_some(),
+            blocks: spec.blocks(i),
+            sends,
+            queue_sends: sends && st.kind.as_queue().is_some(),
+        };
         let offered = |r: &ReplicationResult| {
             let s = station_of(r, i);
             (s.throughput_per_s + s.dropped_per_s) * r.measured_time_s
@@ -452,70 +459,45 @@ impl Summary<'_> {
         let departures = |r: &ReplicationResult| station_of(r, i).throughput_per_s * time(r);
         let batches = |r: &ReplicationResult| station_of(r, i).batches_per_s * time(r);
         let polls = |r: &ReplicationResult| station_of(r, i).polls_per_s * time(r);
-        let e = |metric: &str, f: &dyn Fn(&ReplicationStation) -> f64, w: RepFn<'_>| {
-            self.station_fig(i, metric, f, w)
-        };
-        StationResults {
+        let base = StationResults {
             name: st.name.clone(),
             kind: KindTag::from(&st.kind),
-            throughput_per_s: e("throughput_per_s", &|s| s.throughput_per_s, &time),
-            // A delay has no servers to be busy and a fork or join
-            // only routes: no utilization, not a measured 0.
-            utilization: if KindTag::from(&st.kind).can_saturate() {
-                e("utilization", &|s| s.utilization, &time)
-            } else {
-                Estimate::UNKNOWN
-            },
-            mean_jobs: e("mean_jobs", &|s| s.mean_jobs, &time),
-            response_time_s: e("response_time_s", &|s| s.response_time_s, &departures),
-            wait_time_s: e("wait_time_s", &|s| s.wait_time_s, &departures),
-            mean_batch_size: grouped
-                .then(|| e("mean_batch_size", &|s| s.mean_batch_size, &batches)),
-            batches_per_s: grouped.then(|| e("batches_per_s", &|s| s.batches_per_s, &time)),
-            mean_spinning: spin.then(|| e("mean_spinning", &|s| s.mean_spinning, &time)),
-            mean_sleeping: spin.then(|| e("mean_sleeping", &|s| s.mean_sleeping, &time)),
-            occupancy: mechanism.then(|| e("occupancy", &|s| s.occupancy, &time)),
-            polls_per_s: spin.then(|| e("polls_per_s", &|s| s.polls_per_s, &time)),
-            mean_poll_delay_s: spin
-                .then(|| e("mean_poll_delay_s", &|s| s.mean_poll_delay_s, &polls)),
-            dropped_per_s: finite.then(|| e("dropped_per_s", &|s| s.dropped_per_s, &time)),
-            loss_probability: finite
-                .then(|| e("loss_probability", &|s| s.loss_probability, &offered)),
-            blocking_probability: blocks.then(|| {
-                e(
-                    "blocking_probability",
-                    &|s| s.blocking_probability,
-                    &offered,
-                )
-            }),
-            blocked_fraction: queue_sends
-                .then(|| e("blocked_fraction", &|s| s.blocked_fraction, &time)),
-            blocking_time_s: sends
-                .then(|| e("blocking_time_s", &|s| s.blocking_time_s, &departures)),
-            overload: self
-                .network
-                .overload()
-                .map(|o| Box::new(self.station_overload(i, o, has_servers))),
-            classes: station_classes(
-                spec,
-                self.reps,
-                i,
-                reached,
-                has_servers && !spin_cpu,
-                visits_defined,
-                &|name, value, weight| self.fig(name, value, weight),
-            )
-            .into_iter()
-            .map(|mut c| {
-                c.tails = self.station_class_tails(i, &c);
-                c
-            })
-            .collect(),
-            tails: self
-                .config
-                .station_tails
-                .then(|| self.station_tails(i, &departures)),
-        }
+            ..StationResults::default()
+        };
+        let mut r = base.with_figures(&flags, &|metric, value, weight| {
+            let w: RepFn<'_> = match weight {
+                StationWeight::Time => &time,
+                StationWeight::Departures => &departures,
+                StationWeight::Offered => &offered,
+                StationWeight::Batches => &batches,
+                StationWeight::Polls => &polls,
+            };
+            self.station_fig(i, metric, &value, w)
+        });
+        r.overload = self
+            .network
+            .overload()
+            .map(|o| Box::new(self.station_overload(i, o, has_servers)));
+        r.classes = station_classes(
+            spec,
+            self.reps,
+            i,
+            reached,
+            has_servers && !spin_cpu,
+            visits_defined,
+            &|name, value, weight| self.fig(name, value, weight),
+        )
+        .into_iter()
+        .map(|mut c| {
+            c.tails = self.station_class_tails(i, &c);
+            c
+        })
+        .collect();
+        r.tails = self
+            .config
+            .station_tails
+            .then(|| self.station_tails(i, &departures));
+        r
     }
 
     /// The overload figures of station `i` (abandonment, balking, shedding,
@@ -777,23 +759,21 @@ impl Summary<'_> {
     fn region(&self, i: usize) -> RegionResults {
         let g = &self.network.spec().regions[i];
         let get = |r: &ReplicationResult| r.regions.get(i).cloned().unwrap_or_default();
-        let e = |metric: &str, f: &dyn Fn(&ReplicationRegion) -> f64| {
-            self.fig(
-                &|| format!("region.{}.{metric}", g.name),
-                &|r| f(&get(r)),
-                &time,
-            )
-        };
-        RegionResults {
+        let base = RegionResults {
             name: g.name.clone(),
-            // Admissions are not counted per checkpoint: with one
-            // replication the wait has no interval.
-            wait_time_s: estimate(self.reps.iter().map(|r| get(r).wait_time_s)),
-            mean_waiting: e("mean_waiting", &|r| r.mean_waiting),
-            mean_inside: e("mean_inside", &|r| r.mean_inside),
-            inside_time_s: estimate(self.reps.iter().map(|r| get(r).inside_time_s)),
-            utilization: g.limit.map(|_| e("utilization", &|r| r.utilization)),
-        }
+            ..RegionResults::default()
+        };
+        let flags = RegionFlags {
+            limited: g.limit.is_some(),
+        };
+        base.with_figures(&flags, &|metric, value, weight| match weight {
+            RegionWeight::Time => self.fig(
+                &|| format!("region.{}.{metric}", g.name),
+                &|r| value(&get(r)),
+                &time,
+            ),
+            RegionWeight::Replications => estimate(self.reps.iter().map(|r| value(&get(r)))),
+        })
     }
 
     /// The run's warnings: steadiness (or the schedule's note), tails too
@@ -921,27 +901,27 @@ fn station_classes(
             let departures = |r: &ReplicationResult| get(r).throughput_per_s * r.measured_time_s;
             let completions =
                 |r: &ReplicationResult| r.classes.get(c).map_or(0.0, |x| x.completions as f64);
-            let e = |metric: &str,
-                     f: &dyn Fn(&ReplicationStationClass) -> f64,
-                     w: &dyn Fn(&ReplicationResult) -> f64| {
-                fig(
-                    &|| format!("station.{sname}.classes.{}.{metric}", cl.name),
-                    &|r| f(&get(r)),
-                    w,
-                )
+            let flags = StationClassFlags {
+                utilization,
+                visits: visits && reps.iter().all(|r| completions(r) > 0.0),
             };
-            let completed = reps.iter().all(|r| completions(r) > 0.0);
-            StationClassResults {
+            let base = StationClassResults {
                 name: cl.name.clone(),
                 class: c,
-                throughput_per_s: e("throughput_per_s", &|s| s.throughput_per_s, &time),
-                utilization: utilization.then(|| e("utilization", &|s| s.utilization, &time)),
-                mean_jobs: e("mean_jobs", &|s| s.mean_jobs, &time),
-                response_time_s: e("response_time_s", &|s| s.response_time_s, &departures),
-                wait_time_s: e("wait_time_s", &|s| s.wait_time_s, &departures),
-                visits: (visits && completed).then(|| e("visits", &|s| s.visits, &completions)),
-                tails: None,
-            }
+                ..StationClassResults::default()
+            };
+            base.with_figures(&flags, &|metric, value, weight| {
+                let w: &dyn Fn(&ReplicationResult) -> f64 = match weight {
+                    StationClassWeight::Time => &time,
+                    StationClassWeight::Departures => &departures,
+                    StationClassWeight::Completions => &completions,
+                };
+                fig(
+                    &|| format!("station.{sname}.classes.{}.{metric}", cl.name),
+                    &|r| value(&get(r)),
+                    w,
+                )
+            })
         })
         .collect()
 }

@@ -395,213 +395,6 @@ const CLASS_SLA: Metric = Metric {
     read: Read::Sla,
 };
 
-// One table row per call: the arguments are the row's columns.
-#[allow(clippy::too_many_arguments)]
-const fn station(
-    name: &'static str,
-    unit: Unit,
-    label: &'static str,
-    doc: &'static str,
-    sweep_column: bool,
-    aliases: &'static [&'static str],
-    summary: fn(&StationResults) -> Option<Estimate>,
-    replication: fn(&ReplicationStation) -> f64,
-) -> Metric {
-    Metric {
-        sweep_column,
-        aliases,
-        ..row(
-            MetricScope::Station,
-            name,
-            unit,
-            label,
-            doc,
-            Read::Station {
-                summary,
-                replication,
-            },
-        )
-    }
-}
-
-const STATION: [Metric; 12] = [
-    station(
-        THROUGHPUT_PER_S,
-        Unit::PerSecond,
-        "throughput /s",
-        "departures per second",
-        true,
-        &["throughput"],
-        |s| Some(s.throughput_per_s),
-        |s| s.throughput_per_s,
-    ),
-    station(
-        UTILIZATION,
-        Unit::Fraction,
-        "utilization",
-        "busy fraction: mean busy servers / servers (absent for a delay, fork or join, which have no servers); for a latch, the fraction of time it is held",
-        true,
-        &[],
-        |s| s.kind.can_saturate().then_some(s.utilization),
-        |s| s.utilization,
-    ),
-    station(
-        MEAN_JOBS,
-        Unit::Jobs,
-        "mean jobs",
-        "time-average number present, queued and in service",
-        true,
-        &[],
-        |s| Some(s.mean_jobs),
-        |s| s.mean_jobs,
-    ),
-    station(
-        RESPONSE_TIME_S,
-        Unit::Seconds,
-        "response",
-        "mean time from arrival at the station to departure",
-        true,
-        &["response_time"],
-        |s| Some(s.response_time_s),
-        |s| s.response_time_s,
-    ),
-    station(
-        WAIT_TIME_S,
-        Unit::Seconds,
-        "wait",
-        "mean time from arrival at the station to the start of service",
-        false,
-        &["wait_time"],
-        |s| Some(s.wait_time_s),
-        |s| s.wait_time_s,
-    ),
-    station(
-        MEAN_BATCH_SIZE,
-        Unit::Jobs,
-        "batch",
-        "mean jobs per batch (batch and link stations)",
-        false,
-        &[],
-        |s| s.mean_batch_size,
-        |s| s.mean_batch_size,
-    ),
-    station(
-        BATCHES_PER_S,
-        Unit::PerSecond,
-        "batches /s",
-        "batches started per second (batch and link stations)",
-        false,
-        &[],
-        |s| s.batches_per_s,
-        |s| s.batches_per_s,
-    ),
-    station(
-        MEAN_SPINNING,
-        Unit::Jobs,
-        "spinning",
-        "time-average threads spinning on the latch (latches with `spin`)",
-        false,
-        &[],
-        |s| s.mean_spinning,
-        |s| s.mean_spinning,
-    ),
-    station(
-        MEAN_SLEEPING,
-        Unit::Jobs,
-        "sleeping",
-        "time-average threads asleep or being switched back in (latches with `spin`)",
-        false,
-        &[],
-        |s| s.mean_sleeping,
-        |s| s.mean_sleeping,
-    ),
-    station(
-        OCCUPANCY,
-        Unit::Fraction,
-        "occupancy",
-        "fraction of time anyone holds, waits for or is being handed the latch (latches with `numa` or `spin`)",
-        false,
-        &[],
-        |s| s.occupancy,
-        |s| s.occupancy,
-    ),
-    station(
-        POLLS_PER_S,
-        Unit::PerSecond,
-        "polls /s",
-        "polls of the latch by spinning waiters per second (latches with `spin`)",
-        false,
-        &[],
-        |s| s.polls_per_s,
-        |s| s.polls_per_s,
-    ),
-    station(
-        MEAN_POLL_DELAY_S,
-        Unit::Seconds,
-        "poll delay",
-        "mean delay before a spinner's poll (one `ut_delay`), seconds of CPU (latches with `spin`; 0 when no waiter polled)",
-        false,
-        &[],
-        |s| s.mean_poll_delay_s,
-        |s| s.mean_poll_delay_s,
-    ),
-];
-
-/// Stations with a finite capacity (`capacity` with `when_full = "drop"`
-/// or `"block"`), and the senders of a blocking station.
-const CAPACITY: [Metric; 5] = [
-    station(
-        DROPPED_PER_S,
-        Unit::PerSecond,
-        "dropped /s",
-        "arrivals lost per second because the station was full (stations with a capacity)",
-        false,
-        &[],
-        |s| s.dropped_per_s,
-        |s| s.dropped_per_s,
-    ),
-    station(
-        LOSS_PROBABILITY,
-        Unit::Fraction,
-        "loss",
-        "fraction of arrivals lost because the station was full (stations with a capacity)",
-        false,
-        &[],
-        |s| s.loss_probability,
-        |s| s.loss_probability,
-    ),
-    station(
-        BLOCKING_PROBABILITY,
-        Unit::Fraction,
-        "blocking",
-        "fraction of arrivals that found the station full and waited for room, blocking their sender (stations with when_full = \"block\")",
-        false,
-        &[],
-        |s| s.blocking_probability,
-        |s| s.blocking_probability,
-    ),
-    station(
-        BLOCKED_FRACTION,
-        Unit::Fraction,
-        "blocked",
-        "fraction of the server time blocked: held by a job done with its service that waits for room at a full blocking station (queues that send to one; utilization leaves it out)",
-        false,
-        &[],
-        |s| s.blocked_fraction,
-        |s| s.blocked_fraction,
-    ),
-    station(
-        BLOCKING_TIME_S,
-        Unit::Seconds,
-        "blocked time",
-        "mean time a job done with its service here waits for room at a full blocking station, per job that waited (queue and delay stations that send to a blocking station; 0 when none waited)",
-        false,
-        &[],
-        |s| s.blocking_time_s,
-        |s| s.blocking_time_s,
-    ),
-];
-
 /// One per-station distribution figure (`simulation.station_tails`).
 const fn tail(
     name: &'static str,
@@ -611,7 +404,17 @@ const fn tail(
     summary: fn(&StationResults) -> Option<Estimate>,
     replication: fn(&ReplicationStation) -> f64,
 ) -> Metric {
-    station(name, unit, label, doc, false, &[], summary, replication)
+    row(
+        MetricScope::Station,
+        name,
+        unit,
+        label,
+        doc,
+        Read::Station {
+            summary,
+            replication,
+        },
+    )
 }
 
 fn rep_tail(s: &ReplicationStation, f: fn(&ReplicationTails) -> f64) -> f64 {
@@ -694,78 +497,48 @@ const TAILS: [Metric; 9] = [
     ),
 ];
 
-/// Every metric, by scope and then in report order.
-pub static METRICS: [Metric; 69] = [
-    SYSTEM_FLOW[0],
-    SYSTEM_FLOW[1],
-    SYSTEM_FLOW[2],
-    SYSTEM_FLOW[3],
-    SYSTEM_FLOW[4],
-    SYSTEM_FLOW[5],
-    SYSTEM_FLOW[6],
-    SLA,
-    STATION[0],
-    STATION[1],
-    STATION[2],
-    STATION[3],
-    STATION[4],
-    STATION[5],
-    STATION[6],
-    STATION[7],
-    STATION[8],
-    STATION[9],
-    STATION[10],
-    STATION[11],
-    CAPACITY[0],
-    CAPACITY[1],
-    CAPACITY[2],
-    CAPACITY[3],
-    CAPACITY[4],
-    TAILS[0],
-    TAILS[1],
-    TAILS[2],
-    TAILS[3],
-    TAILS[4],
-    TAILS[5],
-    TAILS[6],
-    TAILS[7],
-    TAILS[8],
-    super::overload::OVERLOAD[0],
-    super::overload::OVERLOAD[1],
-    super::overload::OVERLOAD[2],
-    super::overload::OVERLOAD[3],
-    super::station_class::STATION_CLASS[0],
-    super::station_class::STATION_CLASS[1],
-    super::station_class::STATION_CLASS[2],
-    super::station_class::STATION_CLASS[3],
-    super::station_class::STATION_CLASS[4],
-    super::station_class::STATION_CLASS[5],
-    super::station_class::CLASS_TAILS[0],
-    super::station_class::CLASS_TAILS[1],
-    super::station_class::CLASS_TAILS[2],
-    super::station_class::CLASS_TAILS[3],
-    super::station_class::CLASS_TAILS[4],
-    super::station_class::CLASS_TAILS[5],
-    CLASS_FLOW[0],
-    CLASS_FLOW[1],
-    CLASS_FLOW[2],
-    CLASS_FLOW[3],
-    CLASS_FLOW[4],
-    CLASS_FLOW[5],
-    CLASS_FLOW[6],
-    CLASS_SLA,
-    super::overload::CLIENT[0],
-    super::overload::CLIENT[1],
-    super::overload::CLIENT[2],
-    super::overload::CLIENT[3],
-    super::overload::CLIENT[4],
-    super::overload::CLIENT[5],
-    super::region::REGION[0],
-    super::region::REGION[1],
-    super::region::REGION[2],
-    super::region::REGION[3],
-    super::region::REGION[4],
+/// The metric table's parts, by scope and then in report order.
+const PARTS: [&[Metric]; 11] = [
+    &SYSTEM_FLOW,
+    &[SLA],
+    super::station::STATION,
+    &TAILS,
+    &super::overload::OVERLOAD,
+    super::station_class::STATION_CLASS,
+    &super::station_class::CLASS_TAILS,
+    &CLASS_FLOW,
+    &[CLASS_SLA],
+    &super::overload::CLIENT,
+    super::region::REGION,
 ];
+
+/// How many metrics the table holds.
+pub const METRIC_COUNT: usize = {
+    let mut n = 0;
+    let mut p = 0;
+    while p < PARTS.len() {
+        n += PARTS[p].len();
+        p += 1;
+    }
+    n
+};
+
+/// Every metric, by scope and then in report order.
+pub static METRICS: [Metric; METRIC_COUNT] = {
+    let mut all = [SLA; METRIC_COUNT];
+    let mut k = 0;
+    let mut p = 0;
+    while p < PARTS.len() {
+        let mut j = 0;
+        while j < PARTS[p].len() {
+            all[k] = PARTS[p][j];
+            k += 1;
+            j += 1;
+        }
+        p += 1;
+    }
+    all
+};
 
 /// The metrics of one scope, in report order.
 pub fn metrics(scope: MetricScope) -> impl Iterator<Item = &'static Metric> {

@@ -165,99 +165,6 @@ pub struct SystemResults {
     pub sla_violation: Option<Estimate>,
 }
 
-/// Figures of one station.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct StationResults {
-    /// Station name.
-    pub name: String,
-    /// Station kind.
-    pub kind: KindTag,
-    /// Departures per second.
-    pub throughput_per_s: Estimate,
-    /// Busy fraction: mean busy servers / servers (NaN, not defined, for a
-    /// delay, fork or join: they have no servers); for a latch, the
-    /// fraction of time it is held.
-    pub utilization: Estimate,
-    /// Mean number present (queued and in service).
-    pub mean_jobs: Estimate,
-    /// Mean time from arrival at the station to departure.
-    pub response_time_s: Estimate,
-    /// Mean time from arrival to start of service.
-    pub wait_time_s: Estimate,
-    /// Mean jobs per batch (batch and link stations).
-    pub mean_batch_size: Option<Estimate>,
-    /// Batches started per second (batch and link stations).
-    pub batches_per_s: Option<Estimate>,
-    /// Time-average number of threads spinning (polling) on the latch
-    /// (latches with `spin`).
-    pub mean_spinning: Option<Estimate>,
-    /// Time-average number of threads asleep waiting for a wake-up,
-    /// including woken ones still being switched back in (latches with
-    /// `spin`).
-    pub mean_sleeping: Option<Estimate>,
-    /// Fraction of time anyone holds, waits for or is being handed the
-    /// latch (latches with `numa` or `spin`; their `utilization` is the
-    /// fraction of time the latch is held).
-    pub occupancy: Option<Estimate>,
-    /// Polls per second (latches with `spin`).
-    pub polls_per_s: Option<Estimate>,
-    /// Mean delay between a spinner's polls, seconds of CPU (latches with
-    /// `spin`; 0 when no poll was made).
-    pub mean_poll_delay_s: Option<Estimate>,
-    /// Arrivals lost per second because the station was full (stations
-    /// with a capacity).
-    pub dropped_per_s: Option<Estimate>,
-    /// Fraction of arrivals lost because the station was full (stations
-    /// with a capacity).
-    pub loss_probability: Option<Estimate>,
-    /// Fraction of arrivals that found the station full and waited for
-    /// room (stations with `when_full = "block"`).
-    pub blocking_probability: Option<Estimate>,
-    /// Fraction of the server time blocked: held by a job done with its
-    /// service that waits for room at a full blocking station (queues that
-    /// send to one; `utilization` is the serving part only).
-    pub blocked_fraction: Option<Estimate>,
-    /// Mean time a job stays blocked here, per blocked job (queue and delay
-    /// stations that send to a blocking station).
-    pub blocking_time_s: Option<Estimate>,
-    /// Distributions at the station (with `station_tails`).
-    pub tails: Option<TailResults>,
-    /// Overload figures (patience, balking, shedding, wasted work).
-    pub overload: Option<Box<OverloadResults>>,
-    /// Per class, for the classes that can reach the station, in spec
-    /// order: multi-class models, at plain queue and delay, PS and
-    /// speed-curve stations; empty otherwise.
-    pub classes: Vec<StationClassResults>,
-}
-
-/// Figures of one class at one station (the station figures of the same
-/// name, over that class's visits).
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct StationClassResults {
-    /// Class name.
-    pub name: String,
-    /// Class index in spec order.
-    pub class: usize,
-    /// Departures of the class per second.
-    pub throughput_per_s: Estimate,
-    /// The class's part of the station's utilization; `None` where it is
-    /// not defined (delay stations, cpus that spin-latch threads run on).
-    pub utilization: Option<Estimate>,
-    /// Time-average number of the class's jobs present.
-    pub mean_jobs: Estimate,
-    /// Mean time from arrival to departure over the class's visits.
-    pub response_time_s: Estimate,
-    /// Mean wait before service over the class's visits.
-    pub wait_time_s: Estimate,
-    /// Departures of the class per completed interaction of the class;
-    /// `None` when a class's jobs can be dropped or left on a step down,
-    /// or when no interaction completed.
-    pub visits: Option<Estimate>,
-    /// Percentiles of the class's time and wait there (with
-    /// `station_tails`, at the stations where the class keeps them).
-    pub tails: Option<ClassTailResults>,
-}
-
 /// Figures of one job class.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct ClassResults {
@@ -299,23 +206,6 @@ impl ClassResults {
             client: None,
         }
     }
-}
-
-/// Figures of one region (throttle).
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct RegionResults {
-    /// Region name.
-    pub name: String,
-    /// Mean time waiting for admission.
-    pub wait_time_s: Estimate,
-    /// Mean number waiting for admission.
-    pub mean_waiting: Estimate,
-    /// Mean number inside.
-    pub mean_inside: Estimate,
-    /// Mean time inside per admission.
-    pub inside_time_s: Estimate,
-    /// Mean inside over the limit (`None` without a limit).
-    pub utilization: Option<Estimate>,
 }
 
 /// Summary of a run across replications.
@@ -435,79 +325,6 @@ pub struct ReplicationClass {
     pub(crate) histogram: Option<std::sync::Arc<crate::hist::Histogram>>,
 }
 
-/// One replication's figures for a station.
-#[derive(Clone, Debug, PartialEq, Serialize, Default)]
-pub struct ReplicationStation {
-    /// Departures per second.
-    pub throughput_per_s: f64,
-    /// Busy fraction.
-    pub utilization: f64,
-    /// Time-average number present.
-    pub mean_jobs: f64,
-    /// Mean response time, seconds.
-    pub response_time_s: f64,
-    /// Mean wait before service, seconds.
-    pub wait_time_s: f64,
-    /// Mean batch size (batch/link), 0 otherwise.
-    pub mean_batch_size: f64,
-    /// Batches per second (batch/link), 0 otherwise.
-    pub batches_per_s: f64,
-    /// Time-average threads spinning (spin latches), 0 otherwise.
-    pub mean_spinning: f64,
-    /// Time-average threads asleep or being switched in (spin latches),
-    /// 0 otherwise.
-    pub mean_sleeping: f64,
-    /// Fraction of time anyone is at the latch (latches with mechanisms),
-    /// 0 otherwise.
-    pub occupancy: f64,
-    /// Polls per second (spin latches), 0 otherwise.
-    pub polls_per_s: f64,
-    /// Mean poll delay, seconds of CPU (spin latches; 0 without polls).
-    pub mean_poll_delay_s: f64,
-    /// Arrivals lost per second (finite capacity), 0 otherwise.
-    pub dropped_per_s: f64,
-    /// Fraction of arrivals lost (finite capacity), 0 otherwise.
-    pub loss_probability: f64,
-    /// Fraction of arrivals that waited for room (blocking stations), 0
-    /// otherwise.
-    pub blocking_probability: f64,
-    /// Fraction of the server time blocked (senders to a blocking
-    /// station), 0 otherwise.
-    pub blocked_fraction: f64,
-    /// Mean time blocked per blocked job (senders to a blocking station;
-    /// 0 when none was blocked).
-    pub blocking_time_s: f64,
-    /// Distributions at the station, with `station_tails`.
-    pub tails: Option<ReplicationTails>,
-    /// Overload figures (patience, balking, shedding, wasted work).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub overload: Option<ReplicationOverload>,
-    /// Per class, in spec order, at the stations of a multi-class model
-    /// that keep them (plain queue and delay, PS and speed curves); empty
-    /// otherwise.
-    pub classes: Vec<ReplicationStationClass>,
-}
-
-/// One replication's figures for one class at one station.
-#[derive(Clone, Debug, PartialEq, Serialize, Default)]
-pub struct ReplicationStationClass {
-    /// Departures of the class per second.
-    pub throughput_per_s: f64,
-    /// The class's part of the busy fraction (NaN where not defined: a
-    /// delay station, a cpu that spin-latch threads run on).
-    pub utilization: f64,
-    /// Time-average number of the class's jobs present.
-    pub mean_jobs: f64,
-    /// Mean response time of the class's visits, seconds.
-    pub response_time_s: f64,
-    /// Mean wait before service of the class's visits, seconds.
-    pub wait_time_s: f64,
-    /// Departures of the class here per completed interaction of the class.
-    pub visits: f64,
-    /// Percentiles of the class's time and wait, with `station_tails`.
-    pub tails: Option<ReplicationClassTails>,
-}
-
 /// One replication's per-station distributions (`station_tails`).
 #[derive(Clone, Debug, PartialEq, Serialize, Default)]
 pub struct ReplicationTails {
@@ -547,28 +364,24 @@ pub struct TailResults {
     pub jobs_tail_probability: Estimate,
 }
 
-/// One replication's figures for a region.
-#[derive(Clone, Debug, PartialEq, Serialize, Default)]
-pub struct ReplicationRegion {
-    /// Mean admission wait, seconds.
-    pub wait_time_s: f64,
-    /// Time-average number waiting.
-    pub mean_waiting: f64,
-    /// Time-average number inside.
-    pub mean_inside: f64,
-    /// Mean time inside per admission, seconds.
-    pub inside_time_s: f64,
-    /// Mean inside over the limit (0 without a limit).
-    pub utilization: f64,
-}
-
+#[macro_use]
+mod family;
+pub(crate) use family::SummaryField;
 mod metrics;
 pub use metrics::*;
 mod overload;
 pub use overload::*;
+mod station;
+pub use station::{ReplicationStation, StationResults};
+pub(crate) use station::{StationFlags, StationWeight};
 mod station_class;
-pub use station_class::{ClassTailResults, ReplicationClassTails};
+pub use station_class::{
+    ClassTailResults, ReplicationClassTails, ReplicationStationClass, StationClassResults,
+};
+pub(crate) use station_class::{StationClassFlags, StationClassWeight};
 mod region;
+pub(crate) use region::{RegionFlags, RegionWeight};
+pub use region::{RegionResults, ReplicationRegion};
 
 /// Writes the metrics of `scope` that apply to one item.
 fn put_metrics<M: SerializeMap>(

@@ -1,10 +1,11 @@
-//! Figures of one class at one station of a multi-class model: the
-//! per-class percentiles (with `simulation.station_tails`) and the rows of
-//! the metric table for a class at a station.
+//! Figures of one class at one station of a multi-class model: one line
+//! per metric (see [`metric_family!`]) gives the field of
+//! [`ReplicationStationClass`] and of [`StationClassResults`] and the row of
+//! the metric table; the per-class percentiles (with
+//! `simulation.station_tails`) and their rows.
 
 use super::names::*;
 use super::{Estimate, Metric, MetricScope, Read, Unit, row};
-use super::{ReplicationStationClass, StationClassResults};
 use crate::hist::Histogram;
 use serde::Serialize;
 use std::sync::Arc;
@@ -126,56 +127,69 @@ const fn station_class(
     )
 }
 
-/// Per-class figures at the plain queue, delay, PS and speed-curve stations
-/// of a multi-class model: the station metrics of the same name, counted
-/// over one class's visits.
-pub(super) const STATION_CLASS: [Metric; 6] = [
-    station_class(
-        THROUGHPUT_PER_S,
-        Unit::PerSecond,
-        "throughput /s",
-        "departures of the class per second",
-        |c| Some(c.throughput_per_s),
-        |c| c.throughput_per_s,
-    ),
-    station_class(
-        UTILIZATION,
-        Unit::Fraction,
-        "utilization",
-        "the class's part of the station's utilization (each job in service holds an equal part of the busy servers; they add up to the station's); absent at a delay station and at a cpu that spin-latch threads run on",
-        |c| c.utilization,
-        |c| c.utilization,
-    ),
-    station_class(
-        MEAN_JOBS,
-        Unit::Jobs,
-        "mean jobs",
-        "time-average number of the class's jobs present, queued and in service",
-        |c| Some(c.mean_jobs),
-        |c| c.mean_jobs,
-    ),
-    station_class(
-        RESPONSE_TIME_S,
-        Unit::Seconds,
-        "response",
-        "mean time from arrival at the station to departure, over the class's visits",
-        |c| Some(c.response_time_s),
-        |c| c.response_time_s,
-    ),
-    station_class(
-        WAIT_TIME_S,
-        Unit::Seconds,
-        "wait",
-        "mean time from arrival at the station to the start of service, over the class's visits",
-        |c| Some(c.wait_time_s),
-        |c| c.wait_time_s,
-    ),
-    station_class(
-        VISITS,
-        Unit::Visits,
-        "visits",
-        "departures of the class from the station per completed interaction of the class",
-        |c| c.visits,
-        |c| c.visits,
-    ),
-];
+/// Which of a class's metrics at a station apply there: the `when` flags
+/// below.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct StationClassFlags {
+    /// The class's part of the busy servers is defined (not at a delay, nor
+    /// at a cpu that spin-latch threads run on).
+    pub(crate) utilization: bool,
+    /// Departures per completed interaction are a visit count (no capacity
+    /// loses jobs, no schedule sends them away) and every replication
+    /// completed an interaction of the class.
+    pub(crate) visits: bool,
+}
+
+/// What one replication's value of a class's figure at a station is
+/// weighed by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StationClassWeight {
+    /// Measured time: rates and time averages.
+    Time,
+    /// The class's departures there: means over its visits.
+    Departures,
+    /// The class's completed interactions: ratios per interaction.
+    Completions,
+}
+
+metric_family! {
+    scope: StationClass,
+    read: StationClass,
+    table: STATION_CLASS,
+    applies: StationClassFlags,
+    weights: StationClassWeight,
+    /// One replication's figures for one class at one station (NaN where a
+    /// figure is not defined there).
+    #[derive(Clone, Debug, PartialEq, Serialize, Default)]
+    replication: ReplicationStationClass {
+        /// Percentiles of the class's time and wait, with `station_tails`.
+        pub tails: Option<ReplicationClassTails>,
+    },
+    /// Figures of one class at one station (the station figures of the same
+    /// name, over that class's visits), those that apply there.
+    #[derive(Clone, Debug, PartialEq, Default)]
+    summary: StationClassResults {
+        /// Class name.
+        pub name: String,
+        /// Class index in spec order.
+        pub class: usize,
+    } {
+        /// Percentiles of the class's time and wait there (with
+        /// `station_tails`, at the stations where the class keeps them).
+        pub tails: Option<ClassTailResults>,
+    },
+    metrics: {
+        throughput_per_s: Estimate, PerSecond, "throughput /s", false, [], Time,
+            "departures of the class per second";
+        utilization: Option<Estimate> [when utilization], Fraction, "utilization", false, [], Time,
+            "the class's part of the station's utilization (each job in service holds an equal part of the busy servers; they add up to the station's); absent at a delay station and at a cpu that spin-latch threads run on";
+        mean_jobs: Estimate, Jobs, "mean jobs", false, [], Time,
+            "time-average number of the class's jobs present, queued and in service";
+        response_time_s: Estimate, Seconds, "response", false, [], Departures,
+            "mean time from arrival at the station to departure, over the class's visits";
+        wait_time_s: Estimate, Seconds, "wait", false, [], Departures,
+            "mean time from arrival at the station to the start of service, over the class's visits";
+        visits: Option<Estimate> [when visits], Visits, "visits", false, [], Completions,
+            "departures of the class from the station per completed interaction of the class";
+    }
+}
