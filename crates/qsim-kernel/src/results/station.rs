@@ -113,9 +113,9 @@ metric_family! {
         loss_probability: Option<Estimate> [when finite], Fraction, "loss", false, [], Offered,
             "fraction of arrivals lost because the station was full (stations with a capacity)";
         blocking_probability: Option<Estimate> [when blocks], Fraction, "blocking", false, [], Offered,
-            "fraction of arrivals that found the station full and waited for room, blocking their sender (stations with when_full = \"block\")";
+            "fraction of arrivals that found the station full and waited for room, blocking their sender (stations with `when_full = \"block\"`)";
         blocked_fraction: Option<Estimate> [when queue_sends], Fraction, "blocked", false, [], Time,
-            "fraction of the server time blocked: held by a job done with its service that waits for room at a full blocking station (queues that send to one; utilization leaves it out)";
+            "fraction of the server time blocked: held by a job done with its service that waits for room at a full blocking station (queues that send to one; `utilization` leaves it out)";
         blocking_time_s: Option<Estimate> [when sends], Seconds, "blocked time", false, [], Departures,
             "mean time a job done with its service here waits for room at a full blocking station, per job that waited (queue and delay stations that send to a blocking station; 0 when none waited)";
     }

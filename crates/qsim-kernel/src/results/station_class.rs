@@ -60,7 +60,7 @@ pub(super) const CLASS_TAILS: [Metric; 6] = [
         RESPONSE_TIME_P50_S,
         Unit::Seconds,
         "p50",
-        "median time from arrival at the station to departure, over the class's visits (with `simulation.station_tails`)",
+        "median time from arrival at the station to departure, over the class's visits (with `simulation.station_tails` in a multi-class model)",
         |c| c.tails.as_ref().map(|t| t.response_time_p50_s),
         |c| rep_tail(c, |t| t.response_time_s[0]),
     ),
@@ -68,7 +68,7 @@ pub(super) const CLASS_TAILS: [Metric; 6] = [
         RESPONSE_TIME_P90_S,
         Unit::Seconds,
         "p90",
-        "90th percentile of the class's time at the station (with `simulation.station_tails`)",
+        "90th percentile of the class's time at the station (with `simulation.station_tails` in a multi-class model)",
         |c| c.tails.as_ref().map(|t| t.response_time_p90_s),
         |c| rep_tail(c, |t| t.response_time_s[1]),
     ),
@@ -76,7 +76,7 @@ pub(super) const CLASS_TAILS: [Metric; 6] = [
         RESPONSE_TIME_P99_S,
         Unit::Seconds,
         "p99",
-        "99th percentile of the class's time at the station (with `simulation.station_tails`)",
+        "99th percentile of the class's time at the station (with `simulation.station_tails` in a multi-class model)",
         |c| c.tails.as_ref().map(|t| t.response_time_p99_s),
         |c| rep_tail(c, |t| t.response_time_s[2]),
     ),
@@ -84,7 +84,7 @@ pub(super) const CLASS_TAILS: [Metric; 6] = [
         WAIT_TIME_P50_S,
         Unit::Seconds,
         "wait p50",
-        "median wait before service, over the class's visits (with `simulation.station_tails`)",
+        "median wait before service, over the class's visits (with `simulation.station_tails` in a multi-class model)",
         |c| c.tails.as_ref().map(|t| t.wait_time_p50_s),
         |c| rep_tail(c, |t| t.wait_time_s[0]),
     ),
@@ -92,7 +92,7 @@ pub(super) const CLASS_TAILS: [Metric; 6] = [
         WAIT_TIME_P90_S,
         Unit::Seconds,
         "wait p90",
-        "90th percentile of the class's wait before service (with `simulation.station_tails`)",
+        "90th percentile of the class's wait before service (with `simulation.station_tails` in a multi-class model)",
         |c| c.tails.as_ref().map(|t| t.wait_time_p90_s),
         |c| rep_tail(c, |t| t.wait_time_s[1]),
     ),
@@ -100,7 +100,7 @@ pub(super) const CLASS_TAILS: [Metric; 6] = [
         WAIT_TIME_P99_S,
         Unit::Seconds,
         "wait p99",
-        "99th percentile of the class's wait before service (with `simulation.station_tails`)",
+        "99th percentile of the class's wait before service (with `simulation.station_tails` in a multi-class model)",
         |c| c.tails.as_ref().map(|t| t.wait_time_p99_s),
         |c| rep_tail(c, |t| t.wait_time_s[2]),
     ),
@@ -190,6 +190,6 @@ metric_family! {
         wait_time_s: Estimate, Seconds, "wait", false, [], Departures,
             "mean time from arrival at the station to the start of service, over the class's visits";
         visits: Option<Estimate> [when visits], Visits, "visits", false, [], Completions,
-            "departures of the class from the station per completed interaction of the class";
+            "departures of the class from the station per completed interaction of the class (not when a capacity loses jobs or a schedule sends jobs away)";
     }
 }
