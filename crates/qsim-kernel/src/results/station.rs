@@ -88,8 +88,6 @@ metric_family! {
             "departures per second";
         utilization: Estimate [when servers], Fraction, "utilization", true, [], Time,
             "busy fraction: mean busy servers / servers (absent for a delay, fork or join, which have no servers); for a latch, the fraction of time it is held";
-        mean_busy: Option<Estimate> [when servers], Jobs, "busy servers", false, [], Time,
-            "time-average busy servers, blocked ones left out (stations with servers)";
         mean_jobs: Estimate, Jobs, "mean jobs", true, [], Time,
             "time-average number present, queued and in service";
         response_time_s: Estimate, Seconds, "response", true, ["response_time"], Departures,

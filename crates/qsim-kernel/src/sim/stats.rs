@@ -601,7 +601,6 @@ impl Simulation {
             } else {
                 0.0
             },
-            mean_busy: per_s((area_busy - area_blocked).max(0.0)),
             blocked_fraction: if st.servers > 0.0 {
                 per_s(area_blocked) / st.servers
             } else {
