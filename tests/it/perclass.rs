@@ -3,9 +3,9 @@
 //! exact multi-class MVA), and the per-class figures adding up to the
 //! station's.
 
-use crate::support::{assert_close, model, run};
+use crate::support::{Toml, assert_close, model, open_pair, run};
 use qsim_analytic::mva::{self, CenterKind, ClassedStation, ClosedClass};
-use qsim_kernel::{RunResults, StationClassResults, StationResults};
+use qsim_kernel::{Estimate, RunResults, StationClassResults, StationResults};
 
 fn station<'a>(r: &'a RunResults, name: &str) -> &'a StationResults {
     r.stations.iter().find(|s| s.name == name).unwrap()
@@ -19,30 +19,17 @@ fn at<'a>(r: &'a RunResults, st: &str, class: &str) -> &'a StationClassResults {
         .unwrap_or_else(|| panic!("no class {class} at {st}"))
 }
 
-/// Two open classes at one single-server station, each with its own
-/// arrival rate (`rates`) and service mean (`means`).
+/// Two open classes `a` (priority 1) and `b` at one single-server
+/// station, each with its own arrival rate (`rates`) and service mean
+/// (`means`).
 fn open_two(discipline: &str, rates: [f64; 2], means: [f64; 2]) -> String {
-    format!(
-        r#"
-[classes.a]
-type = "open"
-rate_per_s = {}
-route = ["server"]
-priority = 1
+    open_pair(["a", "b"], discipline, 1, rates, means).0
+}
 
-[classes.b]
-type = "open"
-rate_per_s = {}
-route = ["server"]
-
-[stations.server]
-kind = "queue"
-discipline = "{discipline}"
-service = {{ dist = "exponential", mean = {} }}
-service_by_class = {{ b = {{ dist = "exponential", mean = {} }} }}
-"#,
-        rates[0], rates[1], means[0], means[1]
-    )
+/// `assert_close` with no bias allowance over 10 replications, as the
+/// per-class means here.
+fn close(label: &str, sim: Estimate, exact: f64, max_rel_ci: f64) {
+    assert_close(label, sim, exact, 10, 0.0, max_rel_ci);
 }
 
 /// In every replication, the per-class throughputs, mean jobs and
@@ -94,14 +81,14 @@ fn two_class_fcfs_mm1_matches_the_pooled_mm1() {
     for (class, l) in [("a", l1), ("b", l2)] {
         let c = at(&r, "server", class);
         let label = |what: &str| format!("M/M/1 two classes, class {class} {what}");
-        assert_close(&label("throughput"), c.throughput_per_s, l, 10, 0.0, 0.02);
-        assert_close(&label("response"), c.response_time_s, resp, 10, 0.0, 0.03);
-        assert_close(&label("wait"), c.wait_time_s, wait, 10, 0.0, 0.04);
-        assert_close(&label("mean jobs"), c.mean_jobs, l * resp, 10, 0.0, 0.04);
+        close(&label("throughput"), c.throughput_per_s, l, 0.02);
+        close(&label("response"), c.response_time_s, resp, 0.03);
+        close(&label("wait"), c.wait_time_s, wait, 0.04);
+        close(&label("mean jobs"), c.mean_jobs, l * resp, 0.04);
         let u = c.utilization.expect("a queue has a utilization per class");
-        assert_close(&label("utilization"), u, l / mu, 10, 0.0, 0.02);
+        close(&label("utilization"), u, l / mu, 0.02);
         let v = c.visits.expect("one visit per interaction");
-        assert_close(&label("visits"), v, 1.0, 10, 0.0, 0.01);
+        close(&label("visits"), v, 1.0, 0.01);
     }
     assert_sums_match(&r);
 }
@@ -118,12 +105,12 @@ fn two_class_ps_response_is_service_over_one_minus_rho() {
         let c = at(&r, "server", class);
         let label = |what: &str| format!("two-class PS, class {class} {what}");
         let resp = s[k] / (1.0 - rho);
-        assert_close(&label("response"), c.response_time_s, resp, 10, 0.0, 0.03);
-        assert_close(&label("mean jobs"), c.mean_jobs, l[k] * resp, 10, 0.0, 0.04);
+        close(&label("response"), c.response_time_s, resp, 0.03);
+        close(&label("mean jobs"), c.mean_jobs, l[k] * resp, 0.04);
         let u = c
             .utilization
             .expect("a PS queue has a utilization per class");
-        assert_close(&label("utilization"), u, l[k] * s[k], 10, 0.0, 0.03);
+        close(&label("utilization"), u, l[k] * s[k], 0.03);
         assert_eq!(c.wait_time_s.mean, 0.0, "PS serves every job at once");
     }
     assert_sums_match(&r);
@@ -143,24 +130,10 @@ fn non_preemptive_priority_waits_follow_cobham() {
     for (k, class) in ["a", "b"].into_iter().enumerate() {
         let c = at(&r, "server", class);
         let label = |what: &str| format!("priority M/M/1, class {class} {what}");
-        assert_close(&label("wait"), c.wait_time_s, w[k], 10, 0.0, 0.05);
-        assert_close(
-            &label("response"),
-            c.response_time_s,
-            w[k] + 1.0,
-            10,
-            0.0,
-            0.04,
-        );
         let l = [l1, l2][k];
-        assert_close(
-            &label("mean jobs"),
-            c.mean_jobs,
-            l * (w[k] + 1.0),
-            10,
-            0.0,
-            0.05,
-        );
+        close(&label("wait"), c.wait_time_s, w[k], 0.05);
+        close(&label("response"), c.response_time_s, w[k] + 1.0, 0.04);
+        close(&label("mean jobs"), c.mean_jobs, l * (w[k] + 1.0), 0.05);
     }
     assert_sums_match(&r);
 }
@@ -170,34 +143,18 @@ fn closed_two_class_network_matches_exact_mva_per_class_and_station() {
     // Product form: a PS cpu with class-dependent means, an FCFS disk with
     // one mean for both classes, a delay only class b visits. Class a
     // visits the cpu twice per interaction.
-    let text = r#"
-[classes.a]
-type = "closed"
-population = 3
-think = { dist = "exponential", mean = 1.0 }
-route = ["cpu", "disk", "cpu"]
-
-[classes.b]
-type = "closed"
-population = 2
-think = { dist = "exponential", mean = 0.5 }
-route = ["cpu", "net", "disk"]
-
-[stations.cpu]
-kind = "queue"
-discipline = "ps"
-service = { dist = "exponential", mean = 0.1 }
-service_by_class = { b = { dist = "exponential", mean = 0.15 } }
-
-[stations.disk]
-kind = "queue"
-service = { dist = "exponential", mean = 0.2 }
-
-[stations.net]
-kind = "delay"
-service = { dist = "exponential", mean = 0.3 }
-"#;
-    let m = model(text, &[]);
+    let text = Toml::default()
+        .closed("classes.a", 3, 1.0, &["cpu", "disk", "cpu"])
+        .closed("classes.b", 2, 0.5, &["cpu", "net", "disk"])
+        .station("cpu", "queue", 0.1)
+        .with("discipline", "\"ps\"")
+        .with(
+            "service_by_class",
+            "{ b = { dist = \"exponential\", mean = 0.15 } }",
+        )
+        .station("disk", "queue", 0.2)
+        .station("net", "delay", 0.3);
+    let m = model(text.text(), &[]);
     let r = run(&m, 10, 100_000, 10_000);
     let exact = mva::exact_multiclass(
         &[
@@ -226,33 +183,20 @@ service = { dist = "exponential", mean = 0.3 }
             let x = exact.classes[k].throughput_per_s;
             let c = at(&r, name, class);
             let label = |what: &str| format!("closed MVA, class {class} at {name} {what}");
-            assert_close(
-                &label("throughput"),
-                c.throughput_per_s,
-                x * visits,
-                10,
-                0.0,
-                0.02,
-            );
-            assert_close(&label("mean jobs"), c.mean_jobs, e.mean_jobs, 10, 0.0, 0.03);
+            close(&label("throughput"), c.throughput_per_s, x * visits, 0.02);
+            close(&label("mean jobs"), c.mean_jobs, e.mean_jobs, 0.03);
             // MVA's residence is per interaction: visits times the mean
             // time of one visit.
-            assert_close(
-                &label("response"),
-                c.response_time_s,
-                e.residence_time_s / visits,
-                10,
-                0.0,
-                0.03,
-            );
+            let visit_time = e.residence_time_s / visits;
+            close(&label("response"), c.response_time_s, visit_time, 0.03);
             if name != "net" {
                 let u = c.utilization.expect("queues have a utilization per class");
-                assert_close(&label("utilization"), u, e.utilization, 10, 0.0, 0.02);
+                close(&label("utilization"), u, e.utilization, 0.02);
             } else {
                 assert!(c.utilization.is_none(), "a delay has no servers to share");
             }
             let v = c.visits.expect("visits per interaction");
-            assert_close(&label("visits"), v, visits, 10, 0.0, 0.01);
+            close(&label("visits"), v, visits, 0.01);
         }
     }
     assert_sums_match(&r);
@@ -260,19 +204,10 @@ service = { dist = "exponential", mean = 0.3 }
 
 #[test]
 fn single_class_models_have_no_per_class_figures() {
-    let m = model(
-        r#"
-[workload]
-type = "open"
-rate_per_s = 0.5
-route = ["server"]
-
-[stations.server]
-kind = "queue"
-service = { dist = "exponential", mean = 1.0 }
-"#,
-        &[],
-    );
+    let text = Toml::default()
+        .open("workload", 0.5, &["server"])
+        .station("server", "queue", 1.0);
+    let m = model(text.text(), &[]);
     let r = run(&m, 2, 2_000, 200);
     assert!(r.stations[0].classes.is_empty());
     assert!(r.replication_results[0].stations[0].classes.is_empty());
@@ -352,30 +287,14 @@ fn per_class_percentiles_are_kept_only_with_station_tails_where_a_class_goes() {
     // (which never visits `a_only`) has none there and the budget counts
     // one (class, station) pair per class at each station it reaches.
     let text = |tails: bool| {
-        format!(
-            r#"
-[classes.a]
-type = "open"
-rate_per_s = 0.2
-route = ["shared", "a_only"]
-
-[classes.b]
-type = "open"
-rate_per_s = 0.2
-route = ["shared"]
-
-[stations.shared]
-kind = "queue"
-service = {{ dist = "exponential", mean = 1.0 }}
-
-[stations.a_only]
-kind = "queue"
-service = {{ dist = "exponential", mean = 1.0 }}
-
-[simulation]
-station_tails = {tails}
-"#
-        )
+        Toml::default()
+            .open("classes.a", 0.2, &["shared", "a_only"])
+            .open("classes.b", 0.2, &["shared"])
+            .station("shared", "queue", 1.0)
+            .station("a_only", "queue", 1.0)
+            .table("simulation")
+            .with("station_tails", tails)
+            .0
     };
     let off = model(&text(false), &[]);
     let r = run(&off, 2, 2_000, 200);

@@ -3,7 +3,8 @@
 //! each server), join the shortest queue (a two-server Markov chain solved
 //! here) and power of two choices (the mean-field fixed point).
 
-use crate::support::{assert_close, mean_of, model, qsim, run};
+use crate::support::{Toml, assert_close, mean_of, model, qsim, run};
+use qsim_kernel::RunResults;
 use qsim_model::load_str;
 
 /// An open Poisson stream of `rate` per second split by the `source` row
@@ -13,22 +14,48 @@ use qsim_model::load_str;
 fn pool(n: usize, rate: f64, policy: &str, weights: &[f64]) -> String {
     let w = |i: usize| weights.get(i).copied().unwrap_or(1.0 / n as f64);
     let row: Vec<String> = (0..n).map(|i| format!("s{i} = {}", w(i))).collect();
-    let mut t = format!(
-        "[workload]\ntype = \"open\"\nrate_per_s = {rate}\n\n[workload.routing]\nsource = {{ {} }}\n",
-        row.join(", ")
-    );
+    let mut t = Toml::default()
+        .open("workload", rate, &[])
+        .table("workload.routing")
+        .with("source", format!("{{ {} }}", row.join(", ")));
     for i in 0..n {
-        t.push_str(&format!("s{i} = {{ sink = 1.0 }}\n"));
+        t = t.with(&format!("s{i}"), "{ sink = 1.0 }");
     }
-    t.push_str(&format!(
-        "\n[workload.routing_policy]\nsource = {{ {policy} }}\n"
-    ));
+    t = t
+        .table("workload.routing_policy")
+        .with("source", format!("{{ {policy} }}"));
     for i in 0..n {
-        t.push_str(&format!(
-            "\n[stations.s{i}]\nkind = \"queue\"\nservice = {{ dist = \"exponential\", mean = 1.0 }}\n"
-        ));
+        t = t.station(&format!("s{i}"), "queue", 1.0);
     }
-    t
+    t.0
+}
+
+/// A fast and a slow exponential server (means `fast_s` and 1 s) after
+/// `workload`, its row `source` joining the shorter queue (read as 50/50).
+fn fast_slow(workload: Toml, fast_s: f64) -> String {
+    workload
+        .table("workload.routing")
+        .with("source", "{ fast = 0.5, slow = 0.5 }")
+        .with("fast", "{ sink = 1.0 }")
+        .with("slow", "{ sink = 1.0 }")
+        .table("workload.routing_policy")
+        .with("source", "{ policy = \"shortest_queue\" }")
+        .station("fast", "queue", fast_s)
+        .station("slow", "queue", 1.0)
+        .0
+}
+
+/// Runs `text` for 10 replications of 1,000,000 jobs after 50,000: the
+/// runs compared with an exact response here.
+fn run_long(text: &str) -> RunResults {
+    run(&model(text, &[]), 10, 1_000_000, 50_000)
+}
+
+/// Asserts the system's mean response of a 10-replication run against
+/// `exact` (see `assert_close`).
+fn response_close(label: &str, r: &RunResults, exact: f64, bias: f64, max_rel_ci: f64) {
+    let sim = mean_of(&r.system.response_time_s);
+    assert_close(label, sim, exact, 10, bias, max_rel_ci);
 }
 
 /// Asserts that `text` is refused with every one of `wanted` in the errors.
@@ -158,30 +185,15 @@ fn round_robin_gives_each_of_two_servers_erlang_2_arrivals() {
         sigma = (2.0 * lambda / (2.0 * lambda + mu * (1.0 - sigma))).powi(2);
     }
     let wait = sigma / (mu * (1.0 - sigma));
-    let m = model(&pool(2, 2.0 * lambda, "policy = \"round_robin\"", &[]), &[]);
-    let reps = 10;
-    let r = run(&m, reps, 1_000_000, 50_000);
+    let r = run_long(&pool(2, 2.0 * lambda, "policy = \"round_robin\"", &[]));
     // The 99.9% half-width is about 3 x 1.3% of the wait: a bias above
     // about 4% is caught (random routing, M/M/1, would wait 4.0 s against
     // 2.84 s).
     for s in 0..2 {
-        assert_close(
-            &format!("E2/M/1 wait at s{s}"),
-            r.stations[s].wait_time_s,
-            wait,
-            reps,
-            0.0,
-            0.03,
-        );
+        let label = format!("E2/M/1 wait at s{s}");
+        assert_close(&label, r.stations[s].wait_time_s, wait, 10, 0.0, 0.03);
     }
-    assert_close(
-        "E2/M/1 response",
-        mean_of(&r.system.response_time_s),
-        wait + 1.0 / mu,
-        reps,
-        0.0,
-        0.03,
-    );
+    response_close("E2/M/1 response", &r, wait + 1.0 / mu, 0.0, 0.03);
 }
 
 /// The mean response of join the shortest queue between two exponential
@@ -232,20 +244,11 @@ fn shortest_queue_matches_its_two_server_markov_chain() {
     // (6e-7): the truncation moves the mean by far less than the interval.
     let lambda = 1.5;
     let response = jsq_two(lambda, [1.0, 1.0], [1, 1], [26, 26]);
-    let m = model(&pool(2, lambda, "policy = \"shortest_queue\"", &[]), &[]);
-    let reps = 10;
-    let r = run(&m, reps, 1_000_000, 50_000);
+    let r = run_long(&pool(2, lambda, "policy = \"shortest_queue\"", &[]));
     // The 99.9% half-width is about 3 x 0.45% of the response: a bias
     // above about 1.5% is caught (random routing, M/M/1 at 0.75, gives 4 s
     // against about 2.45 s).
-    assert_close(
-        "JSQ response",
-        mean_of(&r.system.response_time_s),
-        response,
-        reps,
-        0.0,
-        0.02,
-    );
+    response_close("JSQ response", &r, response, 0.0, 0.02);
 }
 
 #[test]
@@ -266,19 +269,10 @@ fn weighted_shortest_queue_matches_its_markov_chain() {
     let fast = "[stations.s0]\nkind = \"queue\"\nservice = { dist = \"exponential\", mean = 1.0 }";
     assert!(text.contains(fast));
     let text = text.replacen(fast, &fast.replace("mean = 1.0", "mean = 0.5"), 1);
-    let m = model(&text, &[]);
-    let reps = 10;
-    let r = run(&m, reps, 1_000_000, 50_000);
+    let r = run_long(&text);
     // The 99.9% half-width is about 3 x 0.6% of the response: a bias
     // above about 2% is caught.
-    assert_close(
-        "weighted JSQ response",
-        mean_of(&r.system.response_time_s),
-        response,
-        reps,
-        0.0,
-        0.02,
-    );
+    response_close("weighted JSQ response", &r, response, 0.0, 0.02);
 }
 
 #[test]
@@ -296,83 +290,57 @@ fn power_of_two_choices_match_the_mean_field_fixed_point() {
         &pool(n, lambda * n as f64, "policy = \"power_of_d\", d = 2", &[]),
         &[],
     );
-    let reps = 10;
-    let r = run(&m, reps, 400_000, 40_000);
+    let r = run(&m, 10, 400_000, 40_000);
     // The interval is below 1% of the response (about 0.3%); with the 2%
     // allowance a bias above about 3% is caught (random routing, M/M/1 at
     // 0.8, gives 5 s against the limit's 1.95 s).
-    assert_close(
-        "power of 2 response",
-        mean_of(&r.system.response_time_s),
-        response,
-        reps,
-        0.02,
-        0.01,
-    );
+    response_close("power of 2 response", &r, response, 0.02, 0.01);
 }
 
 /// A closed class of 6 users; each job forks 2 sub-jobs to `cpu`, whose
 /// row sends each on to one of two disks by `policy`, then to the join.
-const FORKED: &str = r#"
-[workload]
-type = "closed"
-population = 6
-think = { dist = "exponential", mean = 1.0 }
-
-[workload.routing]
-source = { split = 1.0 }
-gather = { front = 1.0 }
-front = { a = 0.5, b = 0.5 }
-a = { sink = 1.0 }
-b = { sink = 1.0 }
-cpu = { d0 = 0.5, d1 = 0.5 }
-d0 = { gather = 1.0 }
-d1 = { gather = 1.0 }
-
-[workload.routing_policy]
-cpu = { policy = "round_robin" }
-front = { policy = "round_robin" }
-
-[stations.split]
-kind = "fork"
-to = { cpu = 1.0 }
-fan_out = 2
-join = "gather"
-
-[stations.gather]
-kind = "join"
-
-[stations.cpu]
-kind = "queue"
-service = { dist = "exponential", mean = 0.01 }
-
-[stations.d0]
-kind = "queue"
-service = { dist = "exponential", mean = 0.02 }
-
-[stations.d1]
-kind = "queue"
-service = { dist = "exponential", mean = 0.02 }
-
-[stations.front]
-kind = "delay"
-service = { dist = "exponential", mean = 0.01 }
-
-[stations.a]
-kind = "queue"
-service = { dist = "exponential", mean = 0.05 }
-
-[stations.b]
-kind = "queue"
-service = { dist = "exponential", mean = 0.05 }
-"#;
+fn forked() -> String {
+    let mut t = Toml::default()
+        .closed("workload", 6, 1.0, &[])
+        .table("workload.routing");
+    for (from, to) in [
+        ("source", "split = 1.0"),
+        ("gather", "front = 1.0"),
+        ("front", "a = 0.5, b = 0.5"),
+        ("a", "sink = 1.0"),
+        ("b", "sink = 1.0"),
+        ("cpu", "d0 = 0.5, d1 = 0.5"),
+        ("d0", "gather = 1.0"),
+        ("d1", "gather = 1.0"),
+    ] {
+        t = t.with(from, format!("{{ {to} }}"));
+    }
+    let round_robin = "{ policy = \"round_robin\" }";
+    t.table("workload.routing_policy")
+        .with("cpu", round_robin)
+        .with("front", round_robin)
+        .table("stations.split")
+        .with("kind", "\"fork\"")
+        .with("to", "{ cpu = 1.0 }")
+        .with("fan_out", 2)
+        .with("join", "\"gather\"")
+        .table("stations.gather")
+        .with("kind", "\"join\"")
+        .station("cpu", "queue", 0.01)
+        .station("d0", "queue", 0.02)
+        .station("d1", "queue", 0.02)
+        .station("front", "delay", 0.01)
+        .station("a", "queue", 0.05)
+        .station("b", "queue", 0.05)
+        .0
+}
 
 #[test]
 fn round_robin_alternates_for_closed_jobs_and_fork_sub_jobs() {
     // Round robin alternates exactly, so each pair of stations shares its
     // visits equally up to the jobs in flight at the ends of the window (a
     // random split of 20,000 visits would be off by about 0.7%).
-    let m = model(FORKED, &[]);
+    let m = model(&forked(), &[]);
     let r = run(&m, 2, 20_000, 2_000);
     let x = |name: &str| {
         let s = r.stations.iter().find(|s| s.name == name).unwrap();
@@ -458,28 +426,7 @@ fn no_bounds_where_a_policy_splits_by_the_queues() {
     // utilization law would cap throughput at 2/s, but the shortest queue
     // sends most jobs to the fast one and the run passes 10/s. Neither
     // `solve` nor the run's steady-state check may use that bound.
-    let text = r#"
-[workload]
-type = "closed"
-population = 20
-think = { dist = "exponential", mean = 1 }
-
-[workload.routing]
-source = { fast = 0.5, slow = 0.5 }
-fast = { sink = 1.0 }
-slow = { sink = 1.0 }
-
-[workload.routing_policy]
-source = { policy = "shortest_queue" }
-
-[stations.fast]
-kind = "queue"
-service = { dist = "exponential", mean = 0.1 }
-
-[stations.slow]
-kind = "queue"
-service = { dist = "exponential", mean = 1 }
-"#;
+    let text = &fast_slow(Toml::default().closed("workload", 20, 1.0, &[]), 0.1);
     let dir = std::env::temp_dir().join(format!("qsim-policy-bounds-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("jsq_closed.toml");
@@ -514,31 +461,7 @@ fn a_pool_picked_by_its_queues_is_stable_while_it_keeps_up_together() {
     // would give the slow server 1.25/s and be refused, but the row sends
     // jobs where there is room, so the pool is stable below 3/s together
     // and refused above it, with that limit.
-    let text = |rate: f64| {
-        format!(
-            r#"
-[workload]
-type = "open"
-rate_per_s = {rate}
-
-[workload.routing]
-source = {{ fast = 0.5, slow = 0.5 }}
-fast = {{ sink = 1.0 }}
-slow = {{ sink = 1.0 }}
-
-[workload.routing_policy]
-source = {{ policy = "shortest_queue" }}
-
-[stations.fast]
-kind = "queue"
-service = {{ dist = "exponential", mean = 0.5 }}
-
-[stations.slow]
-kind = "queue"
-service = {{ dist = "exponential", mean = 1 }}
-"#
-        )
-    };
+    let text = |rate: f64| fast_slow(Toml::default().open("workload", rate, &[]), 0.5);
     let r = run(&model(&text(2.5), &[]), 4, 50_000, 5_000);
     let x = r.system.throughput_per_s;
     assert!((x.mean - 2.5).abs() <= 3.0 * x.ci95 + 0.01 * 2.5, "{x:?}");

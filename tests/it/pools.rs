@@ -5,44 +5,29 @@
 //! small Markov chain solved here), and the deadlock of pools taken in
 //! opposite orders, found at load time and stopped at run time.
 
-use crate::support::{assert_close, mean_of, model, run};
+use crate::support::{Toml, assert_close, mean_of, model, run};
 use qsim_analytic::{ctmc, mva};
 use qsim_kernel::{Estimate, RegionResults, RunConfig, RunError, Stop, Warmup};
 
-/// Three pools nested around a three-tier route (thread > connection >
-/// latch), with limits set by `--set`.
-const TIERS: &str = r#"
-[workload]
-type = "closed"
-population = 8
-think = { dist = "exponential", mean = 0.5 }
-route = ["app", "db", "disk"]
+/// Three pools of 8 places nested around a three-tier route (thread >
+/// connection > latch).
+fn tiers() -> Toml {
+    Toml::default()
+        .closed("workload", 8, 0.5, &["app", "db", "disk"])
+        .station("app", "queue", 0.02)
+        .station("db", "queue", 0.03)
+        .station("disk", "queue", 0.025)
+        // Declared inner first: the order of taking comes from nesting,
+        // not the file.
+        .region("latch", &["disk"], 8)
+        .region("conns", &["db", "disk"], 8)
+        .region("threads", &["app", "db", "disk"], 8)
+}
 
-[stations.app]
-kind = "queue"
-service = { dist = "exponential", mean = 0.02 }
-
-[stations.db]
-kind = "queue"
-service = { dist = "exponential", mean = 0.03 }
-
-[stations.disk]
-kind = "queue"
-service = { dist = "exponential", mean = 0.025 }
-
-# Declared inner first: the order of taking comes from nesting, not the file.
-[regions.latch]
-stations = ["disk"]
-limit = 8
-
-[regions.conns]
-stations = ["db", "disk"]
-limit = 8
-
-[regions.threads]
-stations = ["app", "db", "disk"]
-limit = 8
-"#;
+/// `assert_close` with no bias allowance, as every comparison here.
+fn close(label: &str, sim: Estimate, exact: f64, reps: u32, max_rel_ci: f64) {
+    assert_close(label, sim, exact, reps, 0.0, max_rel_ci);
+}
 
 fn region<'a>(r: &'a qsim_kernel::RunResults, name: &str) -> &'a RegionResults {
     r.regions.iter().find(|g| g.name == name).expect("region")
@@ -68,57 +53,30 @@ fn pools_that_never_bind_give_the_plain_networks_exact_mva() {
     ];
     let exact = mva::exact(&stations, 0.5, n).unwrap();
     let e = exact.at(n).unwrap();
-    let m = model(TIERS, &[]);
+    let m = model(tiers().text(), &[]);
     assert!(m.warnings.is_empty(), "nested pools warn: {:?}", m.warnings);
     let r = run(&m, 10, 200_000, 10_000);
     let reps = 10;
-    assert_close(
+    let response = mean_of(&r.system.response_time_s);
+    close(
         "throughput",
         r.system.throughput_per_s,
         e.throughput_per_s,
         reps,
-        0.0,
         0.01,
     );
-    assert_close(
-        "response",
-        mean_of(&r.system.response_time_s),
-        e.response_time_s,
-        reps,
-        0.0,
-        0.02,
-    );
+    close("response", response, e.response_time_s, reps, 0.02);
     for (name, from) in [("threads", 0), ("conns", 1), ("latch", 2)] {
         let g = region(&r, name);
         let inside: f64 = e.stations[from..].iter().map(|s| s.mean_jobs).sum();
         let time: f64 = e.stations[from..].iter().map(|s| s.residence_time_s).sum();
-        assert_close(
-            &format!("{name} mean inside"),
-            g.mean_inside,
-            inside,
-            reps,
-            0.0,
-            0.02,
-        );
-        assert_close(
-            &format!("{name} time inside"),
-            g.inside_time_s,
-            time,
-            reps,
-            0.0,
-            0.02,
-        );
+        let label = |what: &str| format!("{name} {what}");
+        close(&label("mean inside"), g.mean_inside, inside, reps, 0.02);
+        close(&label("time inside"), g.inside_time_s, time, reps, 0.02);
         let u = g
             .utilization
             .expect("a pool with a limit has a utilization");
-        assert_close(
-            &format!("{name} utilization"),
-            u,
-            inside / f64::from(n),
-            reps,
-            0.0,
-            0.02,
-        );
+        close(&label("utilization"), u, inside / f64::from(n), reps, 0.02);
         exactly_zero(&format!("{name} admission wait"), g.wait_time_s);
         exactly_zero(&format!("{name} mean waiting"), g.mean_waiting);
     }
@@ -144,22 +102,11 @@ fn a_pool_of_one_around_a_multi_server_station_makes_it_a_single_server() {
     // one server. 10 x 100k jobs: 95% half-widths 0.13% (throughput),
     // 0.31% (pool wait), 0.11% (utilization): a bias of 0.3% in
     // throughput or utilization, or 0.7% in the pool wait, fails.
-    let text = r#"
-[workload]
-type = "closed"
-population = 5
-think = { dist = "exponential", mean = 2.0 }
-route = ["db"]
-
-[stations.db]
-kind = "queue"
-servers = 4
-service = { dist = "exponential", mean = 0.5 }
-
-[regions.session]
-stations = ["db"]
-limit = 1
-"#;
+    let text = Toml::default()
+        .closed("workload", 5, 2.0, &["db"])
+        .station("db", "queue", 0.5)
+        .with("servers", 4)
+        .region("session", &["db"], 1);
     let (n, z, s) = (5, 2.0, 0.5);
     let p = repairman(n, z, s);
     let x = (1.0 - p[0]) / s;
@@ -168,27 +115,25 @@ limit = 1
         .enumerate()
         .map(|(k, q)| (k.saturating_sub(1)) as f64 * q)
         .sum();
-    let r = run(&model(text, &[]), 10, 100_000, 5_000);
+    let r = run(&model(text.text(), &[]), 10, 100_000, 5_000);
     let g = region(&r, "session");
-    assert_close("throughput", r.system.throughput_per_s, x, 10, 0.0, 0.01);
-    assert_close("pool waiting", g.mean_waiting, waiting, 10, 0.0, 0.03);
-    assert_close("pool wait", g.wait_time_s, waiting / x, 10, 0.0, 0.03);
-    assert_close(
+    close("throughput", r.system.throughput_per_s, x, 10, 0.01);
+    close("pool waiting", g.mean_waiting, waiting, 10, 0.03);
+    close("pool wait", g.wait_time_s, waiting / x, 10, 0.03);
+    close(
         "pool utilization",
         g.utilization.unwrap(),
         1.0 - p[0],
         10,
-        0.0,
         0.01,
     );
-    assert_close("time inside", g.inside_time_s, s, 10, 0.0, 0.01);
+    close("time inside", g.inside_time_s, s, 10, 0.01);
     // The station never has more than the one job the pool lets in.
-    assert_close(
+    close(
         "station jobs",
         r.stations[0].mean_jobs,
         1.0 - p[0],
         10,
-        0.0,
         0.01,
     );
 }
@@ -199,38 +144,20 @@ fn a_pool_of_one_around_a_delay_is_an_mm1_queue() {
     // M/M/1 queue at rho 0.6, whose wait is rho S / (1 - rho) = 1.5 s.
     // 10 x 200k jobs: 95% half-widths 0.83% (pool wait), 0.19%
     // (utilization), 0.49% (response): a bias of 1.8%, 0.4% or 1.1% fails.
-    let text = r#"
-[workload]
-type = "open"
-rate_per_s = 0.6
-route = ["work"]
-
-[stations.work]
-kind = "delay"
-service = { dist = "exponential", mean = 1.0 }
-
-[regions.one]
-stations = ["work"]
-limit = 1
-"#;
-    let r = run(&model(text, &[]), 10, 200_000, 10_000);
+    let text = Toml::default()
+        .open("workload", 0.6, &["work"])
+        .station("work", "delay", 1.0)
+        .region("one", &["work"], 1);
+    let r = run(&model(text.text(), &[]), 10, 200_000, 10_000);
     let g = region(&r, "one");
-    assert_close("pool wait", g.wait_time_s, 1.5, 10, 0.0, 0.03);
-    assert_close("pool waiting", g.mean_waiting, 0.6 * 1.5, 10, 0.0, 0.03);
-    assert_close(
-        "pool utilization",
-        g.utilization.unwrap(),
-        0.6,
-        10,
-        0.0,
-        0.01,
-    );
-    assert_close(
+    close("pool wait", g.wait_time_s, 1.5, 10, 0.03);
+    close("pool waiting", g.mean_waiting, 0.6 * 1.5, 10, 0.03);
+    close("pool utilization", g.utilization.unwrap(), 0.6, 10, 0.01);
+    close(
         "response",
         mean_of(&r.system.response_time_s),
         2.5,
         10,
-        0.0,
         0.02,
     );
 }
@@ -319,72 +246,34 @@ fn a_thread_pool_of_two_around_a_connection_pool_of_one_matches_its_markov_chain
     // 0.15% (throughput), 0.56% (each pool's wait), 0.14-0.30% (pool
     // utilization and time inside): a bias of 0.4% in throughput, 1.2% in
     // a pool's wait or 0.7% in its utilization fails.
-    let text = r#"
-[workload]
-type = "closed"
-population = 3
-think = { dist = "exponential", mean = 1.0 }
-route = ["app", "query"]
-
-[stations.app]
-kind = "delay"
-service = { dist = "exponential", mean = 0.5 }
-
-[stations.query]
-kind = "delay"
-service = { dist = "exponential", mean = 0.4 }
-
-[regions.threads]
-stations = ["app", "query"]
-limit = 2
-
-[regions.conns]
-stations = ["query"]
-limit = 1
-"#;
+    let text = Toml::default()
+        .closed("workload", 3, 1.0, &["app", "query"])
+        .station("app", "delay", 0.5)
+        .station("query", "delay", 0.4)
+        .region("threads", &["app", "query"], 2)
+        .region("conns", &["query"], 1);
     let [x, wt, wc, it, ic] = nested_pair_chain(3, 1.0, 0.5, 0.4);
-    let r = run(&model(text, &[]), 10, 100_000, 5_000);
-    assert_close("throughput", r.system.throughput_per_s, x, 10, 0.0, 0.01);
-    assert_close(
-        "response",
-        mean_of(&r.system.response_time_s),
-        3.0 / x - 1.0,
-        10,
-        0.0,
-        0.01,
-    );
+    let r = run(&model(text.text(), &[]), 10, 100_000, 5_000);
+    let response = mean_of(&r.system.response_time_s);
+    close("throughput", r.system.throughput_per_s, x, 10, 0.01);
+    close("response", response, 3.0 / x - 1.0, 10, 0.01);
     let (t, c) = (region(&r, "threads"), region(&r, "conns"));
-    assert_close("threads waiting", t.mean_waiting, wt, 10, 0.0, 0.03);
-    assert_close("threads wait", t.wait_time_s, wt / x, 10, 0.0, 0.03);
-    assert_close("conns waiting", c.mean_waiting, wc, 10, 0.0, 0.03);
-    assert_close("conns wait", c.wait_time_s, wc / x, 10, 0.0, 0.03);
-    assert_close(
+    close("threads waiting", t.mean_waiting, wt, 10, 0.03);
+    close("threads wait", t.wait_time_s, wt / x, 10, 0.03);
+    close("conns waiting", c.mean_waiting, wc, 10, 0.03);
+    close("conns wait", c.wait_time_s, wc / x, 10, 0.03);
+    close(
         "threads utilization",
         t.utilization.unwrap(),
         it / 2.0,
         10,
-        0.0,
         0.01,
     );
-    assert_close(
-        "conns utilization",
-        c.utilization.unwrap(),
-        ic,
-        10,
-        0.0,
-        0.01,
-    );
+    close("conns utilization", c.utilization.unwrap(), ic, 10, 0.01);
     // A thread is held through the connection wait: time inside is the
     // work at app, the wait for a connection and the query.
-    assert_close(
-        "threads time inside",
-        t.inside_time_s,
-        it / x,
-        10,
-        0.0,
-        0.01,
-    );
-    assert_close("conns time inside", c.inside_time_s, 0.4, 10, 0.0, 0.01);
+    close("threads time inside", t.inside_time_s, it / x, 10, 0.01);
+    close("conns time inside", c.inside_time_s, 0.4, 10, 0.01);
 }
 
 #[test]
@@ -392,96 +281,39 @@ fn a_move_into_nested_pools_takes_the_outer_one_first() {
     // `batch` enters all three pools in one move; taking the latch first
     // (the file's order) would hold it while waiting for a thread that a
     // `web` job holds while waiting for the latch.
-    let text = r#"
-[classes.web]
-type = "closed"
-population = 6
-think = { dist = "exponential", mean = 1.0 }
-route = ["app", "sql", "hot"]
-
-[classes.batch]
-type = "closed"
-population = 6
-think = { dist = "exponential", mean = 1.0 }
-route = ["hot", "app"]
-
-[stations.app]
-kind = "delay"
-service = { dist = "exponential", mean = 0.1 }
-
-[stations.sql]
-kind = "delay"
-service = { dist = "exponential", mean = 0.1 }
-
-[stations.hot]
-kind = "queue"
-service = { dist = "exponential", mean = 0.05 }
-
-[regions.latch]
-stations = ["hot"]
-limit = 1
-
-[regions.conns]
-stations = ["sql", "hot"]
-limit = 2
-
-[regions.threads]
-stations = ["app", "sql", "hot"]
-limit = 3
-"#;
-    let m = model(text, &[]);
+    let text = Toml::default()
+        .closed("classes.web", 6, 1.0, &["app", "sql", "hot"])
+        .closed("classes.batch", 6, 1.0, &["hot", "app"])
+        .station("app", "delay", 0.1)
+        .station("sql", "delay", 0.1)
+        .station("hot", "queue", 0.05)
+        .region("latch", &["hot"], 1)
+        .region("conns", &["sql", "hot"], 2)
+        .region("threads", &["app", "sql", "hot"], 3);
+    let m = model(text.text(), &[]);
     assert!(m.warnings.is_empty(), "nested pools warn: {:?}", m.warnings);
     let r = run(&m, 5, 50_000, 2_000);
     let g = region(&r, "latch");
     // The latch is held exactly while `hot` serves (one at a time).
-    assert_close(
-        "latch utilization",
-        g.utilization.unwrap(),
-        r.stations[2].utilization.mean,
-        5,
-        0.0,
-        0.01,
-    );
+    let held = r.stations[2].utilization.mean;
+    close("latch utilization", g.utilization.unwrap(), held, 5, 0.01);
 }
 
 /// Two pools that overlap on `s2`, taken in opposite orders by two classes.
-const CROSSED: &str = r#"
-[classes.up]
-type = "closed"
-population = 2
-think = { dist = "exponential", mean = 1.0 }
-route = ["s1", "s2", "s3"]
-
-[classes.down]
-type = "closed"
-population = 2
-think = { dist = "exponential", mean = 1.0 }
-route = ["s3", "s2", "s1"]
-
-[stations.s1]
-kind = "delay"
-service = { dist = "exponential", mean = 0.1 }
-
-[stations.s2]
-kind = "delay"
-service = { dist = "exponential", mean = 0.1 }
-
-[stations.s3]
-kind = "delay"
-service = { dist = "exponential", mean = 0.1 }
-
-[regions.a]
-stations = ["s1", "s2"]
-limit = 1
-
-[regions.b]
-stations = ["s2", "s3"]
-limit = 1
-"#;
+fn crossed() -> Toml {
+    Toml::default()
+        .closed("classes.up", 2, 1.0, &["s1", "s2", "s3"])
+        .closed("classes.down", 2, 1.0, &["s3", "s2", "s1"])
+        .station("s1", "delay", 0.1)
+        .station("s2", "delay", 0.1)
+        .station("s3", "delay", 0.1)
+        .region("a", &["s1", "s2"], 1)
+        .region("b", &["s2", "s3"], 1)
+}
 
 #[test]
 fn pools_taken_in_opposite_orders_warn_at_load_and_stop_the_run_with_a_named_deadlock() {
-    let m = model(CROSSED, &[]);
+    let m = model(crossed().text(), &[]);
     let w: Vec<_> = m
         .warnings
         .iter()
@@ -524,7 +356,10 @@ fn pools_taken_in_opposite_orders_warn_at_load_and_stop_the_run_with_a_named_dea
         "{e}"
     );
     // With room for everyone the same routes cannot deadlock.
-    let roomy = model(CROSSED, &["regions.a.limit=4", "regions.b.limit=4"]);
+    let roomy = model(
+        crossed().text(),
+        &["regions.a.limit=4", "regions.b.limit=4"],
+    );
     let short = RunConfig {
         stop: Stop::Jobs(20_000),
         ..config

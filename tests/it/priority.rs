@@ -11,7 +11,7 @@
 //! width guard (6 to 8% at the guards below, 2 to 3% at the widths these
 //! runs reach) fails.
 
-use crate::support::{assert_close, model, run, widen_95_to_999};
+use crate::support::{Toml, assert_close, model, open_pair, run, widen_95_to_999};
 use qsim_kernel::{Estimate, RunResults, StationClassResults};
 
 fn at<'a>(r: &'a RunResults, st: &str, class: &str) -> &'a StationClassResults {
@@ -28,28 +28,19 @@ fn at<'a>(r: &'a RunResults, st: &str, class: &str) -> &'a StationClassResults {
 /// Two open classes at one queue: `hi` (priority 1) and `lo` (priority
 /// 0), each with its own arrival rate and exponential service mean.
 fn open_two(discipline: &str, servers: u32, rates: [f64; 2], means: [f64; 2]) -> String {
-    format!(
-        r#"
-[classes.hi]
-type = "open"
-rate_per_s = {}
-route = ["server"]
-priority = 1
+    open_pair(["hi", "lo"], discipline, servers, rates, means).0
+}
 
-[classes.lo]
-type = "open"
-rate_per_s = {}
-route = ["server"]
+/// Runs `text` for 10 replications of 200,000 jobs after 20,000: the runs
+/// of every test here that compares with a closed form.
+fn run10(text: &str) -> RunResults {
+    run(&model(text, &[]), 10, 200_000, 20_000)
+}
 
-[stations.server]
-kind = "queue"
-servers = {servers}
-discipline = "{discipline}"
-service = {{ dist = "exponential", mean = {} }}
-service_by_class = {{ lo = {{ dist = "exponential", mean = {} }} }}
-"#,
-        rates[0], rates[1], means[0], means[1]
-    )
+/// `assert_close` with no bias allowance over 10 replications, as every
+/// comparison here.
+fn close(label: &str, sim: Estimate, exact: f64, max_rel_ci: f64) {
+    assert_close(label, sim, exact, 10, 0.0, max_rel_ci);
 }
 
 /// One class's figures at a one-server station against its exact mean
@@ -62,25 +53,18 @@ fn check_class(
     exact: f64,
     l: f64,
     m: f64,
-    reps: u32,
 ) {
-    assert_close(
-        &label("response"),
-        c.response_time_s,
-        exact,
-        reps,
-        0.0,
-        0.04,
-    );
-    assert_close(&label("mean jobs"), c.mean_jobs, l * exact, reps, 0.0, 0.05);
+    close(&label("response"), c.response_time_s, exact, 0.04);
+    close(&label("mean jobs"), c.mean_jobs, l * exact, 0.05);
     let u = c.utilization.expect("a queue has a utilization per class");
-    assert_close(&label("utilization"), u, l * m, reps, 0.0, 0.03);
+    close(&label("utilization"), u, l * m, 0.03);
 }
 
-/// Asserts that `sim` is away from `other` by more than its 99.9%
-/// half-width: the test that uses it can tell the two answers apart.
-fn assert_apart(label: &str, sim: Estimate, other: f64, reps: u32) {
-    let half = sim.ci95 * widen_95_to_999(reps - 1);
+/// Asserts that `sim` (over 10 replications) is away from `other` by more
+/// than its 99.9% half-width: the test that uses it can tell the two
+/// answers apart.
+fn assert_apart(label: &str, sim: Estimate, other: f64) {
+    let half = sim.ci95 * widen_95_to_999(10 - 1);
     assert!(
         (sim.mean - other).abs() > 2.0 * half,
         "{label}: simulated {} ± {} does not tell {other} apart",
@@ -130,22 +114,16 @@ fn preemptive_priority_mm1_matches_the_closed_form() {
     // Equal service means, then class-dependent ones (the low class's
     // jobs four times as long).
     for (l, m) in [([0.3, 0.4], [1.0, 1.0]), ([0.6, 0.2], [0.5, 2.0])] {
-        let reps = 10;
-        let r = run(
-            &model(&open_two("preemptive_priority", 1, l, m), &[]),
-            reps,
-            200_000,
-            20_000,
-        );
+        let r = run10(&open_two("preemptive_priority", 1, l, m));
         let exact = preemptive_mm1(l, m);
         let np = non_preemptive_mm1(l, m);
         for (k, class) in ["hi", "lo"].into_iter().enumerate() {
             let c = at(&r, "server", class);
             let label = |what: &str| format!("preemptive M/M/1 {l:?} {m:?}, class {class} {what}");
-            check_class(c, &label, exact[k], l[k], m[k], reps);
+            check_class(c, &label, exact[k], l[k], m[k]);
             // Without preemption the answer is another: the test tells
             // the two disciplines apart for both classes.
-            assert_apart(&label("vs non-preemptive"), c.response_time_s, np[k], reps);
+            assert_apart(&label("vs non-preemptive"), c.response_time_s, np[k]);
         }
     }
 }
@@ -156,27 +134,15 @@ fn preemptive_priority_mm2_low_class_gets_what_the_pooled_queue_leaves() {
     // sees an M/M/2 of its own, and (the service being memoryless and the
     // discipline work-conserving) the total number present is that of an
     // M/M/2 with l1 + l2, so the low class holds the difference.
-    let (l, reps) = ([0.6, 0.8], 10);
-    let r = run(
-        &model(&open_two("preemptive_priority", 2, l, [1.0, 1.0]), &[]),
-        reps,
-        200_000,
-        20_000,
-    );
+    let l = [0.6, 0.8];
+    let r = run10(&open_two("preemptive_priority", 2, l, [1.0, 1.0]));
     let n1 = mm2_jobs(l[0]);
     let n2 = mm2_jobs(l[0] + l[1]) - n1;
     for (k, class, n) in [(0, "hi", n1), (1, "lo", n2)] {
         let c = at(&r, "server", class);
         let label = |what: &str| format!("preemptive M/M/2, class {class} {what}");
-        assert_close(&label("mean jobs"), c.mean_jobs, n, reps, 0.0, 0.05);
-        assert_close(
-            &label("response"),
-            c.response_time_s,
-            n / l[k],
-            reps,
-            0.0,
-            0.04,
-        );
+        close(&label("mean jobs"), c.mean_jobs, n, 0.05);
+        close(&label("response"), c.response_time_s, n / l[k], 0.04);
     }
 }
 
@@ -193,25 +159,16 @@ fn closed_high_class_sees_the_preemptive_server_alone() {
     // low class sharing a preemptive server: the high class runs as if
     // the low one were absent, a machine-repairman model solved exactly by
     // MVA here.
-    let text = r#"
-[classes.hi]
-type = "closed"
-population = 3
-think = { dist = "exponential", mean = 2.0 }
-route = ["server"]
-priority = 1
-
-[classes.lo]
-type = "open"
-rate_per_s = 0.4
-route = ["server"]
-
-[stations.server]
-kind = "queue"
-discipline = "preemptive_priority"
-service = { dist = "exponential", mean = 0.5 }
-service_by_class = { lo = { dist = "exponential", mean = 0.5 } }
-"#;
+    let text = Toml::default()
+        .closed("classes.hi", 3, 2.0, &["server"])
+        .with("priority", 1)
+        .open("classes.lo", 0.4, &["server"])
+        .station("server", "queue", 0.5)
+        .with("discipline", "\"preemptive_priority\"")
+        .with(
+            "service_by_class",
+            "{ lo = { dist = \"exponential\", mean = 0.5 } }",
+        );
     let (s, z) = (0.5, 2.0);
     let (mut q, mut resp, mut x) = (0.0, 0.0, 0.0);
     for n in 1..=3 {
@@ -219,25 +176,10 @@ service_by_class = { lo = { dist = "exponential", mean = 0.5 } }
         x = f64::from(n) / (z + resp);
         q = x * resp;
     }
-    let reps = 10;
-    let r = run(&model(text, &[]), reps, 200_000, 20_000);
+    let r = run10(text.text());
     let c = at(&r, "server", "hi");
-    assert_close(
-        "closed hi response",
-        c.response_time_s,
-        resp,
-        reps,
-        0.0,
-        0.03,
-    );
-    assert_close(
-        "closed hi throughput",
-        c.throughput_per_s,
-        x,
-        reps,
-        0.0,
-        0.02,
-    );
+    close("closed hi response", c.response_time_s, resp, 0.03);
+    close("closed hi throughput", c.throughput_per_s, x, 0.02);
 }
 
 /// The first error of loading `text`.
@@ -408,21 +350,21 @@ fn dps_mm1_matches_the_linear_system() {
     // rho = 0.7. Weights (4, 1) favour hi, (1, 3) favour lo, (2, 2) is
     // plain PS. Unequal weights move both classes' means away from PS by
     // more than the intervals.
-    let (l, m, reps) = ([0.4, 0.15], [1.0, 2.0], 10);
+    let (l, m) = ([0.4, 0.15], [1.0, 2.0]);
     let mu = [1.0 / m[0], 1.0 / m[1]];
     let rho = l[0] * m[0] + l[1] * m[1];
     for w in [[2.0, 2.0], [4.0, 1.0], [1.0, 3.0]] {
-        let r = run(&model(&dps_two(1, l, m, w), &[]), reps, 200_000, 20_000);
+        let r = run10(&dps_two(1, l, m, w));
         let exact = dps_fmi(l, mu, w);
         for (k, class) in ["hi", "lo"].into_iter().enumerate() {
             let c = at(&r, "server", class);
             let label = |what: &str| format!("DPS M/M/1 weights {w:?}, class {class} {what}");
-            check_class(c, &label, exact[k], l[k], m[k], reps);
+            check_class(c, &label, exact[k], l[k], m[k]);
             let ps = m[k] / (1.0 - rho);
             if w[0] == w[1] {
                 assert!((exact[k] - ps).abs() < 1e-12 * ps);
             } else {
-                assert_apart(&label("vs plain PS"), c.response_time_s, ps, reps);
+                assert_apart(&label("vs plain PS"), c.response_time_s, ps);
             }
         }
     }
@@ -433,22 +375,15 @@ fn dps_two_servers_match_the_markov_chain() {
     // Two servers: a job of the heavier class takes a whole server while
     // its weighted part would exceed one; the chain applies the same rule
     // (written apart here) to exponential service.
-    let (l, m, w, reps) = ([0.8, 0.3], [1.0, 2.0], [4.0, 1.0], 10);
+    let (l, m, w) = ([0.8, 0.3], [1.0, 2.0], [4.0, 1.0]);
     let mu = [1.0 / m[0], 1.0 / m[1]];
     let n = dps_chain(l, mu, w, 2, 80);
-    let r = run(&model(&dps_two(2, l, m, w), &[]), reps, 200_000, 20_000);
+    let r = run10(&dps_two(2, l, m, w));
     for (k, class) in ["hi", "lo"].into_iter().enumerate() {
         let c = at(&r, "server", class);
         let label = |what: &str| format!("DPS M/M/2 weights {w:?}, class {class} {what}");
-        assert_close(&label("mean jobs"), c.mean_jobs, n[k], reps, 0.0, 0.05);
-        assert_close(
-            &label("response"),
-            c.response_time_s,
-            n[k] / l[k],
-            reps,
-            0.0,
-            0.04,
-        );
+        close(&label("mean jobs"), c.mean_jobs, n[k], 0.05);
+        close(&label("response"), c.response_time_s, n[k] / l[k], 0.04);
     }
 }
 
@@ -495,12 +430,10 @@ fn oltp_reports_model_headers_hold() {
         let r = qsim_kernel::run(&model.network, &model.run).expect("run");
         for (k, class, guard) in [(0, "oltp", 0.01), (1, "report", 0.04)] {
             let c = at(&r, "db_cpu", class);
-            assert_close(
+            close(
                 &format!("{file} {class} response"),
                 c.response_time_s,
                 exact[k],
-                10,
-                0.0,
                 guard,
             );
         }

@@ -102,3 +102,107 @@ pub fn refused(args: &[&str], wanted: &[&str]) -> std::process::Output {
     }
     out
 }
+
+/// A model's text built a table at a time, in the order given (stations
+/// and regions in the order they are added are the spec order): for tests
+/// that write the same workload, station and region tables with other
+/// names and numbers. Numbers are written as Rust prints them (`{:?}`), so
+/// `1.0` stays `1.0`.
+#[derive(Clone, Debug, Default)]
+pub struct Toml(pub String);
+
+impl Toml {
+    /// A table `[name]` (`workload`, `classes.web`, `stations.cpu`, ...).
+    pub fn table(mut self, name: &str) -> Toml {
+        if !self.0.is_empty() {
+            self.0.push('\n');
+        }
+        self.0 += &format!("[{name}]\n");
+        self
+    }
+
+    /// A line `key = value` in the last table.
+    pub fn with(mut self, key: &str, value: impl std::fmt::Display) -> Toml {
+        self.0 += &format!("{key} = {value}\n");
+        self
+    }
+
+    /// A closed class in table `name`: `population` users thinking an
+    /// exponential `think_s` between interactions along `route` (none: a
+    /// routing table follows).
+    pub fn closed(self, name: &str, population: u32, think_s: f64, route: &[&str]) -> Toml {
+        self.table(name)
+            .with("type", "\"closed\"")
+            .with("population", population)
+            .with("think", exponential(think_s))
+            .route(route)
+    }
+
+    /// An open class in table `name`: Poisson arrivals of `rate_per_s`
+    /// along `route` (none: a routing table follows).
+    pub fn open(self, name: &str, rate_per_s: f64, route: &[&str]) -> Toml {
+        self.table(name)
+            .with("type", "\"open\"")
+            .with("rate_per_s", format!("{rate_per_s:?}"))
+            .route(route)
+    }
+
+    /// A class's `route`, unless it is empty.
+    fn route(self, route: &[&str]) -> Toml {
+        if route.is_empty() {
+            self
+        } else {
+            self.with("route", format!("{route:?}"))
+        }
+    }
+
+    /// Station `name` of `kind` with exponential service of mean `mean_s`.
+    pub fn station(self, name: &str, kind: &str, mean_s: f64) -> Toml {
+        self.table(&format!("stations.{name}"))
+            .with("kind", format!("{kind:?}"))
+            .with("service", exponential(mean_s))
+    }
+
+    /// Region `name` over `stations`, holding at most `limit` jobs.
+    pub fn region(self, name: &str, stations: &[&str], limit: u32) -> Toml {
+        self.table(&format!("regions.{name}"))
+            .with("stations", format!("{stations:?}"))
+            .with("limit", limit)
+    }
+
+    /// The text.
+    pub fn text(&self) -> &str {
+        &self.0
+    }
+}
+
+/// An exponential distribution of mean `mean_s`, as a TOML inline table.
+pub fn exponential(mean_s: f64) -> String {
+    format!("{{ dist = \"exponential\", mean = {mean_s:?} }}")
+}
+
+/// Two open classes `names` at one queue `server` with `servers` servers
+/// and `discipline`, each with its own arrival rate and exponential service
+/// mean; the first has priority 1.
+pub fn open_pair(
+    names: [&str; 2],
+    discipline: &str,
+    servers: u32,
+    rates: [f64; 2],
+    means: [f64; 2],
+) -> Toml {
+    let [a, b] = names;
+    Toml::default()
+        .open(&format!("classes.{a}"), rates[0], &["server"])
+        .with("priority", 1)
+        .open(&format!("classes.{b}"), rates[1], &["server"])
+        .table("stations.server")
+        .with("kind", "\"queue\"")
+        .with("servers", servers)
+        .with("discipline", format!("{discipline:?}"))
+        .with("service", exponential(means[0]))
+        .with(
+            "service_by_class",
+            format!("{{ {b} = {} }}", exponential(means[1])),
+        )
+}
