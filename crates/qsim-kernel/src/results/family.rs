@@ -43,23 +43,27 @@ pub(crate) fn all(flags: &[bool]) -> bool {
 
 /// Declares a family of metrics of one scope, each once.
 ///
-/// Each metric line reads
-/// `NAME: TYPE [when FLAG], Unit, "label", sweep, [aliases], Weight, "doc";`
+/// The header names the family's `MetricScope` and `Read` variants, its
+/// table constant, its flags struct (`applies`) and its weights enum. Each
+/// metric line then reads
+/// `NAME: TYPE [when FLAG], Unit, "label", sweep, [aliases], WEIGHT, "doc";`
 /// with `TYPE` the summary field's type (`Estimate`, or `Option<Estimate>`
 /// for a metric that applies to some items only), `FLAG` a `bool` field of
-/// the family's `applies` struct that says where it applies (always
-/// without one), `sweep` whether sweeps write it as a column, and
-/// `Weight` a variant of the family's `weights` enum: what one
-/// replication's value is weighed by, so that the figure is additive over
-/// the segments of a single replication (see `Summary::fig` in run.rs). From the line follow:
-/// the field `NAME: f64` of the replication struct (0 where it does not
-/// apply), the field `NAME: TYPE` of the summary struct, the metric table
-/// row named `NAME` (the JSON key, CSV `metric`, sweep column and
-/// derived-metric variable) with the unit, label and doc, and the
-/// summary's `with_figures`, which fills every field from a function that
-/// summarizes one figure across replications. The replication and summary
-/// structs take their other fields (before and after the metrics) in
-/// braces.
+/// the flags struct that says where it applies (always without one),
+/// `sweep` whether sweeps write it as a column, and `WEIGHT` a variant of
+/// the weights enum: what one replication's value is weighed by, so that
+/// the figure is additive over the segments of a single replication (see
+/// `Summary::fig` in run.rs).
+///
+/// From the line follow: the field `NAME: f64` of the replication struct
+/// (0 where it does not apply), the field `NAME: TYPE` of the summary
+/// struct (both documented by the doc), the metric table row named `NAME`
+/// (the JSON key, CSV `metric`, sweep column and derived-metric variable)
+/// with the unit, label and doc, and the summary's `with_figures`, which
+/// fills every field from a function that summarizes one figure across
+/// replications, in line order. The replication struct takes its other
+/// fields (after the metrics) in braces, the summary struct its own
+/// (before and after them) in two pairs of braces.
 macro_rules! metric_family {
     (
         scope: $scope:ident,
