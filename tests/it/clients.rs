@@ -536,6 +536,21 @@ fn bad_client_and_overload_keys_are_refused_where_they_are() {
     }
 }
 
+/// Cancelling at two latches is one error naming both, not one per latch.
+#[test]
+fn cancel_at_several_latches_is_one_error() {
+    let text = "[workload]\ntype = \"open\"\nrate_per_s = 1\nroute = [\"a\", \"b\"]\n\n[workload.client]\ntimeout = { dist = \"exponential\", mean = 1 }\non_timeout = \"cancel\"\n\n[stations.a]\nkind = \"latch\"\nservice = { dist = \"exponential\", mean = 0.1 }\n\n[stations.b]\nkind = \"latch\"\nservice = { dist = \"exponential\", mean = 0.1 }\n";
+    let e = match qsim_model::load_str("bad.toml", text, &[]) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        e.contains("stations a, b are latches or have speed curves"),
+        "{e}"
+    );
+    assert_eq!(e.matches("on_timeout = \"cancel\" takes").count(), 1, "{e}");
+}
+
 #[test]
 fn a_job_counted_run_ends_when_every_interaction_fails() {
     // Every attempt times out (0.01 s) before its 0.5 s service ends, and

@@ -209,6 +209,9 @@ impl Overload {
             k.as_ref()
                 .is_some_and(|k| k.on_timeout == OnTimeout::Cancel)
         });
+        // Stations where a request given up goes on (latches, speed
+        // curves): one error for all of them.
+        let mut goes_on: Vec<&str> = Vec::new();
         for (s, st) in spec.stations.iter().enumerate() {
             let at = Scope::Station(s);
             // A preempted job would leave its server and queue again,
@@ -224,16 +227,8 @@ impl Overload {
                     "client and overload behaviour (timeouts, retries, patience, balking, shedding) run on networks of queue, delay and latch stations, not preemptive_priority; this station is a batch, link, fork or join, or preempts",
                 );
             }
-            let queues = st.speed.is_some() || st.kind.as_latch().is_some();
-            if queues && let Some(c) = cancelling {
-                err(
-                    Scope::Class(c),
-                    &["client", "on_timeout"],
-                    &format!(
-                        "on_timeout = \"cancel\" takes a request out of a fixed-speed queue; station {} is a latch or has a speed curve, where a request given up goes on: use on_timeout = \"continue\"",
-                        st.name
-                    ),
-                );
+            if st.speed.is_some() || st.kind.as_latch().is_some() {
+                goes_on.push(st.name.as_str());
             }
             if spec.blocks(s) {
                 err(
@@ -281,6 +276,20 @@ impl Overload {
                     );
                 }
             }
+        }
+        if let (Some(c), false) = (cancelling, goes_on.is_empty()) {
+            let (what, verb) = match goes_on.len() {
+                1 => ("station", "is a latch or has a speed curve"),
+                _ => ("stations", "are latches or have speed curves"),
+            };
+            err(
+                Scope::Class(c),
+                &["client", "on_timeout"],
+                &format!(
+                    "on_timeout = \"cancel\" takes a request out of a fixed-speed queue; {what} {} {verb}, where a request given up goes on: use on_timeout = \"continue\"",
+                    goes_on.join(", ")
+                ),
+            );
         }
         if !spec.regions.is_empty() {
             err(
