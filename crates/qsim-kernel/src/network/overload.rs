@@ -277,19 +277,8 @@ impl Overload {
                 }
             }
         }
-        if let (Some(c), false) = (cancelling, goes_on.is_empty()) {
-            let (what, verb) = match goes_on.len() {
-                1 => ("station", "is a latch or has a speed curve"),
-                _ => ("stations", "are latches or have speed curves"),
-            };
-            err(
-                Scope::Class(c),
-                &["client", "on_timeout"],
-                &format!(
-                    "on_timeout = \"cancel\" takes a request out of a fixed-speed queue; {what} {} {verb}, where a request given up goes on: use on_timeout = \"continue\"",
-                    goes_on.join(", ")
-                ),
-            );
+        if let (Some(c), Some(why)) = (cancelling, cancel_refusal(&goes_on)) {
+            err(Scope::Class(c), &["client", "on_timeout"], &why);
         }
         if !spec.regions.is_empty() {
             err(
@@ -324,6 +313,21 @@ impl Overload {
         }
         out
     }
+}
+
+/// Why `on_timeout = "cancel"` cannot apply, given the stations where a
+/// request given up goes on (latches, speed curves), or `None` when
+/// there are none.
+fn cancel_refusal(goes_on: &[&str]) -> Option<String> {
+    let (what, verb) = match goes_on.len() {
+        0 => return None,
+        1 => ("station", "is a latch or has a speed curve"),
+        _ => ("stations", "are latches or have speed curves"),
+    };
+    Some(format!(
+        "on_timeout = \"cancel\" takes a request out of a fixed-speed queue; {what} {} {verb}, where a request given up goes on: use on_timeout = \"continue\"",
+        goes_on.join(", ")
+    ))
 }
 
 /// The checks of a class's circuit breaker; `err` reports a problem at a
