@@ -61,7 +61,8 @@ cd "$(dirname "$0")/.."
 if [[ $# -gt 0 ]]; then
     injections=("$@")
 else
-    injections=(service interarrival drop route handoff warmup speed preempt weights policy pool)
+    injections=(service interarrival drop route handoff warmup speed preempt weights policy pool
+        perclass timeout backoff)
 fi
 # The kernel's simulation tests, the sweep's, and the root package's test
 # modules that compare simulated figures with exact answers or with the
