@@ -70,7 +70,7 @@ fi
 # rendering, not figures).
 kernel=(engine exact mechanisms statistics latch_spin latch_lazy timeline recovery rare)
 modules=(exact scenarios claims switching capacity blocking perclass routes whatif
-    timeline::hysteresis priority policies pools overload_exact)
+    timeline::hysteresis priority policies pools overload_exact clients)
 
 kernel_args=(-p qsim-kernel --features bias)
 for t in "${kernel[@]}"; do kernel_args+=(--test "$t"); done
