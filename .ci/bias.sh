@@ -7,13 +7,13 @@
 # runs the same build without an injection and must be empty.
 #
 # Usage: .ci/bias.sh [INJECTION[:SIZE] ...]   (default: all, default sizes)
-# Not part of .ci/run: it runs the selected tests eight times (about 15
-# minutes on two idle cores; 26 minutes on two shared ones). BIAS_TIMEOUT
+# Not part of .ci/run: it runs the selected tests once per injection and
+# once without (2 to 3 minutes each on two shared cores). BIAS_TIMEOUT
 # (seconds, default 600) bounds each group of test binaries.
 #
 # The table at commit e6dca0e (all injections at their default sizes;
 # failed tests per binary: kernel tests, the sweep's, tests/it by module;
-# tests/it now also runs priority, policies, pools and overload_exact):
+# tests/it then also ran priority, policies, pools and overload_exact):
 #   none           0
 #   service     103  engine 14, exact 4, latch_lazy 1, latch_spin 3,
 #                    mechanisms 10, rare 5; sweep 2; it 64 (blocking 3,
@@ -48,6 +48,24 @@
 # still fails the same 4; policy:40 (one pick in forty) fails 1
 # (policies::weighted_shortest_queue_matches_its_markov_chain); weights:0,
 # the hook at rest, fails none.
+# The rows added at c0ab9e8 (default sizes; tests/it also runs clients
+# from then on, which the rows above did not):
+#   none           0
+#   perclass      1  it 1: perclass (two-class FCFS M/M/1 per-class
+#                    percentiles, -ln(1 - p)/(mu - lambda))
+#   timeout       4  it 4: clients (retries after timeouts, Markov chain),
+#                    overload_exact 3 (cancelled timeouts' birth-death
+#                    chain, breaker renewal, clients at a speed curve and
+#                    a latch: P(timeout) = exp(-(mu - lambda) T))
+#   backoff       2  rare 1 (retrial queue reaches 20 waiting to retry);
+#                    it 1: clients (M/M/1 retrial queue's closed form)
+# Smaller sizes: perclass:1.02 and 1.025 fail none (the percentile test's
+# tolerance is its 99.9% interval, about 1.6%, plus 0.8% for the
+# histogram's buckets), perclass:1.03 fails it; timeout:1.03 fails the
+# same 4, timeout:1.01 two (clients' retry chain, clients at a speed
+# curve and a latch; that size run on the clients and overload_exact
+# modules only); backoff:0.98 and backoff:0.99 fail 1 (the retrial
+# queue's closed form), not the rare-event test.
 # (handoff fails no test of tests/it: no catalogue model has NUMA
 # hand-off costs (latch_numa.toml's NUMA is a speed table). The table at
 # 4b69db1, before the four new injections and modules: service 78,
@@ -61,7 +79,8 @@ cd "$(dirname "$0")/.."
 if [[ $# -gt 0 ]]; then
     injections=("$@")
 else
-    injections=(service interarrival drop route handoff warmup speed preempt weights policy pool)
+    injections=(service interarrival drop route handoff warmup speed preempt weights policy pool
+        perclass timeout backoff)
 fi
 # The kernel's simulation tests, the sweep's, and the root package's test
 # modules that compare simulated figures with exact answers or with the
@@ -69,7 +88,7 @@ fi
 # rendering, not figures).
 kernel=(engine exact mechanisms statistics latch_spin latch_lazy timeline recovery rare)
 modules=(exact scenarios claims switching capacity blocking perclass routes whatif
-    timeline::hysteresis priority policies pools overload_exact)
+    timeline::hysteresis priority policies pools overload_exact clients)
 
 kernel_args=(-p qsim-kernel --features bias)
 for t in "${kernel[@]}"; do kernel_args+=(--test "$t"); done

@@ -23,6 +23,9 @@
 //! | `weights` | 1 | a weighted PS station gives class c the weight of class c + k (mod the classes): the shares go to the wrong classes |
 //! | `policy` | 10 | every k-th pick of a `shortest_queue` row goes to the next station of the row after the shortest, of a `power_of_d` row to the first candidate sampled (queues not compared) |
 //! | `pool` | 1 | a region admits k jobs over its limit |
+//! | `perclass` | 1.05 | a class's time and wait at a station as its per-class histograms record them (its percentiles there) × k; the per-class means and every other figure untouched |
+//! | `timeout` | 1.1 | every client timeout draw × k |
+//! | `backoff` | 0.95 | every retry backoff × k: a backoff distribution scaled (and so its redraw in a rare-event snapshot), a doubling schedule's base and cap |
 
 use std::sync::OnceLock;
 
@@ -41,6 +44,9 @@ enum Bias {
     Weights(usize),
     Policy(u64),
     Pool(u32),
+    Perclass(f64),
+    Timeout(f64),
+    Backoff(f64),
 }
 
 fn parse(text: &str) -> Bias {
@@ -70,8 +76,11 @@ fn parse(text: &str) -> Bias {
         "weights" => Bias::Weights(num(1.0) as usize),
         "policy" => Bias::Policy(num(10.0) as u64),
         "pool" => Bias::Pool(num(1.0) as u32),
+        "perclass" => Bias::Perclass(num(1.05)),
+        "timeout" => Bias::Timeout(num(1.1)),
+        "backoff" => Bias::Backoff(num(0.95)),
         _ => panic!(
-            "QSIM_BIAS: unknown injection {name:?}; expected one of service, interarrival, drop, route, handoff, warmup, speed, preempt, weights, policy, pool"
+            "QSIM_BIAS: unknown injection {name:?}; expected one of service, interarrival, drop, route, handoff, warmup, speed, preempt, weights, policy, pool, perclass, timeout, backoff"
         ),
     }
 }
@@ -176,6 +185,47 @@ pub(crate) fn region_limit(limit: u32) -> u32 {
     }
 }
 
+/// The departure `end` and service start `start` of a class's visit to a
+/// station that began at `arr`, as the class's station histograms record
+/// them (the visit's time and wait scaled from `arr`).
+pub(crate) fn perclass_ends(arr: f64, end: f64, start: f64) -> (f64, f64) {
+    match bias() {
+        Bias::Perclass(k) => (arr + (end - arr) * k, arr + (start - arr) * k),
+        _ => (end, start),
+    }
+}
+
+/// A client's timeout draw `t` as the simulation sets its timer.
+pub(crate) fn timeout(t: f64) -> f64 {
+    match bias() {
+        Bias::Timeout(k) => t * k,
+        _ => t,
+    }
+}
+
+/// A class's retries as the simulation runs them: the backoff scaled.
+pub(crate) fn retry(r: &crate::network::RetrySpec) -> crate::network::RetrySpec {
+    let mut r = r.clone();
+    if let Bias::Backoff(k) = bias() {
+        r.backoff = match r.backoff {
+            crate::network::Backoff::Dist(d) => {
+                crate::network::Backoff::Dist(d.scaled(k).expect("a valid distribution scales"))
+            }
+            crate::network::Backoff::Doubling {
+                base_s,
+                cap_s,
+                jitter,
+            } => crate::network::Backoff::Doubling {
+                base_s: base_s * k,
+                cap_s: cap_s * k,
+                jitter,
+            },
+            b => b,
+        };
+    }
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +241,8 @@ mod tests {
         assert_eq!(parse("weights"), Bias::Weights(1));
         assert_eq!(parse("policy:5"), Bias::Policy(5));
         assert_eq!(parse("pool"), Bias::Pool(1));
+        assert_eq!(parse("perclass"), Bias::Perclass(1.05));
+        assert_eq!(parse("timeout:1.03"), Bias::Timeout(1.03));
+        assert_eq!(parse("backoff"), Bias::Backoff(0.95));
     }
 }

@@ -285,6 +285,8 @@ impl ClientRt {
                     cancel: k.on_timeout == OnTimeout::Cancel,
                     deadline: k.deadline_s.unwrap_or(f64::INFINITY),
                     retry: k.retry.as_ref().map(|r| {
+                        #[cfg(feature = "bias")]
+                        let r = &crate::bias::retry(r);
                         let b = match &r.backoff {
                             Backoff::None => BackoffRt {
                                 dist: None,
@@ -502,6 +504,8 @@ impl Simulation {
                 None => false,
             };
             let timeout = k.timeout.as_ref().map(|d| d.sample(&mut k.rng));
+            #[cfg(feature = "bias")]
+            let timeout = timeout.map(crate::bias::timeout);
             if measuring {
                 k.stats.started += 1;
             }

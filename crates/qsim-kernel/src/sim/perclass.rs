@@ -196,6 +196,8 @@ impl PerClass {
         c.sum_resp += now - t_arr;
         c.sum_wait += t_start - t_arr;
         if let Some(t) = &mut self.tails[class] {
+            #[cfg(feature = "bias")]
+            let (now, t_start) = crate::bias::perclass_ends(t_arr, now, t_start);
             t.response.record(now - t_arr);
             t.wait.record(t_start - t_arr);
         }
