@@ -1,6 +1,6 @@
 //! The `qsim` binary: exit codes, located errors, determinism across threads.
 
-use crate::support::{qsim, refused, stderr};
+use crate::support::{qsim, qsim_json, refused, stderr};
 use std::path::PathBuf;
 
 /// Writes `text` to a fresh file under the target directory's temp area.
@@ -10,13 +10,6 @@ fn model_file(name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path
-}
-
-/// Runs `qsim` with `args`, asserts success and parses its JSON output.
-fn qsim_json(args: &[&str]) -> serde_json::Value {
-    let out = qsim(args);
-    assert!(out.status.success(), "{:?}: {}", args, stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// Runs `qsim run` on a bad model and checks: exit code 2, no panic, and a

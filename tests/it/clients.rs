@@ -9,7 +9,7 @@
 //! over the replications), plus a guard that the interval is narrow enough
 //! to test anything.
 
-use crate::support::{assert_close, mean_of, model, qsim, run};
+use crate::support::{assert_close, mean_of, model, qsim, qsim_json, run};
 use qsim_kernel::overload_names::*;
 use qsim_kernel::{Estimate, MetricScope, RunResults, metrics};
 
@@ -687,7 +687,7 @@ fn latch_retry_claims_hold() {
         x += p * rate(k);
     }
     let exact = x / sum;
-    let out = qsim(&[
+    let v = qsim_json(&[
         "run",
         "models/latch_retry.toml",
         "--replications",
@@ -695,12 +695,6 @@ fn latch_retry_claims_hold() {
         "--format",
         "json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let sim = Estimate {
         mean: v["system"]["throughput_per_s"]["mean"].as_f64().unwrap(),
         ci95: v["system"]["throughput_per_s"]["ci95"].as_f64().unwrap(),

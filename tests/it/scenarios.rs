@@ -553,15 +553,12 @@ fn gr_bucket_slowest_member_decides_unless_quorum() {
         ("quorum 2", x_q, q20),
         ("quorum 2, node3 40 ms", x_q40, q40),
     ] {
-        let n = x.mean * (0.005 + r.mean);
-        let tol = x.ci95 / x.mean + r.ci95 / (0.005 + r.mean) + 0.005;
-        println!(
-            "gr_bucket {what}: X {} ± {}/s, R {} ± {} s, X (Z + R) = {n}",
-            x.mean, x.ci95, r.mean, r.ci95
-        );
-        assert!(
-            (n / 20.0 - 1.0).abs() <= tol && tol <= 0.025,
-            "gr_bucket {what}: X (Z + R) = {n}, not 20 (tolerance {tol})"
+        closed_loop_law(
+            &format!("gr_bucket {what}"),
+            x,
+            r,
+            (0.005, 20.0),
+            (0.005, 0.025),
         );
     }
     // Join all: R is the slow member's 20 ms (within 10%) and follows it one for one.
@@ -593,6 +590,28 @@ fn gr_bucket_slowest_member_decides_unless_quorum() {
     );
 }
 
+/// The exact law of a closed loop, X (Z + R) = N, for `(think_s, n)`:
+/// within the two relative 95% half-widths plus `slack`, with that
+/// tolerance guarded at `guard` (`(slack, guard)`).
+fn closed_loop_law(
+    what: &str,
+    x: Estimate,
+    r: Estimate,
+    (think_s, n): (f64, f64),
+    (slack, guard): (f64, f64),
+) {
+    let got = x.mean * (think_s + r.mean);
+    let tol = x.ci95 / x.mean + r.ci95 / (think_s + r.mean) + slack;
+    println!(
+        "{what}: X {} ± {}/s, R {} ± {} s, X (Z + R) = {got}",
+        x.mean, x.ci95, r.mean, r.ci95
+    );
+    assert!(
+        (got / n - 1.0).abs() <= tol && tol <= guard,
+        "{what}: X (Z + R) = {got}, not {n} (tolerance {tol})"
+    );
+}
+
 /// Runs a spin_fanout variant (`model`, with overrides) and returns its
 /// throughput and mean response time, after checking the one exact law
 /// there is: the 40 clients are thinking (4 ms) or inside a request, so
@@ -607,15 +626,12 @@ fn spin_fanout_run(model: &str, over: &[&str], reps: u32, jobs: u64) -> (Estimat
         r.system.throughput_per_s,
         mean_of(&r.system.response_time_s),
     );
-    let n = x.mean * (0.004 + resp.mean);
-    let tol = x.ci95 / x.mean + resp.ci95 / (0.004 + resp.mean) + 0.01;
-    println!(
-        "{model} {over:?}: X {} ± {}/s, R {} ± {} s, X (Z + R) = {n}",
-        x.mean, x.ci95, resp.mean, resp.ci95
-    );
-    assert!(
-        (n / 40.0 - 1.0).abs() <= tol && tol <= 0.15,
-        "{model} {over:?}: X (Z + R) = {n}, not 40 (tolerance {tol})"
+    closed_loop_law(
+        &format!("{model} {over:?}"),
+        x,
+        resp,
+        (0.004, 40.0),
+        (0.01, 0.15),
     );
     (x, resp)
 }

@@ -86,6 +86,13 @@ pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// Runs `qsim` with `args`, asserts success and parses its JSON output.
+pub fn qsim_json(args: &[&str]) -> serde_json::Value {
+    let out = qsim(args);
+    assert!(out.status.success(), "{:?}: {}", args, stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// Runs `qsim` and asserts exit code 2 (a usage error, no panic) with every
 /// one of `wanted` in its stderr; returns the output.
 pub fn refused(args: &[&str], wanted: &[&str]) -> std::process::Output {
