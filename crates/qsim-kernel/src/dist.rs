@@ -15,6 +15,9 @@ use rand_distr::{Distribution, Gamma, LogNormal};
 use std::sync::Arc;
 use thiserror::Error;
 
+mod tilt;
+pub use tilt::Tilted;
+
 /// A parameter of a distribution was out of range.
 #[derive(Debug, Clone, PartialEq, Error)]
 #[error("{message}")]

@@ -1,17 +1,25 @@
-//! Deep waiting and response-time tails of an M/M/c queue by importance
+//! Deep waiting and response-time tails of a single queue by importance
 //! sampling.
 //!
-//! M/M/1. The wait W of a FCFS queue in steady state is the maximum of the
-//! random walk S_n = sum of (service - interarrival) over n customers.
-//! Sampled with the two rates exchanged (interarrival ~ Exp(mu), service
-//! ~ Exp(lambda)) the walk drifts up and passes any level t; the
-//! likelihood ratio of the path up to that first passage is
-//! exp(-theta S_tau) with theta = mu - lambda, and its mean is
-//! P(W > t) = rho exp(-theta t). P(R > t), R = W + the customer's own
-//! service B, samples B with the same exchange (ratio (mu/lambda)
+//! One server (GI/G/1). The wait W of a FCFS queue in steady state is the
+//! maximum of the random walk S_n = sum of (service - interarrival) over n
+//! customers, a walk that drifts down when the queue is stable. Sampled
+//! with the service law tilted by theta and the interarrival law by
+//! -theta ([`Dist::tilted`]), where theta > 0 solves M_B(theta) M_A(-theta)
+//! = 1, the walk drifts up and passes any level t; the likelihood ratio of
+//! the path up to that first passage tau is exp(-theta S_tau), and its
+//! mean is P(W > t). P(R > t), R = W + the customer's own service B,
+//! samples B from the tilted service law too (ratio M_B(theta)
 //! exp(-theta B)) and then the walk to t - B. Every sample is one
 //! passage, whatever the depth of the tail: the relative error stays
-//! bounded as t grows.
+//! bounded as t grows. With exponential times the tilt exchanges the two
+//! rates. The root theta is found by bisection to the last bits of a
+//! double; the ratio carries exp(n f(theta)) with f = ln M_B + ln M_A(-.)
+//! at the theta used, so what is left of the root's error costs nothing in
+//! bias. Every family with a moment generating function is taken; a
+//! lognormal time is refused (its tail is heavier than any exponential, so
+//! the wait's tail does not decay like e^-theta t and no tilt of this kind
+//! exists).
 //!
 //! M/M/c, c > 1, wait only. A customer who finds all c servers busy waits
 //! while they stay busy, and the jobs beyond c then move like an M/M/1
@@ -24,9 +32,11 @@
 //! tenths at usual loads), and the second factor by the walk above; the
 //! two are independent, so their product is unbiased and the replications
 //! give the interval. The response tail of c > 1 is refused: its own
-//! service does not fit the walk (it is not the busy-period service rate).
+//! service does not fit the walk (it is not the busy-period service rate);
+//! so is any c > 1 queue whose times are not exponential (the argument
+//! needs memoryless servers).
 use super::{Estimand, Method, RareConfig, RareError, RareEstimate, TailOf, check_config};
-use crate::dist::exp1;
+use crate::dist::{Dist, Tilted};
 use crate::network::{Discipline, Network, Routing, Workload};
 use crate::results::estimate;
 use crate::rng::{SimRng, stream};
@@ -42,9 +52,15 @@ pub const WAIT_ARRIVALS: u64 = 100_000;
 /// Arrivals of that run's warm-up (from empty), not counted.
 pub const WAIT_WARMUP: u64 = 10_000;
 
-/// The arrival and service rates and the servers of a single M/M/c
-/// queue, or why the network is not one.
-pub(super) fn mmc_rates(network: &Network) -> Result<(f64, f64, u32), String> {
+/// The laws of a single FCFS queue a tail is computed for.
+struct Queue {
+    service: Dist,
+    interarrival: Dist,
+    servers: u32,
+}
+
+/// The single queue of `network`, or why the network is not one.
+fn single_queue(network: &Network) -> Result<Queue, String> {
     let spec = network.spec();
     let (st, cl) = match (spec.stations.as_slice(), spec.classes.as_slice()) {
         ([st], [cl]) => (st, cl),
@@ -60,18 +76,22 @@ pub(super) fn mmc_rates(network: &Network) -> Result<(f64, f64, u32), String> {
             st.name
         ));
     }
+    if network.overload().is_some() {
+        return Err("the model has client or overload behaviour (timeouts, retries, shedding), which changes the queue's law".into());
+    }
     let Workload::Open { interarrival } = &cl.workload else {
         return Err("the workload is not open".into());
     };
-    let service = st.service.first().and_then(Option::as_ref);
-    let Some(service) = service.filter(|d| d.is_exponential()) else {
-        return Err(format!("the service of {} is not exponential", st.name));
-    };
-    if !interarrival.is_exponential() {
-        return Err("the interarrival time is not exponential".into());
-    }
     if !matches!(&cl.routing, Routing::Sequence(r) if r.as_slice() == [0]) {
         return Err("the route is not one visit to the queue".into());
+    }
+    let Some(service) = st.service.first().and_then(Option::as_ref) else {
+        return Err(format!("the class does not visit {}", st.name));
+    };
+    if c > 1 && !(service.is_exponential() && interarrival.is_exponential()) {
+        return Err(format!(
+            "with {c} servers the service and interarrival times must be exponential (one server takes any law but the lognormal)"
+        ));
     }
     let (lambda, mu) = (1.0 / interarrival.mean(), 1.0 / service.mean());
     if lambda >= f64::from(c) * mu {
@@ -79,7 +99,101 @@ pub(super) fn mmc_rates(network: &Network) -> Result<(f64, f64, u32), String> {
             "the queue is not stable (arrival rate {lambda} >= {c} servers x service rate {mu})"
         ));
     }
-    Ok((lambda, mu, c))
+    Ok(Queue {
+        service: service.clone(),
+        interarrival: interarrival.clone(),
+        servers: c,
+    })
+}
+
+/// The walk of service minus interarrival times under the tilt that makes
+/// it drift up.
+struct Walk {
+    service: Tilted,
+    interarrival: Tilted,
+    theta: f64,
+    /// ln M_B(theta) + ln M_A(-theta) at the theta used (0 up to the
+    /// root's last bits), carried in the ratio.
+    drift_log: f64,
+}
+
+impl Walk {
+    /// The tilt theta > 0 with M_B(theta) M_A(-theta) = 1, by bisection,
+    /// or why there is none.
+    fn new(service: &Dist, interarrival: &Dist) -> Result<Walk, String> {
+        let f = |theta: f64| -> Option<f64> {
+            Some(service.log_mgf(theta)? + interarrival.log_mgf(-theta)?)
+        };
+        let scale = 1.0 / service.mean().max(interarrival.mean());
+        if service.log_mgf(1e-12 * scale).is_none() {
+            return Err("the service time is lognormal: its tail is heavier than any exponential, and the tilt this method needs does not exist".into());
+        }
+        if interarrival.log_mgf(-1e-12 * scale).is_none() {
+            return Err(
+                "the interarrival time is lognormal, whose tilt has no closed form here".into(),
+            );
+        }
+        // Above the root: f positive, or beyond the service's decay rate.
+        let above = |theta: f64| f(theta).is_none_or(|v| v > 0.0);
+        // Past 1e9 per mean time the sums lose their precision.
+        let (mut lo, mut hi) = (0.0, scale);
+        while !above(hi) {
+            lo = hi;
+            hi *= 2.0;
+            if hi > 1e9 * scale {
+                return Err("a customer never waits (no service time is longer than an interarrival time), or so rarely that the tilt exceeds 1e9 per mean time: P(wait > t) is 0 or nearly".into());
+            }
+        }
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if mid <= lo || mid >= hi {
+                break;
+            }
+            if above(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        let (Some(drift_log), Some(s), Some(a)) =
+            (f(lo), service.tilted(lo), interarrival.tilted(-lo))
+        else {
+            return Err("the tilt of the service and interarrival times could not be found".into());
+        };
+        if lo <= 0.0 {
+            return Err("the tilt of the service and interarrival times could not be found".into());
+        }
+        Ok(Walk {
+            service: s,
+            interarrival: a,
+            theta: lo,
+            drift_log,
+        })
+    }
+
+    /// One sample of the weighted first passage above `x` (>= 0), and its
+    /// events (two per customer).
+    fn passage(&self, x: f64, rng: &mut SimRng) -> (f64, u64) {
+        let (mut s, mut n) = (0.0, 0u64);
+        while s <= x {
+            s += self.service.sample(rng) - self.interarrival.sample(rng);
+            n += 1;
+        }
+        ((n as f64 * self.drift_log - self.theta * s).exp(), 2 * n)
+    }
+
+    /// One sample of the weighted P(W + B > t), B the customer's own
+    /// service drawn from the tilted law.
+    fn response(&self, t: f64, rng: &mut SimRng) -> (f64, u64) {
+        let b = self.service.sample(rng);
+        let ratio = (self.service.log_mgf() - self.theta * b).exp();
+        if b > t {
+            (ratio, 1)
+        } else {
+            let (w, e) = self.passage(t - b, rng);
+            (ratio * w, e + 1)
+        }
+    }
 }
 
 /// The fraction of arrivals that find all `c` servers busy, on a plain
@@ -117,23 +231,10 @@ fn wait_fraction(
     Ok((waited as f64 / WAIT_ARRIVALS as f64, sim.events()))
 }
 
-/// One sample of the weighted first passage above `x` (>= 0) of the walk
-/// with exchanged rates, and its events (two per customer).
-fn passage(x: f64, lambda: f64, mu: f64, rng: &mut SimRng) -> (f64, u64) {
-    let theta = mu - lambda;
-    let mut s = 0.0;
-    let mut events = 0;
-    while s <= x {
-        s += exp1(rng) / lambda - exp1(rng) / mu;
-        events += 2;
-    }
-    ((-theta * s).exp(), events)
-}
-
-/// P(wait > t_s) or P(response > t_s) in steady state of a single M/M/1
-/// queue, or P(wait > t_s) of a single M/M/c queue, by importance
-/// sampling (see the module docs); other models are refused with the
-/// reason.
+/// P(wait > t_s) or P(response > t_s) in steady state of a single FCFS
+/// queue with one server (any times but lognormal ones), or P(wait > t_s)
+/// of a single M/M/c queue, by importance sampling (see the module docs);
+/// other models are refused with the reason.
 pub fn tail_probability(
     network: &Network,
     of: TailOf,
@@ -146,19 +247,26 @@ pub fn tail_probability(
             "the threshold must be a number of seconds >= 0, found {t_s}"
         )));
     }
-    let (lambda, mu, c) = mmc_rates(network).map_err(|why| {
+    let refused = |why: String| {
         RareError::Config(format!(
-            "a tail by importance sampling needs a single M/M/c queue: {why}"
+            "a tail by importance sampling needs a single FCFS queue (GI/G/1, or M/M/c for the wait): {why}"
         ))
-    })?;
+    };
+    let queue = single_queue(network).map_err(refused)?;
+    let c = queue.servers;
     if c > 1 && of == TailOf::Response {
         return Err(RareError::Config(format!(
             "the response-time tail by importance sampling needs one server; this queue has {c} (the wait tail, wait_time_s>T, is available)"
         )));
     }
-    // Beyond c jobs the queue moves as an M/M/1 with service rate c mu.
-    let busy = f64::from(c) * mu;
-    let theta = busy - lambda;
+    // Beyond c jobs an M/M/c queue moves as an M/M/1 with service rate c mu.
+    let busy = if c == 1 {
+        queue.service.clone()
+    } else {
+        Dist::exponential(queue.service.mean() / f64::from(c))
+            .map_err(|e| refused(e.to_string()))?
+    };
+    let walk = Walk::new(&busy, &queue.interarrival).map_err(refused)?;
     let reps: Vec<(f64, u64)> = (0..cfg.replications)
         .into_par_iter()
         .map(|r| -> Result<(f64, u64), RareError> {
@@ -166,20 +274,16 @@ pub fn tail_probability(
             let (mut sum, mut events) = (0.0, 0u64);
             for _ in 0..cfg.effort {
                 let (w, e) = match of {
-                    TailOf::Wait => passage(t_s, lambda, busy, &mut rng),
-                    TailOf::Response => {
-                        let b = exp1(&mut rng) / lambda;
-                        let ratio = mu / lambda * (-theta * b).exp();
-                        if b > t_s {
-                            (ratio, 1)
-                        } else {
-                            let (w, e) = passage(t_s - b, lambda, mu, &mut rng);
-                            (ratio * w, e + 1)
-                        }
-                    }
+                    TailOf::Wait => walk.passage(t_s, &mut rng),
+                    TailOf::Response => walk.response(t_s, &mut rng),
                 };
                 sum += w;
                 events += e;
+                if events > cfg.max_events {
+                    return Err(RareError::EventLimit {
+                        limit: cfg.max_events,
+                    });
+                }
             }
             let tail = sum / f64::from(cfg.effort);
             if c == 1 {
@@ -187,7 +291,8 @@ pub fn tail_probability(
             }
             // P(wait) times P(W_1 > t | W_1 > 0) = tail / rho_1.
             let (waits, run_events) = wait_fraction(network, cfg, c, r)?;
-            Ok((waits * tail * busy / lambda, events + run_events))
+            let rho_1 = busy.mean() / queue.interarrival.mean();
+            Ok((waits * tail / rho_1, events + run_events))
         })
         .collect::<Result<_, _>>()?;
     Ok(RareEstimate {
