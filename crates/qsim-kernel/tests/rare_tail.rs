@@ -118,20 +118,23 @@ fn gi_m_1_tails_match_the_geometric_law() {
     }
 }
 
-/// M/G/1 whose service transform is (n1 s + ab)/((a + s)(b + s)): a
-/// hyperexponential (branch rates a and b, weights p and 1 - p: n1 = p a
-/// + (1 - p) b) or an Erlang-2 (a = b, n1 = 0). By the
-/// Pollaczek-Khinchine formula the wait's transform is (1 - rho)(a +
-/// s)(b + s)/((s + r1)(s + r2)), where -r1 and -r2 are the roots of s^2 +
-/// (a + b - lambda) s + (ab - lambda (a + b) + lambda n1) (the cubic (s -
-/// lambda)(a + s)(b + s) + lambda (n1 s + ab) divided by its root 0). So
-/// P(W > t) = (1 - rho) sum_i K_i/r_i e^{-r_i t}, K_i = (a - r_i)(b -
-/// r_i)/(r_j - r_i); the response's transform (the wait's times the
-/// service's) is (1 - rho)(n1 s + ab)/((s + r1)(s + r2)), so P(R > t) =
-/// (1 - rho) sum_i L_i/r_i e^{-r_i t}, L_i = (ab - n1 r_i)/(r_j - r_i).
+/// M/G/1 whose service transform is `(n1 s + ab)/((a + s)(b + s))`: a
+/// hyperexponential (branch rates a and b, weights p and 1 - p, so that
+/// `n1 = p a + (1 - p) b`) or an Erlang-2 (a = b, n1 = 0).
+///
+/// By the Pollaczek-Khinchine formula the wait's transform is
+/// `(1 - rho)(a + s)(b + s)/((s + r1)(s + r2))`, where -r1 and -r2 are the
+/// roots of `s^2 + (a + b - lambda) s + (ab - lambda (a + b) + lambda n1)`
+/// (the cubic `(s - lambda)(a + s)(b + s) + lambda (n1 s + ab)` divided by
+/// its root 0). So `P(W > t) = (1 - rho) sum_i K_i/r_i e^{-r_i t}` with
+/// `K_i = (a - r_i)(b - r_i)/(r_j - r_i)`. The response's transform (the
+/// wait's times the service's) is `(1 - rho)(n1 s + ab)/((s + r1)(s +
+/// r2))`, so `P(R > t) = (1 - rho) sum_i L_i/r_i e^{-r_i t}` with `L_i =
+/// (ab - n1 r_i)/(r_j - r_i)`.
+///
 /// The forms are checked first against what they must give: P(W > 0) =
-/// rho, P(R > 0) = 1, and E[W] (the integral of the tail) = lambda E[B^2]
-/// / (2 (1 - rho)) with the service law's own moments.
+/// rho, P(R > 0) = 1, and E[W] (the integral of the tail) equal to
+/// `lambda E[B^2] / (2 (1 - rho))` with the service law's own moments.
 fn two_phase_tails(
     lambda: f64,
     (a, b, n1): (f64, f64, f64),
