@@ -9,6 +9,10 @@
 //! * `mmc_wait_tail_1e6`: P(W > t) = 1e-6 in an M/M/4 at 75% load, P(wait)
 //!   from a plain run times importance sampling; a plain run needs about
 //!   384 (1 - p)/p waits, timed per job on a plain run of the same queue;
+//! * `md1_wait_tail_2e6`: P(W > 10 s) = 2.31e-6 in an M/D/1 at rho 0.5
+//!   (service 1 s), importance sampling with tilted laws; a plain run
+//!   needs about 384 (1 - p)/p waits, timed per job on a plain run of the
+//!   same queue;
 //! * `busy_period_40`: P(a busy period of that M/M/1 reaches 40 jobs) =
 //!   1/(2^40 - 1), splitting; a plain run needs 384/p busy periods of 2
 //!   jobs on average;
@@ -39,6 +43,16 @@ fn mm1(lambda: f64) -> Network {
 
 /// M/M/c with arrival rate `lambda` and service rate 1 per server.
 fn mmc(lambda: f64, servers: u32) -> Network {
+    queue(lambda, servers, exp(1.0))
+}
+
+/// M/D/1 with arrival rate 0.5 and a constant 1 s service.
+fn md1() -> Network {
+    queue(0.5, 1, Dist::deterministic(1.0).unwrap())
+}
+
+/// One FCFS queue with Poisson arrivals at rate `lambda`.
+fn queue(lambda: f64, servers: u32, service: Dist) -> Network {
     Network::new(NetworkSpec {
         stations: vec![StationSpec {
             name: "server".into(),
@@ -46,7 +60,7 @@ fn mmc(lambda: f64, servers: u32) -> Network {
                 servers,
                 discipline: Discipline::Fcfs,
             },
-            service: vec![Some(exp(1.0))],
+            service: vec![Some(service)],
             speed: None,
         }],
         classes: vec![ClassSpec {
@@ -147,6 +161,17 @@ fn report() {
         100.0 * e.relative_half_width(),
         brute / fast
     );
+    let d = md1();
+    let (per_event, _) = plain_cost(&d, 2e6);
+    let (e, s) = timed(|| tail_probability(&d, TailOf::Wait, 10.0, &cfg(2000, 10)).unwrap());
+    let p = e.value.mean;
+    let brute = 384.0 * (1.0 - p) / p * 2.0 * per_event;
+    let fast = to_ten_percent(&e, s);
+    println!(
+        "md1_wait_tail_2e6: p = {p:.3e} ± {:.1}%; to ±10%: {fast:.3e} s by importance sampling, {brute:.3e} s plain; ratio {:.0}",
+        100.0 * e.relative_half_width(),
+        brute / fast
+    );
     let level = Level {
         of: LevelOf::Station(0),
         at_least: 40,
@@ -197,6 +222,10 @@ fn benches(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(5));
     g.bench_function("wait_tail_1e6", |b| {
         b.iter(|| black_box(tail_probability(&m, TailOf::Wait, t, &cfg(2000, 10)).unwrap()))
+    });
+    let d = md1();
+    g.bench_function("md1_wait_tail_2e6", |b| {
+        b.iter(|| black_box(tail_probability(&d, TailOf::Wait, 10.0, &cfg(2000, 10)).unwrap()))
     });
     let level = Level {
         of: LevelOf::Station(0),

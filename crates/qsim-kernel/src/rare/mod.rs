@@ -16,11 +16,13 @@
 //!   the target, as the mean cycle length (plain simulation) over the
 //!   per-cycle probability (splitting);
 //! * [`tail_probability`]: P(wait > t) or P(response > t) of a single
-//!   M/M/1 queue, or P(wait > t) of a single M/M/c queue, by importance
-//!   sampling (`tail`): the arrival and service rates exchanged, each path
-//!   weighted by its likelihood ratio (for M/M/c, times P(wait) measured
-//!   on a plain run). Tandems and fork-joins have no method and are
-//!   refused.
+//!   FCFS queue with one server (GI/G/1, any times but lognormal ones), or
+//!   P(wait > t) of a single M/M/c queue, by importance sampling (`tail`):
+//!   the service and interarrival laws exponentially tilted
+//!   ([`Dist::tilted`](crate::Dist::tilted)) so that the walk of their
+//!   difference drifts up, each path weighted by its likelihood ratio (for
+//!   M/M/c, times P(wait) measured on a plain run). Tandems and fork-joins
+//!   have no method and are refused.
 //!
 //! Assumptions that fail are reported: a target the start state already
 //! meets, or a start level a run never reaches, is refused; a level no copy
