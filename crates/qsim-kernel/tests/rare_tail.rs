@@ -234,7 +234,7 @@ fn m_d_1_wait_tail_matches_erlangs_formula() {
 
 /// What the method cannot take is refused with the reason: a lognormal
 /// service (no exponential tilt), an M/G/c with c > 1, a queue that never
-/// waits, and an unstable one.
+/// waits, an unstable one, and one whose clients time out.
 #[test]
 fn gi_g_1_refusals() {
     let reason = |net: &Network| match tail_probability(net, TailOf::Wait, 5.0, &cfg(1)) {
@@ -263,4 +263,20 @@ fn gi_g_1_refusals() {
     };
     let why = reason(&Network::new(spec).unwrap());
     assert!(why.contains("must be exponential"), "{why}");
+    // Clients that time out leave the queue: not the walk's law.
+    let client = ClientSpec {
+        timeout: Some(exp(10.0)),
+        on_timeout: OnTimeout::Cancel,
+        deadline_s: None,
+        retry: None,
+        breaker: None,
+    };
+    let net = gg1(exp(1.0), exp(0.5))
+        .with_overload(Overload {
+            classes: vec![Some(client)],
+            stations: vec![None],
+        })
+        .unwrap();
+    let why = reason(&net);
+    assert!(why.contains("client or overload"), "{why}");
 }
