@@ -32,6 +32,7 @@
 
 mod split;
 mod tail;
+mod tandem;
 
 use crate::error::RunError;
 use crate::network::{Network, StationId};

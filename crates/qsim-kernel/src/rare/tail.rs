@@ -35,6 +35,7 @@
 //! service does not fit the walk (it is not the busy-period service rate);
 //! so is any c > 1 queue whose times are not exponential (the argument
 //! needs memoryless servers).
+use super::tandem::Tandem;
 use super::{Estimand, Method, RareConfig, RareError, RareEstimate, TailOf, check_config};
 use crate::dist::{Dist, Tilted};
 use crate::network::{Discipline, Network, Routing, Workload};
@@ -59,59 +60,90 @@ struct Queue {
     servers: u32,
 }
 
-/// The single queue of `network`, or why the network is not one.
-fn single_queue(network: &Network) -> Result<Queue, String> {
+/// What a tail is computed for.
+enum Shape {
+    /// One queue.
+    Queue(Queue),
+    /// Single-server FCFS queues in tandem: their service laws in route
+    /// order, and the interarrival law.
+    Tandem(Vec<Dist>, Dist),
+}
+
+/// The single queue or tandem of `network`, or why the network is
+/// neither.
+fn shape(network: &Network) -> Result<Shape, String> {
     let spec = network.spec();
-    let (st, cl) = match (spec.stations.as_slice(), spec.classes.as_slice()) {
-        ([st], [cl]) => (st, cl),
-        _ => return Err("the model has more than one station or class (a tandem or a fork-join has no method here)".into()),
+    let [cl] = spec.classes.as_slice() else {
+        return Err("the model has more than one class".into());
     };
-    let c = match st.kind.as_queue() {
-        Some((servers, Discipline::Fcfs)) if servers >= 1 && st.speed.is_none() => servers,
-        _ => 0,
-    };
-    if c == 0 || !spec.regions.is_empty() || spec.capacity.iter().any(Option::is_some) {
-        return Err(format!(
-            "station {} is not a FCFS queue at a fixed speed without a capacity",
-            st.name
-        ));
-    }
-    if network.overload().is_some() {
-        return Err("the model has client or overload behaviour (timeouts, retries, shedding), which changes the queue's law".into());
-    }
     let Workload::Open { interarrival } = &cl.workload else {
         return Err("the workload is not open".into());
     };
-    if !matches!(&cl.routing, Routing::Sequence(r) if r.as_slice() == [0]) {
-        return Err("the route is not one visit to the queue".into());
+    if !spec.regions.is_empty() || network.overload().is_some() {
+        return Err("the model has a region, or client or overload behaviour (timeouts, retries, shedding), which changes the queues' law".into());
     }
-    let Some(service) = st.service.first().and_then(Option::as_ref) else {
-        return Err(format!("the class does not visit {}", st.name));
+    let route = match &cl.routing {
+        Routing::Sequence(r) if !r.is_empty() => r.as_slice(),
+        _ => return Err("the route is not a fixed sequence of stations (a fork-join or a random route has no method here)".into()),
     };
-    if c > 1 && !(service.is_exponential() && interarrival.is_exponential()) {
+    if (1..route.len()).any(|i| route[..i].contains(&route[i])) {
+        return Err("the route visits a station twice".into());
+    }
+    let mut services = Vec::new();
+    let mut servers = 1;
+    for &s in route {
+        let st = &spec.stations[s];
+        let c = match st.kind.as_queue() {
+            Some((c, Discipline::Fcfs)) if c >= 1 && st.speed.is_none() => c,
+            _ => 0,
+        };
+        if c == 0 || spec.capacity.get(s).is_some_and(Option::is_some) {
+            return Err(format!(
+                "station {} is not a FCFS queue at a fixed speed without a capacity",
+                st.name
+            ));
+        }
+        if c > 1 && route.len() > 1 {
+            return Err(format!(
+                "station {} has {c} servers; a route through several stations needs one server at each",
+                st.name
+            ));
+        }
+        let Some(service) = st.service.first().and_then(Option::as_ref) else {
+            return Err(format!("the class does not visit {}", st.name));
+        };
+        let (lambda, mu) = (1.0 / interarrival.mean(), 1.0 / service.mean());
+        if lambda >= f64::from(c) * mu {
+            return Err(format!(
+                "station {} is not stable (arrival rate {lambda} >= {c} servers x service rate {mu})",
+                st.name
+            ));
+        }
+        servers = c;
+        services.push(service.clone());
+    }
+    if services.len() > 1 {
+        return Ok(Shape::Tandem(services, interarrival.clone()));
+    }
+    let service = services.remove(0);
+    if servers > 1 && !(service.is_exponential() && interarrival.is_exponential()) {
         return Err(format!(
-            "with {c} servers the service and interarrival times must be exponential (one server takes any law but the lognormal)"
+            "with {servers} servers the service and interarrival times must be exponential (one server takes any law but the lognormal)"
         ));
     }
-    let (lambda, mu) = (1.0 / interarrival.mean(), 1.0 / service.mean());
-    if lambda >= f64::from(c) * mu {
-        return Err(format!(
-            "the queue is not stable (arrival rate {lambda} >= {c} servers x service rate {mu})"
-        ));
-    }
-    Ok(Queue {
-        service: service.clone(),
+    Ok(Shape::Queue(Queue {
+        service,
         interarrival: interarrival.clone(),
-        servers: c,
-    })
+        servers,
+    }))
 }
 
 /// The walk of service minus interarrival times under the tilt that makes
 /// it drift up.
-struct Walk {
-    service: Tilted,
-    interarrival: Tilted,
-    theta: f64,
+pub(super) struct Walk {
+    pub(super) service: Tilted,
+    pub(super) interarrival: Tilted,
+    pub(super) theta: f64,
     /// ln M_B(theta) + ln M_A(-theta) at the theta used (0 up to the
     /// root's last bits), carried in the ratio.
     drift_log: f64,
@@ -120,7 +152,7 @@ struct Walk {
 impl Walk {
     /// The tilt theta > 0 with M_B(theta) M_A(-theta) = 1, by bisection,
     /// or why there is none.
-    fn new(service: &Dist, interarrival: &Dist) -> Result<Walk, String> {
+    pub(super) fn new(service: &Dist, interarrival: &Dist) -> Result<Walk, String> {
         let f = |theta: f64| -> Option<f64> {
             Some(service.log_mgf(theta)? + interarrival.log_mgf(-theta)?)
         };
@@ -249,10 +281,24 @@ pub fn tail_probability(
     }
     let refused = |why: String| {
         RareError::Config(format!(
-            "a tail by importance sampling needs a single FCFS queue (GI/G/1, or M/M/c for the wait): {why}"
+            "a tail by importance sampling needs a single FCFS queue (GI/G/1, or M/M/c for the wait) or single-server FCFS queues in tandem (the response): {why}"
         ))
     };
-    let queue = single_queue(network).map_err(refused)?;
+    let queue = match shape(network).map_err(refused)? {
+        Shape::Queue(q) => q,
+        Shape::Tandem(services, interarrival) => {
+            if of == TailOf::Wait {
+                return Err(refused("the wait tail of a route through several stations is not offered; the response tail (response_time_s>T) is".into()));
+            }
+            let tandem = Tandem::new(services, interarrival, t_s).map_err(refused)?;
+            let reps = replicate(
+                cfg,
+                |rng| tandem.response(t_s, rng),
+                |tail, _| Ok((tail, 0)),
+            )?;
+            return Ok(tail_estimate(of, t_s, cfg, &reps));
+        }
+    };
     let c = queue.servers;
     if c > 1 && of == TailOf::Response {
         return Err(RareError::Config(format!(
@@ -267,16 +313,40 @@ pub fn tail_probability(
             .map_err(|e| refused(e.to_string()))?
     };
     let walk = Walk::new(&busy, &queue.interarrival).map_err(refused)?;
-    let reps: Vec<(f64, u64)> = (0..cfg.replications)
+    let rho_1 = busy.mean() / queue.interarrival.mean();
+    let reps = replicate(
+        cfg,
+        |rng| match of {
+            TailOf::Wait => walk.passage(t_s, rng),
+            TailOf::Response => walk.response(t_s, rng),
+        },
+        |tail, r| {
+            if c == 1 {
+                return Ok((tail, 0));
+            }
+            // P(wait) times P(W_1 > t | W_1 > 0) = tail / rho_1.
+            let (waits, run_events) = wait_fraction(network, cfg, c, r)?;
+            Ok((waits * tail / rho_1, run_events))
+        },
+    )?;
+    Ok(tail_estimate(of, t_s, cfg, &reps))
+}
+
+/// Replications of `effort` samples each: their mean, turned into the
+/// replication's estimate (and any events beside the samples') by
+/// `finish`, with the events.
+fn replicate(
+    cfg: &RareConfig,
+    sample: impl Fn(&mut SimRng) -> (f64, u64) + Sync,
+    finish: impl Fn(f64, u32) -> Result<(f64, u64), RareError> + Sync,
+) -> Result<Vec<(f64, u64)>, RareError> {
+    (0..cfg.replications)
         .into_par_iter()
         .map(|r| -> Result<(f64, u64), RareError> {
             let mut rng = stream(cfg.seed, r, TAIL_STREAM);
             let (mut sum, mut events) = (0.0, 0u64);
             for _ in 0..cfg.effort {
-                let (w, e) = match of {
-                    TailOf::Wait => walk.passage(t_s, &mut rng),
-                    TailOf::Response => walk.response(t_s, &mut rng),
-                };
+                let (w, e) = sample(&mut rng);
                 sum += w;
                 events += e;
                 if events > cfg.max_events {
@@ -285,17 +355,15 @@ pub fn tail_probability(
                     });
                 }
             }
-            let tail = sum / f64::from(cfg.effort);
-            if c == 1 {
-                return Ok((tail, events));
-            }
-            // P(wait) times P(W_1 > t | W_1 > 0) = tail / rho_1.
-            let (waits, run_events) = wait_fraction(network, cfg, c, r)?;
-            let rho_1 = busy.mean() / queue.interarrival.mean();
-            Ok((waits * tail / rho_1, events + run_events))
+            let (value, more) = finish(sum / f64::from(cfg.effort), r)?;
+            Ok((value, events + more))
         })
-        .collect::<Result<_, _>>()?;
-    Ok(RareEstimate {
+        .collect()
+}
+
+/// The estimate from the replications' values and events.
+fn tail_estimate(of: TailOf, t_s: f64, cfg: &RareConfig, reps: &[(f64, u64)]) -> RareEstimate {
+    RareEstimate {
         estimand: Estimand::Tail { of, t_s },
         method: Method::ImportanceSampling,
         level: None,
@@ -307,5 +375,5 @@ pub fn tail_probability(
         events: reps.iter().map(|r| r.1).sum(),
         stages: Vec::new(),
         warnings: Vec::new(),
-    })
+    }
 }
