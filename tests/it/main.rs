@@ -25,6 +25,7 @@ mod policies;
 mod pools;
 mod priority;
 mod progress;
+mod rare_cli;
 mod recovery_goodput;
 mod report;
 mod routes;

@@ -13,6 +13,11 @@
 //!   (service 1 s), importance sampling with tilted laws; a plain run
 //!   needs about 384 (1 - p)/p waits, timed per job on a plain run of the
 //!   same queue;
+//! * `tandem_tail_1e6`: P(R > 0.9 s) = 9.18e-7 through the three-tier
+//!   Jackson tandem of examples/data/three_tier.toml (50 requests/s; mean
+//!   services 10, 15, 12 ms), the switching mixture of tilts; a plain run
+//!   needs about 384 (1 - p)/p responses, timed per request (4 events) on
+//!   a plain run of the same tandem;
 //! * `busy_period_40`: P(a busy period of that M/M/1 reaches 40 jobs) =
 //!   1/(2^40 - 1), splitting; a plain run needs 384/p busy periods of 2
 //!   jobs on average;
@@ -49,6 +54,37 @@ fn mmc(lambda: f64, servers: u32) -> Network {
 /// M/D/1 with arrival rate 0.5 and a constant 1 s service.
 fn md1() -> Network {
     queue(0.5, 1, Dist::deterministic(1.0).unwrap())
+}
+
+/// The three-tier tandem: arrivals 50/s, exponential services of mean 10,
+/// 15 and 12 ms.
+fn three_tier() -> Network {
+    let station = |name: &str, mean: f64| StationSpec {
+        name: name.into(),
+        kind: StationKind::Queue {
+            servers: 1,
+            discipline: Discipline::Fcfs,
+        },
+        service: vec![Some(exp(mean))],
+        speed: None,
+    };
+    Network::new(NetworkSpec {
+        stations: vec![
+            station("web", 0.010),
+            station("app", 0.015),
+            station("db", 0.012),
+        ],
+        classes: vec![ClassSpec {
+            name: "default".into(),
+            workload: Workload::Open {
+                interarrival: exp(0.02),
+            },
+            routing: Routing::Sequence(vec![0, 1, 2]),
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
+    })
+    .unwrap()
 }
 
 /// One FCFS queue with Poisson arrivals at rate `lambda`.
@@ -172,6 +208,17 @@ fn report() {
         100.0 * e.relative_half_width(),
         brute / fast
     );
+    let tier = three_tier();
+    let (per_event, _) = plain_cost(&tier, 2e4);
+    let (e, s) = timed(|| tail_probability(&tier, TailOf::Response, 0.9, &cfg(4000, 10)).unwrap());
+    let p = e.value.mean;
+    let brute = 384.0 * (1.0 - p) / p * 4.0 * per_event;
+    let fast = to_ten_percent(&e, s);
+    println!(
+        "tandem_tail_1e6: p = {p:.3e} ± {:.1}%; to ±10%: {fast:.3e} s by importance sampling, {brute:.3e} s plain; ratio {:.0}",
+        100.0 * e.relative_half_width(),
+        brute / fast
+    );
     let level = Level {
         of: LevelOf::Station(0),
         at_least: 40,
@@ -226,6 +273,12 @@ fn benches(c: &mut Criterion) {
     let d = md1();
     g.bench_function("md1_wait_tail_2e6", |b| {
         b.iter(|| black_box(tail_probability(&d, TailOf::Wait, 10.0, &cfg(2000, 10)).unwrap()))
+    });
+    let tier = three_tier();
+    g.bench_function("tandem_tail_1e6", |b| {
+        b.iter(|| {
+            black_box(tail_probability(&tier, TailOf::Response, 0.9, &cfg(4000, 10)).unwrap())
+        })
     });
     let level = Level {
         of: LevelOf::Station(0),

@@ -21,8 +21,10 @@
 //!   the service and interarrival laws exponentially tilted
 //!   ([`Dist::tilted`](crate::Dist::tilted)) so that the walk of their
 //!   difference drifts up, each path weighted by its likelihood ratio (for
-//!   M/M/c, times P(wait) measured on a plain run). Tandems and fork-joins
-//!   have no method and are refused.
+//!   M/M/c, times P(wait) measured on a plain run); and P(response > t) of
+//!   single-server FCFS queues in tandem, by a switching mixture of those
+//!   tilts, one per station (`tandem`). Fork-joins, several classes and
+//!   several servers on a route have no method and are refused.
 //!
 //! Assumptions that fail are reported: a target the start state already
 //! meets, or a start level a run never reaches, is refused; a level no copy

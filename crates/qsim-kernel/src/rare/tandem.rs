@@ -22,11 +22,14 @@
 //! (the single queue's tilt, in `tail.rs`); going back customer by
 //! customer, a hidden state says which station's services (and, by
 //! -theta_j, which interarrival times) are tilted: it starts at a station
-//! drawn with weight w_j proportional to e^{-(theta_j - theta_min) t}
-//! (nearly all on the station whose tail decays slowest, equal between
-//! ties), and at each customer moves to an earlier station j' with
-//! probability s w_j', s about one switch per path when several stations
-//! tie. Under it the process passes t. The path's weight is 1 over its
+//! drawn with weight w_j proportional to e^{1 - theta_j / theta_min} (most
+//! on the station whose tail decays slowest, equal between ties, and never
+//! negligible on any: a weight e^{-(theta_j - theta_min) t} starved a
+//! station whose tilt is at most twice the slowest one's, and its share of
+//! a path's excess then had a weight of infinite variance), and at each
+//! customer moves to an earlier station j' with probability s w_j', s about
+//! one switch per path. Under every state its own station's queue grows,
+//! so the process passes t. The path's weight is 1 over its
 //! likelihood ratio to the model's law, summed over every sequence of
 //! hidden states (a forward pass, O(stations) per customer), so whatever
 //! stations the excess came from, some sequence explains it and the weight
@@ -76,7 +79,7 @@ impl Tandem {
         };
         let raw: Vec<f64> = states
             .iter()
-            .map(|(_, w)| (-(w.theta - low) * t).exp())
+            .map(|(_, w)| (1.0 - w.theta / low).exp())
             .collect();
         let total: f64 = raw.iter().sum();
         let weights: Vec<f64> = raw.iter().map(|r| r / total).collect();
@@ -128,6 +131,7 @@ impl Tandem {
         // state k of their probability times the customers' likelihood
         // ratios, kept scaled (its log apart in `log_scale`).
         let mut alpha = vec![0.0; n];
+        let mut logs = vec![0.0; n];
         let mut log_scale = 0.0;
         let mut gap = None;
         let mut gaps = 0.0;
@@ -167,7 +171,9 @@ impl Tandem {
                 }
                 l
             };
-            let logs: Vec<f64> = self.states.iter().map(ratio).collect();
+            for (l, st) in logs.iter_mut().zip(&self.states) {
+                *l = ratio(st);
+            }
             let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             if customers == 0 {
                 for k in 0..n {
