@@ -1,7 +1,8 @@
 //! `qsim rare`: probabilities and times too rare for a plain run (the
 //! kernel's `rare` module): the per-cycle or within-horizon probability of
 //! reaching a level, the mean escape time to it, and deep tails of a
-//! single GI/G/1 or M/M/c queue or a tandem of single servers. Only parsing and printing live here.
+//! single GI/G/1 or M/M/c queue, a tandem of single servers or a
+//! fork-join of such tandems. Only parsing and printing live here.
 
 use super::UsageError;
 use super::progress::{Phase, with_spinner};
@@ -74,7 +75,8 @@ pub struct RareArgs {
     /// A steady-state tail by importance sampling: `wait_time_s>T` or
     /// `response_time_s>T` of a single FCFS queue with one server and any
     /// times but lognormal ones (GI/G/1), `response_time_s>T` of such
-    /// queues in tandem, `wait_time_s>T` of a single M/M/c queue.
+    /// queues in tandem (possibly ending in a fork to such tandems and
+    /// their join), `wait_time_s>T` of a single M/M/c queue.
     #[arg(long, value_name = "METRIC>T")]
     tail: Option<String>,
     /// Copies per splitting stage, or samples per replication of a tail.

@@ -1,6 +1,7 @@
 //! `qsim rare --tail` end to end on the three-tier tandem of
-//! examples/data/three_tier.toml: its header's exact figures, and the
-//! refusal of a tandem's wait tail.
+//! examples/data/three_tier.toml (its header's exact figures, and the
+//! refusal of a tandem's wait tail) and the 32-shard fan-out of
+//! examples/data/shard_fanout.toml (its header's bounds).
 
 use crate::support::{qsim_json, refused};
 
@@ -62,4 +63,36 @@ fn three_tier_tandem_tail_matches_its_header() {
             "response_time_s>T",
         ],
     );
+}
+
+/// The 32-shard fan-out of examples/data/shard_fanout.toml: at t = 0.43 s
+/// one shard's tail is e^(-40t) = 3.39e-8, and the query's lies between
+/// that and 32 times it (1.085e-6), as its header says. The estimate (±1.5%
+/// at 10 replications of 1,000 samples) must reach into that band within
+/// 2.5 half-widths, with the interval within 3%.
+#[test]
+fn shard_fanout_tail_lies_within_its_bounds() {
+    let shard = (-40.0f64 * 0.43).exp();
+    let got = qsim_json(&[
+        "rare",
+        "examples/data/shard_fanout.toml",
+        "--tail",
+        "response_time_s>0.43",
+        "--effort",
+        "1000",
+        "--replications",
+        "10",
+        "--format",
+        "json",
+    ]);
+    let (v, ci) = (
+        got["estimate"].as_f64().unwrap(),
+        got["ci95"].as_f64().unwrap(),
+    );
+    assert!(
+        v + 2.5 * ci >= shard && v - 2.5 * ci <= 32.0 * shard,
+        "{v:e} ± {ci:e} outside [{shard:e}, {:e}]",
+        32.0 * shard
+    );
+    assert!(ci <= 0.03 * v, "± {ci:e} too wide");
 }

@@ -367,6 +367,133 @@ fn constant_tandem_response_tail_is_the_m_d_1_wait() {
     );
 }
 
+/// A fork to one FCFS server per service law and the join that waits for
+/// all, behind Poisson arrivals at rate `lambda`: stations fork, the
+/// branches, join.
+fn fork_join(lambda: f64, branches: Vec<Dist>) -> Network {
+    let k = branches.len();
+    let queue = |i: usize, s: Dist| StationSpec {
+        name: format!("b{i}"),
+        kind: StationKind::Queue {
+            servers: 1,
+            discipline: Discipline::Fcfs,
+        },
+        service: vec![Some(s)],
+        speed: None,
+    };
+    let mut stations = vec![StationSpec {
+        name: "fork".into(),
+        kind: StationKind::Fork(ForkSpec {
+            fan_out: k as u32,
+            targets: (1..=k).map(|i| (i, 1.0)).collect(),
+            spread: Spread::Even,
+            join: k + 1,
+            routes: Vec::new(),
+        }),
+        service: vec![None],
+        speed: None,
+    }];
+    stations.extend(branches.into_iter().enumerate().map(|(i, s)| queue(i, s)));
+    stations.push(StationSpec {
+        name: "join".into(),
+        kind: StationKind::Join(JoinSpec::default()),
+        service: vec![None],
+        speed: None,
+    });
+    Network::new(NetworkSpec {
+        stations,
+        classes: vec![ClassSpec {
+            name: "default".into(),
+            workload: Workload::Open {
+                interarrival: Dist::exponential(1.0 / lambda).unwrap(),
+            },
+            routing: Routing::Sequence(vec![0, k + 1]),
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
+    })
+    .unwrap()
+}
+
+/// Four constant 1 s branches behind Poisson arrivals at 0.5/s: the four
+/// queues see the same arrivals and the same services, so they move
+/// together and the parent's response is one M/D/1 sojourn: P(R > 11) =
+/// P(W > 10) = 2.3099e-6 by Erlang's formula. The mixture has four
+/// identical states; the weight must still come out exact.
+#[test]
+fn fork_join_of_equal_constant_branches_is_one_m_d_1() {
+    let d = Dist::deterministic(1.0).unwrap();
+    let net = fork_join(0.5, vec![d.clone(), d.clone(), d.clone(), d]);
+    holds(
+        &net,
+        TailOf::Response,
+        11.0,
+        erlang_md1_tail(0.5, 10.0),
+        80,
+        "4 constant branches",
+    );
+}
+
+/// Exponential branches (rates 1 and 1.25 per s behind 0.5 arrivals per
+/// s). Each branch alone is an M/M/1 whose response tail is p_i =
+/// e^{-(mu_i - lambda) t}; the branches see the same arrivals, so their
+/// responses are positively associated and max(p_i) <= P(R > t) <= 1 -
+/// prod(1 - p_i). At t = 27.6 s the bounds are 1.0e-6 and 1.0013e-6
+/// (the faster branch adds little): the estimate must lie between them
+/// within 2.5 half-widths, with the interval within 3%.
+///
+/// Then eight exponential branches at rate 1 against a plain run: the
+/// estimate of P(R > x) at the plain run's p99 of R, x = 13.3 s, must
+/// hold 1% within what the p99's own interval allows (the tail at the
+/// interval's two ends, plus 2.5 half-widths of the estimates).
+#[test]
+fn fork_join_of_exponential_branches() {
+    let exp = |m: f64| Dist::exponential(m).unwrap();
+    let net = fork_join(0.5, vec![exp(1.0), exp(0.8)]);
+    let t = (1e6f64).ln() / 0.5;
+    let (p1, p2) = ((-0.5 * t).exp(), (-0.75 * t).exp());
+    let got = tail_probability(&net, TailOf::Response, t, &cfg(81)).unwrap();
+    let v = got.value;
+    eprintln!(
+        "2 branches: {:.4e} ± {:.4e}, bounds {p1:.4e}..{:.4e}",
+        v.mean,
+        v.ci95,
+        1.0 - (1.0 - p1) * (1.0 - p2)
+    );
+    assert!(v.mean + 2.5 * v.ci95 >= p1 && v.mean - 2.5 * v.ci95 <= 1.0 - (1.0 - p1) * (1.0 - p2));
+    assert!(v.ci95 <= 0.03 * p1);
+
+    let net = fork_join(0.5, (0..8).map(|_| exp(1.0)).collect());
+    let run_cfg = RunConfig {
+        replications: 10,
+        stop: Stop::Jobs(200_000),
+        warmup: Warmup::Jobs(20_000),
+        seed: 82,
+        ..RunConfig::default()
+    };
+    let plain = run(&net, &run_cfg).unwrap();
+    let p99 = plain.system.response_time_s.p99;
+    let at = |x: f64| {
+        tail_probability(&net, TailOf::Response, x, &cfg(83))
+            .unwrap()
+            .value
+    };
+    let (low, high) = (at(p99.mean - 2.5 * p99.ci95), at(p99.mean + 2.5 * p99.ci95));
+    eprintln!(
+        "8 branches: plain p99 {:.3} ± {:.3}; P(R > low end) {:.4e} ± {:.1e}, P(R > high end) {:.4e} ± {:.1e}",
+        p99.mean, p99.ci95, low.mean, low.ci95, high.mean, high.ci95
+    );
+    assert!(p99.ci95 <= 0.02 * p99.mean, "plain p99 ± {}", p99.ci95);
+    assert!(
+        low.mean + 2.5 * low.ci95 >= 0.01,
+        "P(R > p99's low end) {low:?}"
+    );
+    assert!(
+        high.mean - 2.5 * high.ci95 <= 0.01,
+        "P(R > p99's high end) {high:?}"
+    );
+}
+
 /// What the method cannot take is refused with the reason: a lognormal
 /// service (no exponential tilt), an M/G/c with c > 1, a queue that never
 /// waits, an unstable one, and one whose clients time out.
@@ -407,7 +534,7 @@ fn gi_g_1_refusals() {
     let mut spec = two.spec().clone();
     spec.classes[0].routing = Routing::Sequence(vec![0, 1, 0]);
     let why = reason(&Network::new(spec).unwrap());
-    assert!(why.contains("visits a station twice"), "{why}");
+    assert!(why.contains("visited twice"), "{why}");
     let mut spec = two.spec().clone();
     spec.stations[1].kind = StationKind::Queue {
         servers: 2,
@@ -418,6 +545,42 @@ fn gi_g_1_refusals() {
         other => panic!("expected a refusal, got {other:?}"),
     };
     assert!(why.contains("needs one server at each"), "{why}");
+    // Fork-joins the method cannot follow.
+    let response = |net: &Network| match tail_probability(net, TailOf::Response, 5.0, &cfg(1)) {
+        Err(RareError::Config(why)) => why,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    let fj = fork_join(0.5, vec![exp(1.0), exp(1.0)]);
+    let with_fork = |f: &dyn Fn(&mut ForkSpec)| {
+        let mut spec = fj.spec().clone();
+        if let StationKind::Fork(fork) = &mut spec.stations[0].kind {
+            f(fork);
+        }
+        Network::new(spec).unwrap()
+    };
+    let why = response(&with_fork(&|f| f.fan_out = 4));
+    assert!(why.contains("exactly one sub-job to each"), "{why}");
+    let why = response(&with_fork(&|f| f.spread = Spread::Random));
+    assert!(why.contains("exactly one sub-job to each"), "{why}");
+    let why = response(&with_fork(&|f| f.routes = vec![vec![2], vec![]]));
+    assert!(why.contains("visited twice"), "{why}");
+    let mut spec = fj.spec().clone();
+    spec.stations[3].kind = StationKind::Join(JoinSpec { quorum: Some(1) });
+    let why = response(&Network::new(spec).unwrap());
+    assert!(why.contains("quorum"), "{why}");
+    let mut spec = fj.spec().clone();
+    spec.stations.push(StationSpec {
+        name: "after".into(),
+        kind: StationKind::Queue {
+            servers: 1,
+            discipline: Discipline::Fcfs,
+        },
+        service: vec![Some(exp(0.5))],
+        speed: None,
+    });
+    spec.classes[0].routing = Routing::Sequence(vec![0, 3, 4]);
+    let why = response(&Network::new(spec).unwrap());
+    assert!(why.contains("goes on after the join"), "{why}");
     // Clients that time out leave the queue: not the walk's law.
     let client = ClientSpec {
         timeout: Some(exp(10.0)),

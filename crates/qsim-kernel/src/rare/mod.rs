@@ -22,9 +22,11 @@
 //!   ([`Dist::tilted`](crate::Dist::tilted)) so that the walk of their
 //!   difference drifts up, each path weighted by its likelihood ratio (for
 //!   M/M/c, times P(wait) measured on a plain run); and P(response > t) of
-//!   single-server FCFS queues in tandem, by a switching mixture of those
-//!   tilts, one per station (`tandem`). Fork-joins, several classes and
-//!   several servers on a route have no method and are refused.
+//!   single-server FCFS queues in tandem, possibly ending in a fork (one
+//!   sub-job per target) to such tandems and the join that waits for all,
+//!   by a switching mixture of those tilts, one per station (`tandem`).
+//!   Quorum joins, several classes and several servers on a route have no
+//!   method and are refused.
 //!
 //! Assumptions that fail are reported: a target the start state already
 //! meets, or a start level a run never reaches, is refused; a level no copy

@@ -35,10 +35,10 @@
 //! service does not fit the walk (it is not the busy-period service rate);
 //! so is any c > 1 queue whose times are not exponential (the argument
 //! needs memoryless servers).
-use super::tandem::Tandem;
+use super::tandem::{Layout, Tandem};
 use super::{Estimand, Method, RareConfig, RareError, RareEstimate, TailOf, check_config};
 use crate::dist::{Dist, Tilted};
-use crate::network::{Discipline, Network, Routing, Workload};
+use crate::network::{Discipline, Network, Routing, Spread, StationKind, Workload};
 use crate::results::estimate;
 use crate::rng::{SimRng, stream};
 use crate::sim::Simulation;
@@ -64,13 +64,65 @@ struct Queue {
 enum Shape {
     /// One queue.
     Queue(Queue),
-    /// Single-server FCFS queues in tandem: their service laws in route
-    /// order, and the interarrival law.
-    Tandem(Vec<Dist>, Dist),
+    /// Single-server FCFS queues in tandem, possibly ending in a fork to
+    /// parallel tandems and their join; and the interarrival law.
+    Paths(Layout, Dist),
 }
 
-/// The single queue or tandem of `network`, or why the network is
-/// neither.
+/// The stations of a route, prefix then fork branches, in layout order,
+/// with each one's parent; or why the route has no such shape.
+fn route_paths(
+    network: &Network,
+    route: &[usize],
+) -> Result<(Vec<usize>, Vec<Option<usize>>), String> {
+    let spec = network.spec();
+    let fork_at = route
+        .iter()
+        .position(|&s| spec.stations[s].kind.as_fork().is_some());
+    let prefix = &route[..fork_at.unwrap_or(route.len())];
+    let mut stations: Vec<usize> = prefix.to_vec();
+    let mut parent: Vec<Option<usize>> = (0..prefix.len()).map(|i| i.checked_sub(1)).collect();
+    if let Some(p) = fork_at {
+        let fork = spec.stations[route[p]].kind.as_fork().expect("a fork");
+        let quorum = match &spec.stations[fork.join].kind {
+            StationKind::Join(j) => j.quorum,
+            _ => None,
+        };
+        if !(route[p + 1..].is_empty() || route[p + 1..] == [fork.join]) {
+            return Err("the route goes on after the join (the join releases jobs out of their order, which the method needs kept)".into());
+        }
+        if quorum.is_some_and(|q| q != fork.fan_out) {
+            return Err(
+                "the join has a quorum (only a join that waits for every sub-job is taken)".into(),
+            );
+        }
+        if fork.spread != Spread::Even || fork.fan_out as usize != fork.targets.len() {
+            return Err(format!(
+                "fork {} does not send exactly one sub-job to each of its targets",
+                spec.stations[route[p]].name
+            ));
+        }
+        for (i, &(target, _)) in fork.targets.iter().enumerate() {
+            let mut branch = vec![target];
+            branch.extend(fork.routes.get(i).into_iter().flatten());
+            let mut up = prefix.len().checked_sub(1);
+            for s in branch {
+                parent.push(up);
+                up = Some(stations.len());
+                stations.push(s);
+            }
+        }
+    }
+    if (1..stations.len()).any(|i| stations[..i].contains(&stations[i])) {
+        return Err(
+            "a station is visited twice (by the route or by two sub-jobs of a fork)".into(),
+        );
+    }
+    Ok((stations, parent))
+}
+
+/// The single queue, tandem or fork-join of `network`, or why the network
+/// is none of them.
 fn shape(network: &Network) -> Result<Shape, String> {
     let spec = network.spec();
     let [cl] = spec.classes.as_slice() else {
@@ -82,16 +134,19 @@ fn shape(network: &Network) -> Result<Shape, String> {
     if !spec.regions.is_empty() || network.overload().is_some() {
         return Err("the model has a region, or client or overload behaviour (timeouts, retries, shedding), which changes the queues' law".into());
     }
-    let route = match &cl.routing {
-        Routing::Sequence(r) if !r.is_empty() => r.as_slice(),
-        _ => return Err("the route is not a fixed sequence of stations (a fork-join or a random route has no method here)".into()),
-    };
-    if (1..route.len()).any(|i| route[..i].contains(&route[i])) {
-        return Err("the route visits a station twice".into());
-    }
+    let route =
+        match &cl.routing {
+            Routing::Sequence(r) if !r.is_empty() => r.as_slice(),
+            _ => return Err(
+                "the route is not a fixed sequence of stations (a random route has no method here)"
+                    .into(),
+            ),
+        };
+    let (stations, parent) = route_paths(network, route)?;
+    let several = stations.len() > 1 || stations.len() < route.len();
     let mut services = Vec::new();
     let mut servers = 1;
-    for &s in route {
+    for &s in &stations {
         let st = &spec.stations[s];
         let c = match st.kind.as_queue() {
             Some((c, Discipline::Fcfs)) if c >= 1 && st.speed.is_none() => c,
@@ -103,7 +158,7 @@ fn shape(network: &Network) -> Result<Shape, String> {
                 st.name
             ));
         }
-        if c > 1 && route.len() > 1 {
+        if c > 1 && several {
             return Err(format!(
                 "station {} has {c} servers; a route through several stations needs one server at each",
                 st.name
@@ -122,8 +177,11 @@ fn shape(network: &Network) -> Result<Shape, String> {
         servers = c;
         services.push(service.clone());
     }
-    if services.len() > 1 {
-        return Ok(Shape::Tandem(services, interarrival.clone()));
+    if several {
+        return Ok(Shape::Paths(
+            Layout { services, parent },
+            interarrival.clone(),
+        ));
     }
     let service = services.remove(0);
     if servers > 1 && !(service.is_exponential() && interarrival.is_exponential()) {
@@ -286,11 +344,11 @@ pub fn tail_probability(
     };
     let queue = match shape(network).map_err(refused)? {
         Shape::Queue(q) => q,
-        Shape::Tandem(services, interarrival) => {
+        Shape::Paths(layout, interarrival) => {
             if of == TailOf::Wait {
                 return Err(refused("the wait tail of a route through several stations is not offered; the response tail (response_time_s>T) is".into()));
             }
-            let tandem = Tandem::new(services, interarrival, t_s).map_err(refused)?;
+            let tandem = Tandem::new(layout, interarrival, t_s).map_err(refused)?;
             let reps = replicate(
                 cfg,
                 |rng| tandem.response(t_s, rng),
