@@ -18,6 +18,11 @@
 //!   services 10, 15, 12 ms), the switching mixture of tilts; a plain run
 //!   needs about 384 (1 - p)/p responses, timed per request (4 events) on
 //!   a plain run of the same tandem;
+//! * `fanout_256_tail_1e6`: P(R > 38.7 s) = 1.0e-6 for a query fanned
+//!   out to 256 exponential FCFS servers (rate 1/s behind 0.5 queries/s;
+//!   one server alone 3.9e-9), the mixture over the 256 branches; a
+//!   plain run needs about 384 (1 - p)/p queries, timed per query (514
+//!   events) on a plain run of the same fork-join;
 //! * `busy_period_40`: P(a busy period of that M/M/1 reaches 40 jobs) =
 //!   1/(2^40 - 1), splitting; a plain run needs 384/p busy periods of 2
 //!   jobs on average;
@@ -85,6 +90,58 @@ fn three_tier() -> Network {
         ..NetworkSpec::default()
     })
     .unwrap()
+}
+
+/// A fork of each query to 256 exponential FCFS servers (rate 1/s) and
+/// the join, behind 0.5 queries/s.
+fn fanout_256() -> Network {
+    let k = 256;
+    let mut stations = vec![StationSpec {
+        name: "fork".into(),
+        kind: StationKind::Fork(ForkSpec {
+            fan_out: k as u32,
+            targets: (1..=k).map(|i| (i, 1.0)).collect(),
+            spread: Spread::Even,
+            join: k + 1,
+            routes: Vec::new(),
+        }),
+        service: vec![None],
+        speed: None,
+    }];
+    stations.extend((0..k).map(|i| StationSpec {
+        name: format!("s{i}"),
+        kind: StationKind::Queue {
+            servers: 1,
+            discipline: Discipline::Fcfs,
+        },
+        service: vec![Some(exp(1.0))],
+        speed: None,
+    }));
+    stations.push(StationSpec {
+        name: "join".into(),
+        kind: StationKind::Join(JoinSpec::default()),
+        service: vec![None],
+        speed: None,
+    });
+    Network::new(NetworkSpec {
+        stations,
+        classes: vec![ClassSpec {
+            name: "default".into(),
+            workload: Workload::Open {
+                interarrival: exp(2.0),
+            },
+            routing: Routing::Sequence(vec![0, k + 1]),
+            priority: 0,
+        }],
+        ..NetworkSpec::default()
+    })
+    .unwrap()
+}
+
+/// The t of P(R > t) near 1e-6 for `fanout_256`: 256 times one server's
+/// tail e^{-t/2} (the union bound, which it sits at this deep).
+fn fanout_t() -> f64 {
+    2.0 * (256e6f64).ln()
 }
 
 /// One FCFS queue with Poisson arrivals at rate `lambda`.
@@ -219,6 +276,18 @@ fn report() {
         100.0 * e.relative_half_width(),
         brute / fast
     );
+    let fan = fanout_256();
+    let (per_event, _) = plain_cost(&fan, 2e3);
+    let (e, s) =
+        timed(|| tail_probability(&fan, TailOf::Response, fanout_t(), &cfg(200, 10)).unwrap());
+    let p = e.value.mean;
+    let brute = 384.0 * (1.0 - p) / p * 514.0 * per_event;
+    let fast = to_ten_percent(&e, s);
+    println!(
+        "fanout_256_tail_1e6: p = {p:.3e} ± {:.1}%; to ±10%: {fast:.3e} s by importance sampling, {brute:.3e} s plain; ratio {:.0}",
+        100.0 * e.relative_half_width(),
+        brute / fast
+    );
     let level = Level {
         of: LevelOf::Station(0),
         at_least: 40,
@@ -278,6 +347,12 @@ fn benches(c: &mut Criterion) {
     g.bench_function("tandem_tail_1e6", |b| {
         b.iter(|| {
             black_box(tail_probability(&tier, TailOf::Response, 0.9, &cfg(4000, 10)).unwrap())
+        })
+    });
+    let fan = fanout_256();
+    g.bench_function("fanout_256_tail_1e6", |b| {
+        b.iter(|| {
+            black_box(tail_probability(&fan, TailOf::Response, fanout_t(), &cfg(200, 10)).unwrap())
         })
     });
     let level = Level {

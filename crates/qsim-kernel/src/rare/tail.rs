@@ -339,7 +339,7 @@ pub fn tail_probability(
     }
     let refused = |why: String| {
         RareError::Config(format!(
-            "a tail by importance sampling needs a single FCFS queue (GI/G/1, or M/M/c for the wait) or single-server FCFS queues in tandem (the response): {why}"
+            "a tail by importance sampling needs a single FCFS queue (GI/G/1, or M/M/c for the wait), or for the response single-server FCFS queues in tandem or a fork-join of them: {why}"
         ))
     };
     let queue = match shape(network).map_err(refused)? {
