@@ -37,6 +37,7 @@
 mod split;
 mod tail;
 mod tandem;
+mod walk;
 
 use crate::error::RunError;
 use crate::network::{Network, StationId};

@@ -44,7 +44,7 @@
 //! stations the excess came from, some sequence explains it and the weight
 //! stays bounded. A station whose queue can never grow (every service
 //! shorter than every interarrival time) has no tilt and no state.
-use super::tail::Walk;
+use super::walk::Walk;
 use crate::dist::{Dist, unit};
 use crate::rng::SimRng;
 
