@@ -2,6 +2,8 @@
 //! stated number of 95% half-widths, and each interval narrower than a
 //! stated share of the value (so a wide interval cannot pass by itself).
 
+mod support;
+
 use qsim_kernel::rare::*;
 use qsim_kernel::*;
 
@@ -37,18 +39,7 @@ fn mm1(lambda: f64) -> Network {
 /// Checks `got` against `exact`: within `k` half-widths, and the interval
 /// narrower than `max_rel` of the exact value.
 fn check(got: &RareEstimate, exact: f64, k: f64, max_rel: f64) {
-    let v = got.value;
-    assert!(
-        (v.mean - exact).abs() <= k * v.ci95,
-        "estimate {:e} ± {:e} misses the exact {exact:e} by more than {k} half-widths",
-        v.mean,
-        v.ci95
-    );
-    assert!(
-        v.ci95 <= max_rel * exact,
-        "interval ± {:e} wider than {max_rel} of {exact:e}",
-        v.ci95
-    );
+    support::check_rare("estimate", got, exact, k, max_rel);
 }
 
 /// The estimand is per regeneration cycle: the probability that a busy

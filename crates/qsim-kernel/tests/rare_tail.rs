@@ -11,21 +11,28 @@
 //! factor M(theta), a tilted law drawn with the wrong weights, or a
 //! forward pass that drops a hidden sequence.
 
+mod support;
+
 use qsim_kernel::rare::*;
 use qsim_kernel::*;
+
+/// A FCFS single server with this service law.
+fn fcfs(name: String, service: Dist) -> StationSpec {
+    StationSpec {
+        name,
+        kind: StationKind::Queue {
+            servers: 1,
+            discipline: Discipline::Fcfs,
+        },
+        service: vec![Some(service)],
+        speed: None,
+    }
+}
 
 /// A single FCFS server with these interarrival and service laws.
 fn gg1(interarrival: Dist, service: Dist) -> Network {
     Network::new(NetworkSpec {
-        stations: vec![StationSpec {
-            name: "server".into(),
-            kind: StationKind::Queue {
-                servers: 1,
-                discipline: Discipline::Fcfs,
-            },
-            service: vec![Some(service)],
-            speed: None,
-        }],
+        stations: vec![fcfs("server".into(), service)],
         classes: vec![ClassSpec {
             name: "default".into(),
             workload: Workload::Open { interarrival },
@@ -60,25 +67,7 @@ fn holds_with(
     what: &str,
 ) {
     let got = tail_probability(net, of, t, &cfg).unwrap();
-    let v = got.value;
-    eprintln!(
-        "{what} {of:?} > {t:.3}: {:.4e} ± {:.4e} ({:.1}%), exact {exact:.4e}, {} events",
-        v.mean,
-        v.ci95,
-        100.0 * v.ci95 / exact,
-        got.events
-    );
-    assert!(
-        (v.mean - exact).abs() <= 2.5 * v.ci95,
-        "{what}: {:e} ± {:e} misses the exact {exact:e}",
-        v.mean,
-        v.ci95
-    );
-    assert!(
-        v.ci95 <= guard * exact,
-        "{what}: interval ± {:e} too wide",
-        v.ci95
-    );
+    support::check_rare(&format!("{what} {of:?} > {t:.3}"), &got, exact, 2.5, guard);
 }
 
 /// GI/M/1 with service rate mu: the wait is 0 with probability 1 - sigma
@@ -255,15 +244,7 @@ fn tandem(lambda: f64, services: Vec<Dist>) -> Network {
     let stations: Vec<StationSpec> = services
         .into_iter()
         .enumerate()
-        .map(|(i, s)| StationSpec {
-            name: format!("s{i}"),
-            kind: StationKind::Queue {
-                servers: 1,
-                discipline: Discipline::Fcfs,
-            },
-            service: vec![Some(s)],
-            speed: None,
-        })
+        .map(|(i, s)| fcfs(format!("s{i}"), s))
         .collect();
     let route = (0..stations.len()).collect();
     Network::new(NetworkSpec {
@@ -372,15 +353,6 @@ fn constant_tandem_response_tail_is_the_m_d_1_wait() {
 /// branches, join.
 fn fork_join(lambda: f64, branches: Vec<Dist>) -> Network {
     let k = branches.len();
-    let queue = |i: usize, s: Dist| StationSpec {
-        name: format!("b{i}"),
-        kind: StationKind::Queue {
-            servers: 1,
-            discipline: Discipline::Fcfs,
-        },
-        service: vec![Some(s)],
-        speed: None,
-    };
     let mut stations = vec![StationSpec {
         name: "fork".into(),
         kind: StationKind::Fork(ForkSpec {
@@ -393,7 +365,12 @@ fn fork_join(lambda: f64, branches: Vec<Dist>) -> Network {
         service: vec![None],
         speed: None,
     }];
-    stations.extend(branches.into_iter().enumerate().map(|(i, s)| queue(i, s)));
+    stations.extend(
+        branches
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| fcfs(format!("b{i}"), s)),
+    );
     stations.push(StationSpec {
         name: "join".into(),
         kind: StationKind::Join(JoinSpec::default()),
@@ -569,15 +546,7 @@ fn gi_g_1_refusals() {
     let why = response(&Network::new(spec).unwrap());
     assert!(why.contains("quorum"), "{why}");
     let mut spec = fj.spec().clone();
-    spec.stations.push(StationSpec {
-        name: "after".into(),
-        kind: StationKind::Queue {
-            servers: 1,
-            discipline: Discipline::Fcfs,
-        },
-        service: vec![Some(exp(0.5))],
-        speed: None,
-    });
+    spec.stations.push(fcfs("after".into(), exp(0.5)));
     spec.classes[0].routing = Routing::Sequence(vec![0, 3, 4]);
     let why = response(&Network::new(spec).unwrap());
     assert!(why.contains("goes on after the join"), "{why}");

@@ -34,3 +34,28 @@ pub fn agree(what: &str, a: Estimate, reference: Estimate) {
         reference.ci95
     );
 }
+
+/// Checks a rare-event estimate against `exact`: within `k` of its 95%
+/// half-widths, and the interval narrower than `max_rel` of the exact
+/// value (so a wide interval cannot pass by itself).
+pub fn check_rare(what: &str, got: &rare::RareEstimate, exact: f64, k: f64, max_rel: f64) {
+    let v = got.value;
+    eprintln!(
+        "{what}: {:.4e} ± {:.4e} ({:.1}%), exact {exact:.4e}, {} events",
+        v.mean,
+        v.ci95,
+        100.0 * v.ci95 / exact,
+        got.events
+    );
+    assert!(
+        (v.mean - exact).abs() <= k * v.ci95,
+        "{what}: estimate {:e} ± {:e} misses the exact {exact:e} by more than {k} half-widths",
+        v.mean,
+        v.ci95
+    );
+    assert!(
+        v.ci95 <= max_rel * exact,
+        "{what}: interval ± {:e} wider than {max_rel} of {exact:e}",
+        v.ci95
+    );
+}
