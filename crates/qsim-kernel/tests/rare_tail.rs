@@ -68,6 +68,7 @@ fn holds_with(
 ) {
     let got = tail_probability(net, of, t, &cfg).unwrap();
     support::check_rare(&format!("{what} {of:?} > {t:.3}"), &got, exact, 2.5, guard);
+    assert!(got.warnings.is_empty(), "{what}: {:?}", got.warnings);
 }
 
 /// GI/M/1 with service rate mu: the wait is 0 with probability 1 - sigma
@@ -469,6 +470,29 @@ fn fork_join_of_exponential_branches() {
         high.mean - 2.5 * high.ci95 <= 0.01,
         "P(R > p99's high end) {high:?}"
     );
+}
+
+/// A replication where one sample carries more than a tenth of its sum is
+/// warned about: with 5 samples per replication, one always does (the
+/// healthy estimates above, at thousands of samples, must carry no
+/// warning).
+#[test]
+fn heavy_weights_are_warned_about() {
+    let net = gg1(
+        Dist::exponential(2.0).unwrap(),
+        Dist::exponential(1.0).unwrap(),
+    );
+    let few = RareConfig {
+        effort: 5,
+        ..cfg(5)
+    };
+    let got = tail_probability(&net, TailOf::Wait, 20.0, &few).unwrap();
+    assert!(
+        matches!(got.warnings.as_slice(), [RareWarning::HeavyWeights { share }] if *share > 0.1),
+        "{:?}",
+        got.warnings
+    );
+    assert!(got.warnings[0].to_string().contains("raise --effort"));
 }
 
 /// What the method cannot take is refused with the reason: a lognormal

@@ -182,10 +182,22 @@ pub enum RareWarning {
         /// Why the level does not determine the state.
         reason: String,
     },
+    /// In some replication of an importance-sampling estimate one sample
+    /// carried more than [`MAX_WEIGHT_SHARE`] of the replication's sum:
+    /// the weights are heavy-tailed there (or the effort is small), and
+    /// the interval may be too narrow.
+    HeavyWeights {
+        /// The largest share one sample had of its replication's sum.
+        share: f64,
+    },
 }
 
 /// Fewer survivors than this at a level is warned about.
 pub const MIN_SURVIVORS: u32 = 10;
+
+/// One importance-sampling weight above this share of its replication's
+/// sum is warned about.
+pub const MAX_WEIGHT_SHARE: f64 = 0.1;
 
 impl fmt::Display for RareWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -197,6 +209,12 @@ impl fmt::Display for RareWarning {
             RareWarning::NotRegenerative { reason } => write!(
                 f,
                 "the escape time treats every return to the start level as a fresh start, which holds only when the level determines the state; here {reason}, so the figure is approximate beyond its interval"
+            ),
+            RareWarning::HeavyWeights { share } => write!(
+                f,
+                "one sample carried {:.0}% of its replication's estimate (more than {:.0}%): the weights are heavy-tailed or the effort is small, and the interval may be too narrow; raise --effort",
+                100.0 * share,
+                100.0 * MAX_WEIGHT_SHARE
             ),
         }
     }

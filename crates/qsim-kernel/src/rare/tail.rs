@@ -37,7 +37,10 @@
 //! needs memoryless servers).
 use super::tandem::{Layout, Tandem};
 use super::walk::Walk;
-use super::{Estimand, Method, RareConfig, RareError, RareEstimate, TailOf, check_config};
+use super::{
+    Estimand, MAX_WEIGHT_SHARE, Method, RareConfig, RareError, RareEstimate, RareWarning, TailOf,
+    check_config,
+};
 use crate::dist::Dist;
 use crate::network::{Discipline, Network, Routing, Spread, StationKind, Workload};
 use crate::results::estimate;
@@ -301,22 +304,27 @@ pub fn tail_probability(
     Ok(tail_estimate(of, t_s, cfg, &reps))
 }
 
+/// One replication: its estimate, its events, and the largest share one
+/// sample had of its sum of weights.
+type Replication = (f64, u64, f64);
+
 /// Replications of `effort` samples each: their mean, turned into the
 /// replication's estimate (and any events beside the samples') by
-/// `finish`, with the events.
+/// `finish`, with the events and the largest weight's share.
 fn replicate(
     cfg: &RareConfig,
     sample: impl Fn(&mut SimRng) -> (f64, u64) + Sync,
     finish: impl Fn(f64, u32) -> Result<(f64, u64), RareError> + Sync,
-) -> Result<Vec<(f64, u64)>, RareError> {
+) -> Result<Vec<Replication>, RareError> {
     (0..cfg.replications)
         .into_par_iter()
-        .map(|r| -> Result<(f64, u64), RareError> {
+        .map(|r| -> Result<Replication, RareError> {
             let mut rng = stream(cfg.seed, r, TAIL_STREAM);
-            let (mut sum, mut events) = (0.0, 0u64);
+            let (mut sum, mut top, mut events) = (0.0, 0.0f64, 0u64);
             for _ in 0..cfg.effort {
                 let (w, e) = sample(&mut rng);
                 sum += w;
+                top = top.max(w);
                 events += e;
                 if events > cfg.max_events {
                     return Err(RareError::EventLimit {
@@ -325,13 +333,21 @@ fn replicate(
                 }
             }
             let (value, more) = finish(sum / f64::from(cfg.effort), r)?;
-            Ok((value, events + more))
+            let share = if sum > 0.0 { top / sum } else { 0.0 };
+            Ok((value, events + more, share))
         })
         .collect()
 }
 
-/// The estimate from the replications' values and events.
-fn tail_estimate(of: TailOf, t_s: f64, cfg: &RareConfig, reps: &[(f64, u64)]) -> RareEstimate {
+/// The estimate from the replications, warned about where one sample
+/// carried too much of a replication.
+fn tail_estimate(of: TailOf, t_s: f64, cfg: &RareConfig, reps: &[Replication]) -> RareEstimate {
+    let share = reps.iter().map(|r| r.2).fold(0.0, f64::max);
+    let warnings = if share > MAX_WEIGHT_SHARE {
+        vec![RareWarning::HeavyWeights { share }]
+    } else {
+        Vec::new()
+    };
     RareEstimate {
         estimand: Estimand::Tail { of, t_s },
         method: Method::ImportanceSampling,
@@ -343,6 +359,6 @@ fn tail_estimate(of: TailOf, t_s: f64, cfg: &RareConfig, reps: &[(f64, u64)]) ->
         replications: cfg.replications,
         events: reps.iter().map(|r| r.1).sum(),
         stages: Vec::new(),
-        warnings: Vec::new(),
+        warnings,
     }
 }
