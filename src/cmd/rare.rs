@@ -10,9 +10,10 @@ use super::run::ModelArgs;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use qsim_kernel::rare::{
-    Estimand, Level, LevelOf, Method, RareConfig, RareEstimate, TailOf, escape_time,
-    reach_probability, tail_probability,
+    Estimand, Level, LevelOf, Method, RareConfig, RareEstimate, TailOf, class_tail_probability,
+    escape_time, reach_probability, tail_probability,
 };
+use qsim_kernel::{ClassId, NetworkSpec};
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::PathBuf;
@@ -76,7 +77,9 @@ pub struct RareArgs {
     /// `response_time_s>T` of a single FCFS queue with one server and any
     /// times but lognormal ones (GI/G/1), `response_time_s>T` of such
     /// queues in tandem (possibly ending in a fork to such tandems and
-    /// their join), `wait_time_s>T` of a single M/M/c queue.
+    /// their join), `wait_time_s>T` of a single M/M/c queue; with
+    /// `classes.NAME.` before it, of one class's customers (several
+    /// Poisson classes at one FCFS server).
     #[arg(long, value_name = "METRIC>T")]
     tail: Option<String>,
     /// Copies per splitting stage, or samples per replication of a tail.
@@ -168,17 +171,35 @@ fn parse_level(text: &str, names: &[&str]) -> Result<Level> {
     Ok(Level { of, at_least })
 }
 
-/// Parses `wait_time_s>T` or `response_time_s>T`.
-fn parse_tail(text: &str) -> Result<(TailOf, f64)> {
+/// Parses `wait_time_s>T` or `response_time_s>T`, with `classes.NAME.`
+/// before it for one class's customers.
+fn parse_tail(text: &str, spec: &NetworkSpec) -> Result<(Option<ClassId>, TailOf, f64)> {
     let bad = |why: String| {
         UsageError(format!(
-            "--tail {text}: {why}; expected wait_time_s>T or response_time_s>T"
+            "--tail {text}: {why}; expected wait_time_s>T or response_time_s>T, or classes.NAME. before either"
         ))
     };
     let Some((what, t)) = text.split_once('>') else {
         return Err(bad("no `>`".into()).into());
     };
-    let of = match what.trim() {
+    let (class, figure) = match what.trim().strip_prefix("classes.") {
+        Some(rest) => {
+            let Some((name, figure)) = rest.rsplit_once('.') else {
+                return Err(bad("no figure after the class".into()).into());
+            };
+            let Some(k) = spec.classes.iter().position(|c| c.name == name) else {
+                let known: Vec<&str> = spec.classes.iter().map(|c| c.name.as_str()).collect();
+                return Err(bad(format!(
+                    "no class named `{name}` (the classes: {})",
+                    known.join(", ")
+                ))
+                .into());
+            };
+            (Some(k), figure)
+        }
+        None => (None, what.trim()),
+    };
+    let of = match figure {
         "wait_time_s" => TailOf::Wait,
         "response_time_s" => TailOf::Response,
         w => return Err(bad(format!("{w} is not a tail this command estimates")).into()),
@@ -189,7 +210,7 @@ fn parse_tail(text: &str) -> Result<(TailOf, f64)> {
         .ok()
         .filter(|t: &f64| t.is_finite() && *t >= 0.0)
         .ok_or_else(|| bad(format!("{} is not a number of seconds >= 0", t.trim())))?;
-    Ok((of, t))
+    Ok((class, of, t))
 }
 
 fn level_text(level: &Level, names: &[&str]) -> String {
@@ -226,12 +247,20 @@ fn estimand_name(e: &Estimand) -> &'static str {
     }
 }
 
-fn subject(est: &RareEstimate, names: &[&str]) -> String {
+/// What the estimate is about, as the flags name it: a level, or a tail
+/// (`classes.NAME.` before it for one class's customers).
+fn subject(est: &RareEstimate, names: &[&str], classes: &[&str]) -> String {
     match (&est.estimand, &est.level) {
-        (Estimand::Tail { of, t_s }, _) => match of {
-            TailOf::Wait => format!("wait_time_s>{t_s}"),
-            TailOf::Response => format!("response_time_s>{t_s}"),
-        },
+        (Estimand::Tail { of, t_s, class }, _) => {
+            let figure = match of {
+                TailOf::Wait => format!("wait_time_s>{t_s}"),
+                TailOf::Response => format!("response_time_s>{t_s}"),
+            };
+            match class {
+                Some(k) => format!("classes.{}.{figure}", classes[*k]),
+                None => figure,
+            }
+        }
         (_, Some(l)) => level_text(l, names),
         _ => String::new(),
     }
@@ -244,26 +273,26 @@ fn method_name(m: Method) -> &'static str {
     }
 }
 
-fn table(est: &RareEstimate, names: &[&str]) -> String {
+fn table(est: &RareEstimate, subject: &str) -> String {
     let v = est.value;
     let mut t = String::new();
     let what = match est.estimand {
         Estimand::Cycle => format!(
             "P(reach {} before returning to level {})",
-            subject(est, names),
+            subject,
             est.start.unwrap_or(0)
         ),
         Estimand::Within { horizon_s } => format!(
             "P(reach {} within {horizon_s} s of level {})",
-            subject(est, names),
+            subject,
             est.start.unwrap_or(0)
         ),
         Estimand::EscapeTime => format!(
             "mean time from level {} to {}, s",
             est.start.unwrap_or(0),
-            subject(est, names)
+            subject
         ),
-        Estimand::Tail { .. } => format!("P({}) in steady state", subject(est, names)),
+        Estimand::Tail { .. } => format!("P({subject}) in steady state"),
     };
     t.push_str(&format!("{what}\n"));
     t.push_str(&format!(
@@ -309,7 +338,7 @@ fn table(est: &RareEstimate, names: &[&str]) -> String {
     t
 }
 
-fn to_json(est: &RareEstimate, names: &[&str]) -> Value {
+fn to_json(est: &RareEstimate, subject: &str) -> Value {
     let num = |x: f64| if x.is_finite() { json!(x) } else { Value::Null };
     let pair = |e: Option<qsim_kernel::Estimate>| {
         e.map_or(
@@ -319,7 +348,7 @@ fn to_json(est: &RareEstimate, names: &[&str]) -> Value {
     };
     json!({
         "estimand": estimand_name(&est.estimand),
-        "subject": subject(est, names),
+        "subject": subject,
         "start_level": est.start,
         "horizon_s": match est.estimand { Estimand::Within { horizon_s } => json!(horizon_s), _ => Value::Null },
         "method": method_name(est.method),
@@ -340,7 +369,7 @@ fn to_json(est: &RareEstimate, names: &[&str]) -> Value {
     })
 }
 
-fn to_csv(est: &RareEstimate, names: &[&str]) -> String {
+fn to_csv(est: &RareEstimate, subject: &str) -> String {
     let opt = |x: Option<String>| x.unwrap_or_default();
     let warnings: Vec<String> = est.warnings.iter().map(|w| w.to_string()).collect();
     let mut out = qsim_report::CsvRows::new();
@@ -349,7 +378,7 @@ fn to_csv(est: &RareEstimate, names: &[&str]) -> String {
     );
     out.row([
         estimand_name(&est.estimand).to_string(),
-        subject(est, names),
+        subject.to_string(),
         opt(est.start.map(|s| s.to_string())),
         match est.estimand {
             Estimand::Within { horizon_s } => horizon_s.to_string(),
@@ -387,13 +416,8 @@ pub fn rare(args: &RareArgs) -> Result<ExitCode> {
         ))
         .into());
     }
-    let names: Vec<&str> = model
-        .network
-        .spec()
-        .stations
-        .iter()
-        .map(|s| s.name.as_str())
-        .collect();
+    let spec = model.network.spec();
+    let names: Vec<&str> = spec.stations.iter().map(|s| s.name.as_str()).collect();
     let cfg = RareConfig {
         seed: args.seed.unwrap_or(model.run.seed),
         replications: args.replications,
@@ -416,8 +440,12 @@ pub fn rare(args: &RareArgs) -> Result<ExitCode> {
                 }
             };
             if let Some(tail) = &args.tail {
-                let (of, t) = parse_tail(tail)?;
-                return tail_probability(&model.network, of, t, &cfg).map_err(usage);
+                let (class, of, t) = parse_tail(tail, spec)?;
+                return match class {
+                    Some(k) => class_tail_probability(&model.network, k, of, t, &cfg),
+                    None => tail_probability(&model.network, of, t, &cfg),
+                }
+                .map_err(usage);
             }
             let level = parse_level(args.level.as_deref().unwrap_or(""), &names)?;
             match (args.within_s, args.estimate) {
@@ -428,13 +456,15 @@ pub fn rare(args: &RareArgs) -> Result<ExitCode> {
             .map_err(usage)
         })
     })?;
+    let classes: Vec<&str> = spec.classes.iter().map(|c| c.name.as_str()).collect();
+    let subject = subject(&est, &names, &classes);
     let text = match args.format {
-        Format::Table => table(&est, &names),
+        Format::Table => table(&est, &subject),
         Format::Json => format!(
             "{}\n",
-            serde_json::to_string_pretty(&to_json(&est, &names))?
+            serde_json::to_string_pretty(&to_json(&est, &subject))?
         ),
-        Format::Csv => to_csv(&est, &names),
+        Format::Csv => to_csv(&est, &subject),
     };
     match &args.output {
         Some(path) => {

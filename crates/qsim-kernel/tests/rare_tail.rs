@@ -472,6 +472,66 @@ fn fork_join_of_exponential_branches() {
     );
 }
 
+/// Two Poisson classes at one FCFS server: 0.14/s with exponential
+/// services of mean 3 s, 0.56/s of mean 0.5 s. An arbitrary customer's
+/// service is then the hyperexponential of the M/H2/1 case above (weights
+/// 0.2 and 0.8), so the wait (the same for both classes) and an arbitrary
+/// customer's response have its tails. A class's response is the wait
+/// plus its own exponential service of rate c (a or b): its transform is
+/// (1 - rho) c (d + s)/((s + r1)(s + r2)), d the other rate, so P(R_c >
+/// t) = (1 - rho) sum_i M_i/r_i e^{-r_i t} with M_i = c (d - r_i)/(r_j -
+/// r_i) (the forms checked at t = 0, where the tail is 1). Each at 1e-6.
+#[test]
+fn two_poisson_classes_at_one_fcfs_server() {
+    let exp = |m: f64| Dist::exponential(m).unwrap();
+    let class = |name: &str, rate: f64| ClassSpec {
+        name: name.into(),
+        workload: Workload::Open {
+            interarrival: exp(1.0 / rate),
+        },
+        routing: Routing::Sequence(vec![0]),
+        priority: 0,
+    };
+    let mut server = fcfs("server".into(), exp(3.0));
+    server.service.push(Some(exp(0.5)));
+    let net = Network::new(NetworkSpec {
+        stations: vec![server],
+        classes: vec![class("long", 0.14), class("short", 0.56)],
+        ..NetworkSpec::default()
+    })
+    .unwrap();
+    let (lambda, a, b) = (0.7, 1.0 / 3.0, 2.0);
+    let mix = Dist::hyperexponential(0.2, 3.0, 0.5).unwrap();
+    let (wait, response) = two_phase_tails(lambda, (a, b, 0.2 * a + 0.8 * b), &mix);
+    let rho = lambda * mix.mean();
+    let (lin, con) = (a + b - lambda, a * b - lambda * (0.8 * a + 0.2 * b));
+    let disc = (lin * lin - 4.0 * con).sqrt();
+    let (r1, r2) = ((lin - disc) / 2.0, (lin + disc) / 2.0);
+    let own = move |c: f64, d: f64| {
+        let m = |ri: f64, rj: f64| c * (d - ri) / (rj - ri);
+        let (m1, m2) = (m(r1, r2), m(r2, r1));
+        move |t: f64| (1.0 - rho) * (m1 / r1 * (-r1 * t).exp() + m2 / r2 * (-r2 * t).exp())
+    };
+    let (long, short) = (own(a, b), own(b, a));
+    assert!((long(0.0) - 1.0).abs() < 1e-12 && (short(0.0) - 1.0).abs() < 1e-12);
+    let t = at(&wait, 1e-6);
+    holds(&net, TailOf::Wait, t, wait(t), 90, "any class");
+    let got = class_tail_probability(&net, 1, TailOf::Wait, t, &cfg(91)).unwrap();
+    support::check_rare("short class wait", &got, wait(t), 2.5, 0.03);
+    let t = at(&response, 1e-6);
+    holds(&net, TailOf::Response, t, response(t), 92, "any class");
+    for (k, tail, what) in [
+        (0, &long as &dyn Fn(f64) -> f64, "long"),
+        (1, &short, "short"),
+    ] {
+        let t = at(&|x| tail(x), 1e-6);
+        let got =
+            class_tail_probability(&net, k, TailOf::Response, t, &cfg(93 + k as u64)).unwrap();
+        support::check_rare(&format!("{what} class response"), &got, tail(t), 2.5, 0.03);
+        assert!(matches!(got.estimand, Estimand::Tail { class: Some(c), .. } if c == k));
+    }
+}
+
 /// A replication where one sample carries more than a tenth of its sum is
 /// warned about: with 5 samples per replication, one always does (the
 /// healthy estimates above, at thousands of samples, must carry no

@@ -16,7 +16,8 @@
 //!   the target, as the mean cycle length (plain simulation) over the
 //!   per-cycle probability (splitting);
 //! * [`tail_probability`]: P(wait > t) or P(response > t) of a single
-//!   FCFS queue with one server (GI/G/1, any times but lognormal ones), or
+//!   FCFS queue with one server (GI/G/1, any times but lognormal ones;
+//!   several Poisson classes, per class with [`class_tail_probability`]), or
 //!   P(wait > t) of a single M/M/c queue, by importance sampling (`tail`):
 //!   the service and interarrival laws exponentially tilted
 //!   ([`Dist::tilted`](crate::Dist::tilted)) so that the walk of their
@@ -40,12 +41,12 @@ mod tandem;
 mod walk;
 
 use crate::error::RunError;
-use crate::network::{Network, StationId};
+use crate::network::{ClassId, Network, StationId};
 use crate::results::Estimate;
 use std::fmt;
 
 pub use split::{escape_time, reach_probability};
-pub use tail::tail_probability;
+pub use tail::{class_tail_probability, tail_probability};
 
 /// What the level counts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -140,6 +141,8 @@ pub enum Estimand {
         of: TailOf,
         /// The threshold, seconds.
         t_s: f64,
+        /// The class whose customers it is about; `None`: any customer.
+        class: Option<ClassId>,
     },
 }
 

@@ -21,6 +21,14 @@
 //! the wait's tail does not decay like e^-theta t and no tilt of this kind
 //! exists).
 //!
+//! Several classes at one FCFS server, each with Poisson arrivals: they
+//! arrive together as one Poisson stream, and an arbitrary customer's
+//! service is the mix of the classes' laws by their arrival rates
+//! (`walk::Mix`, tilted part by part, the parts' weights moved by their
+//! M(theta)); every class sees the same wait (Poisson arrivals see time
+//! averages), and one class's response adds its own service, tilted by
+//! the same theta ([`class_tail_probability`]).
+//!
 //! M/M/c, c > 1, wait only. A customer who finds all c servers busy waits
 //! while they stay busy, and the jobs beyond c then move like an M/M/1
 //! queue with arrival rate lambda and service rate c mu: given that it
@@ -36,13 +44,13 @@
 //! so is any c > 1 queue whose times are not exponential (the argument
 //! needs memoryless servers).
 use super::tandem::{Layout, Tandem};
-use super::walk::Walk;
+use super::walk::{Mix, Walk};
 use super::{
     Estimand, MAX_WEIGHT_SHARE, Method, RareConfig, RareError, RareEstimate, RareWarning, TailOf,
     check_config,
 };
 use crate::dist::Dist;
-use crate::network::{Discipline, Network, Routing, Spread, StationKind, Workload};
+use crate::network::{ClassId, Discipline, Network, Routing, Spread, StationKind, Workload};
 use crate::results::estimate;
 use crate::rng::{SimRng, stream};
 use crate::sim::Simulation;
@@ -59,9 +67,14 @@ pub const WAIT_WARMUP: u64 = 10_000;
 
 /// The laws of a single FCFS queue a tail is computed for.
 struct Queue {
-    service: Dist,
+    /// An arbitrary customer's service: the classes' laws with their
+    /// shares of the arrivals.
+    service: Mix,
+    /// The time between arrivals of any class.
     interarrival: Dist,
     servers: u32,
+    /// Each class's own service law.
+    classes: Vec<Dist>,
 }
 
 /// What a tail is computed for.
@@ -129,8 +142,11 @@ fn route_paths(
 /// is none of them.
 fn shape(network: &Network) -> Result<Shape, String> {
     let spec = network.spec();
+    if spec.classes.len() > 1 {
+        return classes_at_one_queue(network);
+    }
     let [cl] = spec.classes.as_slice() else {
-        return Err("the model has more than one class".into());
+        return Err("the model has no class".into());
     };
     let Workload::Open { interarrival } = &cl.workload else {
         return Err("the workload is not open".into());
@@ -194,9 +210,72 @@ fn shape(network: &Network) -> Result<Shape, String> {
         ));
     }
     Ok(Shape::Queue(Queue {
-        service,
+        service: Mix::one(service.clone()),
         interarrival: interarrival.clone(),
         servers,
+        classes: vec![service],
+    }))
+}
+
+/// Several classes at one FCFS server, each with Poisson arrivals (so that
+/// together they are Poisson, and every class sees the same wait): an
+/// arbitrary customer's service is the classes' laws mixed by their
+/// arrival rates.
+fn classes_at_one_queue(network: &Network) -> Result<Shape, String> {
+    let spec = network.spec();
+    let why = "several classes are taken at one FCFS server only, every class open with Poisson arrivals (exponential interarrival times) and routed to that server alone";
+    if !spec.regions.is_empty() || network.overload().is_some() {
+        return Err("the model has a region, or client or overload behaviour (timeouts, retries, shedding), which changes the queue's law".into());
+    }
+    let mut station = None;
+    let mut parts = Vec::new();
+    for (k, cl) in spec.classes.iter().enumerate() {
+        let (Workload::Open { interarrival }, Routing::Sequence(r)) = (&cl.workload, &cl.routing)
+        else {
+            return Err(format!("{why}; class {} is not", cl.name));
+        };
+        if !interarrival.is_exponential() || r.len() != 1 || station.is_some_and(|s| s != r[0]) {
+            return Err(format!("{why}; class {} is not", cl.name));
+        }
+        station = Some(r[0]);
+        parts.push((1.0 / interarrival.mean(), k));
+    }
+    let s = station.expect("a class");
+    let st = &spec.stations[s];
+    if !matches!(st.kind.as_queue(), Some((1, Discipline::Fcfs)))
+        || st.speed.is_some()
+        || spec.capacity.get(s).is_some_and(Option::is_some)
+    {
+        return Err(format!(
+            "{why}; station {} is not one FCFS server at a fixed speed without a capacity",
+            st.name
+        ));
+    }
+    let rate: f64 = parts.iter().map(|(l, _)| l).sum();
+    let mut mix = Vec::new();
+    for &(l, k) in &parts {
+        let Some(service) = st.service.get(k).and_then(Option::as_ref) else {
+            return Err(format!(
+                "class {} does not visit {}",
+                spec.classes[k].name, st.name
+            ));
+        };
+        mix.push((l / rate, service.clone()));
+    }
+    let mix = Mix(mix);
+    if rate * mix.mean() >= 1.0 {
+        return Err(format!(
+            "station {} is not stable (load {} >= 1)",
+            st.name,
+            rate * mix.mean()
+        ));
+    }
+    let interarrival = Dist::exponential(1.0 / rate).map_err(|e| e.to_string())?;
+    Ok(Shape::Queue(Queue {
+        classes: mix.0.iter().map(|(_, d)| d.clone()).collect(),
+        service: mix,
+        interarrival,
+        servers: 1,
     }))
 }
 
@@ -235,12 +314,41 @@ fn wait_fraction(
     Ok((waited as f64 / WAIT_ARRIVALS as f64, sim.events()))
 }
 
-/// P(wait > t_s) or P(response > t_s) in steady state of a single FCFS
-/// queue with one server (any times but lognormal ones), or P(wait > t_s)
-/// of a single M/M/c queue, by importance sampling (see the module docs);
-/// other models are refused with the reason.
+/// P(wait > t_s) or P(response > t_s) in steady state of an arbitrary
+/// customer (of any class) at a single FCFS queue with one server (any
+/// times but lognormal ones; several classes with Poisson arrivals), or
+/// P(wait > t_s) of a single M/M/c queue, or P(response > t_s) through
+/// single-server FCFS queues in tandem or a fork-join of them, by
+/// importance sampling (see the module docs); other models are refused
+/// with the reason.
 pub fn tail_probability(
     network: &Network,
+    of: TailOf,
+    t_s: f64,
+    cfg: &RareConfig,
+) -> Result<RareEstimate, RareError> {
+    tail_of(network, None, of, t_s, cfg)
+}
+
+/// The same for the customers of one class. At a single FCFS server whose
+/// classes all arrive as Poisson streams, every class sees the same wait,
+/// and a class's response is that wait plus its own service.
+pub fn class_tail_probability(
+    network: &Network,
+    class: ClassId,
+    of: TailOf,
+    t_s: f64,
+    cfg: &RareConfig,
+) -> Result<RareEstimate, RareError> {
+    if class >= network.spec().classes.len() {
+        return Err(RareError::Config(format!("there is no class {class}")));
+    }
+    tail_of(network, Some(class), of, t_s, cfg)
+}
+
+fn tail_of(
+    network: &Network,
+    class: Option<ClassId>,
     of: TailOf,
     t_s: f64,
     cfg: &RareConfig,
@@ -268,7 +376,7 @@ pub fn tail_probability(
                 |rng| tandem.response(t_s, rng),
                 |tail, _| Ok((tail, 0)),
             )?;
-            return Ok(tail_estimate(of, t_s, cfg, &reps));
+            return Ok(tail_estimate((of, t_s, class), cfg, &reps));
         }
     };
     let c = queue.servers;
@@ -281,16 +389,28 @@ pub fn tail_probability(
     let busy = if c == 1 {
         queue.service.clone()
     } else {
-        Dist::exponential(queue.service.mean() / f64::from(c))
-            .map_err(|e| refused(e.to_string()))?
+        Mix::one(
+            Dist::exponential(queue.service.mean() / f64::from(c))
+                .map_err(|e| refused(e.to_string()))?,
+        )
     };
     let walk = Walk::new(&busy, &queue.interarrival).map_err(refused)?;
     let rho_1 = busy.mean() / queue.interarrival.mean();
+    // A class's own service, tilted as the walk's (every class's law has a
+    // finite M(theta) there: the mix's does).
+    let own = match class {
+        Some(k) if queue.classes.len() > 1 => Some(
+            queue.classes[k]
+                .tilted(walk.theta)
+                .ok_or_else(|| refused("a class's service has no tilt at the walk's".into()))?,
+        ),
+        _ => None,
+    };
     let reps = replicate(
         cfg,
         |rng| match of {
             TailOf::Wait => walk.passage(t_s, rng),
-            TailOf::Response => walk.response(t_s, rng),
+            TailOf::Response => walk.response(own.as_ref(), t_s, rng),
         },
         |tail, r| {
             if c == 1 {
@@ -301,7 +421,7 @@ pub fn tail_probability(
             Ok((waits * tail / rho_1, run_events))
         },
     )?;
-    Ok(tail_estimate(of, t_s, cfg, &reps))
+    Ok(tail_estimate((of, t_s, class), cfg, &reps))
 }
 
 /// One replication: its estimate, its events, and the largest share one
@@ -341,7 +461,11 @@ fn replicate(
 
 /// The estimate from the replications, warned about where one sample
 /// carried too much of a replication.
-fn tail_estimate(of: TailOf, t_s: f64, cfg: &RareConfig, reps: &[Replication]) -> RareEstimate {
+fn tail_estimate(
+    (of, t_s, class): (TailOf, f64, Option<ClassId>),
+    cfg: &RareConfig,
+    reps: &[Replication],
+) -> RareEstimate {
     let share = reps.iter().map(|r| r.2).fold(0.0, f64::max);
     let warnings = if share > MAX_WEIGHT_SHARE {
         vec![RareWarning::HeavyWeights { share }]
@@ -349,7 +473,7 @@ fn tail_estimate(of: TailOf, t_s: f64, cfg: &RareConfig, reps: &[Replication]) -
         Vec::new()
     };
     RareEstimate {
-        estimand: Estimand::Tail { of, t_s },
+        estimand: Estimand::Tail { of, t_s, class },
         method: Method::ImportanceSampling,
         level: None,
         start: None,

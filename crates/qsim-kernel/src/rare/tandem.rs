@@ -44,7 +44,7 @@
 //! stations the excess came from, some sequence explains it and the weight
 //! stays bounded. A station whose queue can never grow (every service
 //! shorter than every interarrival time) has no tilt and no state.
-use super::walk::Walk;
+use super::walk::{Mix, Walk};
 use crate::dist::{Dist, unit};
 use crate::rng::SimRng;
 
@@ -85,7 +85,7 @@ impl Tandem {
         let Layout { services, parent } = layout;
         let mut states = Vec::new();
         for (j, s) in services.iter().enumerate() {
-            match Walk::new(s, &interarrival) {
+            match Walk::new(&Mix::one(s.clone()), &interarrival) {
                 Ok(w) => states.push((j, w)),
                 Err(why) if why.contains("never waits") => {}
                 Err(why) => return Err(format!("station {} of the paths: {why}", j + 1)),

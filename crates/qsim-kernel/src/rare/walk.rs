@@ -1,13 +1,89 @@
 //! The walk of service minus interarrival times of a single FCFS server,
 //! under the exponential tilt that makes it drift up (see `tail.rs` for
 //! how the tails use it, and `tandem.rs` for its use per station).
-use crate::dist::{Dist, Tilted};
+use crate::dist::{Dist, Tilted, unit};
 use crate::rng::SimRng;
+
+/// The service law of an arbitrary customer: each class's law with its
+/// share of the arrivals (one law with share 1 for one class).
+#[derive(Clone, Debug)]
+pub(super) struct Mix(pub(super) Vec<(f64, Dist)>);
+
+impl Mix {
+    /// One law.
+    pub(super) fn one(d: Dist) -> Mix {
+        Mix(vec![(1.0, d)])
+    }
+
+    /// The mean.
+    pub(super) fn mean(&self) -> f64 {
+        self.0.iter().map(|(p, d)| p * d.mean()).sum()
+    }
+
+    /// ln of sum_k p_k M_k(theta), or `None` where a part's is.
+    pub(super) fn log_mgf(&self, theta: f64) -> Option<f64> {
+        let logs: Vec<f64> = self
+            .0
+            .iter()
+            .map(|(p, d)| Some(p.ln() + d.log_mgf(theta)?))
+            .collect::<Option<_>>()?;
+        let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Some(top + logs.iter().map(|l| (l - top).exp()).sum::<f64>().ln())
+    }
+
+    /// The mix tilted by theta: part k with weight p_k M_k(theta) /
+    /// M(theta), itself tilted.
+    fn tilted(&self, theta: f64) -> Option<TiltedMix> {
+        let log_mgf = self.log_mgf(theta)?;
+        let mut acc = 0.0;
+        let mut cumulative = Vec::new();
+        let mut parts = Vec::new();
+        for (p, d) in &self.0 {
+            let t = d.tilted(theta)?;
+            acc += (p.ln() + t.log_mgf() - log_mgf).exp();
+            cumulative.push(acc);
+            parts.push(t);
+        }
+        Some(TiltedMix {
+            cumulative,
+            parts,
+            log_mgf,
+        })
+    }
+}
+
+/// A [`Mix`] tilted by theta.
+pub(super) struct TiltedMix {
+    cumulative: Vec<f64>,
+    parts: Vec<Tilted>,
+    log_mgf: f64,
+}
+
+impl TiltedMix {
+    /// ln M(theta) of the mix.
+    pub(super) fn log_mgf(&self) -> f64 {
+        self.log_mgf
+    }
+
+    /// One draw: a part by its tilted weight (no draw for one part), then
+    /// its tilted law.
+    pub(super) fn sample(&self, rng: &mut SimRng) -> f64 {
+        if self.parts.len() == 1 {
+            return self.parts[0].sample(rng);
+        }
+        let u = unit(rng) * self.cumulative[self.cumulative.len() - 1];
+        let k = self
+            .cumulative
+            .partition_point(|&c| c <= u)
+            .min(self.parts.len() - 1);
+        self.parts[k].sample(rng)
+    }
+}
 
 /// The walk of service minus interarrival times under the tilt that makes
 /// it drift up.
 pub(super) struct Walk {
-    pub(super) service: Tilted,
+    pub(super) service: TiltedMix,
     pub(super) interarrival: Tilted,
     pub(super) theta: f64,
     /// ln M_B(theta) + ln M_A(-theta) at the theta used (0 up to the
@@ -18,7 +94,7 @@ pub(super) struct Walk {
 impl Walk {
     /// The tilt theta > 0 with M_B(theta) M_A(-theta) = 1, by bisection,
     /// or why there is none.
-    pub(super) fn new(service: &Dist, interarrival: &Dist) -> Result<Walk, String> {
+    pub(super) fn new(service: &Mix, interarrival: &Dist) -> Result<Walk, String> {
         let f = |theta: f64| -> Option<f64> {
             Some(service.log_mgf(theta)? + interarrival.log_mgf(-theta)?)
         };
@@ -81,10 +157,14 @@ impl Walk {
     }
 
     /// One sample of the weighted P(W + B > t), B the customer's own
-    /// service drawn from the tilted law.
-    pub(super) fn response(&self, t: f64, rng: &mut SimRng) -> (f64, u64) {
-        let b = self.service.sample(rng);
-        let ratio = (self.service.log_mgf() - self.theta * b).exp();
+    /// service drawn from the tilted law: an arbitrary customer's, or
+    /// (`own`) one class's tilted by the walk's theta.
+    pub(super) fn response(&self, own: Option<&Tilted>, t: f64, rng: &mut SimRng) -> (f64, u64) {
+        let (b, log_mgf) = match own {
+            Some(own) => (own.sample(rng), own.log_mgf()),
+            None => (self.service.sample(rng), self.service.log_mgf()),
+        };
+        let ratio = (log_mgf - self.theta * b).exp();
         if b > t {
             (ratio, 1)
         } else {
