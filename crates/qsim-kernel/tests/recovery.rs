@@ -247,6 +247,6 @@ fn recovery_time_of_a_chain_started_at_its_top_is_its_first_passage_time() {
     // Power: the half-width is 1.7% of the time (0.254 ± 0.0043 s against
     // the exact 0.251 s), guarded at 2.5%; with the bracket of ±15 states
     // and the interval resolution, a recovery time off by about 14% low or
-    // 10% high fails (at most 16% and 12% at the guard).
+    // 16% high fails (at most 17% and 19% at the guard).
     assert!(t.ci95 < 0.025 * t.mean, "half-width {} too wide", t.ci95);
 }
