@@ -424,6 +424,11 @@ fn plain_latch_is_a_single_fcfs_server() {
 
 #[test]
 fn numa_handoffs_collapse_throughput_when_threads_outnumber_cores() {
+    // The collapse as the model shows it (a ratio, not an exact answer:
+    // with a PS cpu of 8 cores and thinking threads the latch's cycle has
+    // no closed form here). The hand-off costs themselves are checked
+    // against exact answers in exact.rs (the grant cycle of looping
+    // threads, and the semi-Markov chain with thinking threads).
     let numa = NumaSpec {
         nodes: 2,
         cores_per_node: 8,
