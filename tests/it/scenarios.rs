@@ -842,51 +842,6 @@ fn spin_fanout_fixed_header_claims_hold() {
     assert_below("fixed throughput: delay 30 vs delay 6", x30, x6);
 }
 
-/// models/app_db_blocking.toml: the database is always full (8 admitted, 4
-/// serving), so it completes exactly 4 / 10 ms = 400 queries/s, and the app
-/// tier serves 400 x 2 x 2 ms of work on 16 threads (10% of their time);
-/// with blocking every other moment of those threads is blocked (90%), and
-/// without the admission limit the same throughput leaves them idle instead.
-#[test]
-fn app_db_blocking_moves_the_queue_into_the_app_tier() {
-    // Power: 99.9% tolerances measured at 0.9% (throughputs, app serving) and
-    // 0.1% (blocked) of the exact figures, so a bias of about 0.9% fails; the
-    // guards (about 1.5 x the measured widths) allow at most 1.5% and 0.2%.
-    let r = run(&load("app_db_blocking", &[]), 10, 50_000, 5_000);
-    assert_close(
-        "throughput",
-        r.system.throughput_per_s,
-        400.0,
-        10,
-        0.0,
-        0.0065,
-    );
-    let app = station(&r, "app");
-    assert_close("app serving", app.utilization, 0.1, 10, 0.0, 0.007);
-    let blocked = app
-        .blocked_fraction
-        .expect("app sends to a blocking station");
-    assert_close("app blocked", blocked, 0.9, 10, 0.0, 0.001);
-    let open = run(
-        &load(
-            "app_db_blocking",
-            &["stations.db.capacity=64", "stations.db.when_full=\"drop\""],
-        ),
-        10,
-        50_000,
-        5_000,
-    );
-    assert_close(
-        "throughput without a binding limit",
-        open.system.throughput_per_s,
-        400.0,
-        10,
-        0.0,
-        0.0065,
-    );
-    assert!(station(&open, "app").mean_jobs.mean < app.mean_jobs.mean / 5.0);
-}
-
 #[test]
 fn read_write_header_figures_hold() {
     // Power: 99.9% tolerances measured at 0.25-0.7% of exact MVA, so a bias of
