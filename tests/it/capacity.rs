@@ -25,6 +25,10 @@ when_full = "drop"
 
 #[test]
 fn mm1k_overloaded_matches_exact_loss_jobs_and_throughput() {
+    // Power: 99.9% tolerances (10 replications, 2.11 x the 95% half-width)
+    // measured at 0.3-0.9% of the exact values, so a bias of about 0.9% fails;
+    // the guards (at most 0.7% of the exact value, about 1.5 x the widest
+    // measured) allow at most 1.5%.
     // rho = 1.5: an infinite queue would grow for ever; K = 4 keeps it finite.
     let m = model(&open_finite(1.5, 1, 4), &[]);
     let r = run(&m, 10, 100_000, 5_000);
@@ -33,7 +37,7 @@ fn mm1k_overloaded_matches_exact_loss_jobs_and_throughput() {
     let loss = st
         .loss_probability
         .expect("a finite station reports its loss");
-    assert_close("M/M/1/4 loss", loss, exact.loss_probability, 10, 0.0, 0.02);
+    assert_close("M/M/1/4 loss", loss, exact.loss_probability, 10, 0.0, 0.007);
     let dropped = st.dropped_per_s.expect("and its losses per second");
     assert_close(
         "M/M/1/4 dropped per second",
@@ -41,7 +45,7 @@ fn mm1k_overloaded_matches_exact_loss_jobs_and_throughput() {
         1.5 * exact.loss_probability,
         10,
         0.0,
-        0.02,
+        0.007,
     );
     assert_close(
         "M/M/1/4 mean jobs",
@@ -49,7 +53,7 @@ fn mm1k_overloaded_matches_exact_loss_jobs_and_throughput() {
         exact.mean_jobs,
         10,
         0.0,
-        0.02,
+        0.007,
     );
     assert_close(
         "M/M/1/4 throughput",
@@ -57,7 +61,7 @@ fn mm1k_overloaded_matches_exact_loss_jobs_and_throughput() {
         exact.throughput_per_s,
         10,
         0.0,
-        0.02,
+        0.007,
     );
     // The response time is that of the completed (admitted) jobs.
     assert_close(
@@ -66,19 +70,23 @@ fn mm1k_overloaded_matches_exact_loss_jobs_and_throughput() {
         exact.response_time_s,
         10,
         0.0,
-        0.02,
+        0.007,
     );
 }
 
 #[test]
 fn erlang_b_blocking_from_a_plain_model() {
+    // Power: 99.9% tolerances (10 replications, 2.11 x the 95% half-width)
+    // measured at 1.3% (blocking) and 0.25% (utilization), so biases of about
+    // those sizes fail; the guards (at most 0.9% of the exact value, about 1.5
+    // x the widest measured) allow at most 1.9%.
     // M/M/5/5 offered 4 erlangs: no waiting room, blocking B(5, 4).
     let m = model(&open_finite(4.0, 5, 5), &[]);
     let r = run(&m, 10, 100_000, 5_000);
     let b = single::erlang_b(5, 4.0).unwrap();
     let st = &r.stations[0];
     let loss = st.loss_probability.unwrap();
-    assert_close("Erlang B(5, 4) blocking", loss, b, 10, 0.0, 0.03);
+    assert_close("Erlang B(5, 4) blocking", loss, b, 10, 0.0, 0.009);
     // Nobody waits in a loss system.
     assert_eq!(st.wait_time_s.mean, 0.0);
     assert_close(
@@ -87,12 +95,16 @@ fn erlang_b_blocking_from_a_plain_model() {
         4.0 * (1.0 - b) / 5.0,
         10,
         0.0,
-        0.02,
+        0.009,
     );
 }
 
 #[test]
 fn closed_class_lost_jobs_think_again_finite_source_chain() {
+    // Power: 99.9% tolerances (10 replications, 2.11 x the 95% half-width)
+    // measured at 0.2-0.34% of the exact values, so a bias of about 0.35%
+    // fails; the guards (at most 0.3% of the exact value, about 1.5 x the
+    // widest measured) allow at most 0.6%.
     // N = 6 users thinking 2 s (exponential) in front of an M/M/1/3 queue:
     // with n at the station, N - n think, so arrivals come at (N - n)/Z while
     // n < K, a birth-death chain; a lost job thinks again.
@@ -131,7 +143,7 @@ when_full = "drop"
         loss,
         10,
         0.0,
-        0.02,
+        0.003,
     );
     assert_close(
         "finite source throughput",
@@ -139,7 +151,7 @@ when_full = "drop"
         throughput,
         10,
         0.0,
-        0.02,
+        0.003,
     );
     assert_close(
         "finite source mean jobs",
@@ -147,7 +159,7 @@ when_full = "drop"
         mean_jobs,
         10,
         0.0,
-        0.02,
+        0.003,
     );
 }
 
@@ -273,6 +285,11 @@ capacity = 3
 
 #[test]
 fn station_tails_match_mm1_and_jackson_tandem() {
+    // Power: 99.9% tolerances (10 replications, 2.11 x the 95% half-width)
+    // measured at 0.5-4.3% of the exact values (the p99 wait and the variance
+    // of n, widest; quantiles with 1% for the buckets), so a bias of about 4.3%
+    // fails in every figure; the guards (at most 3% of the exact value, about
+    // 1.5 x the widest measured) allow at most 7.3%.
     // M/M/1 (mu 1) then M/M/1 (mu 2) at lambda 0.7: by Jackson each
     // station is an M/M/1 of its own, so its wait W has P(W > t) =
     // rho e^{-mu(1-rho)t}, its time R is exponential with rate mu - lambda,
@@ -320,7 +337,7 @@ service = { dist = "exponential", mean = 0.5 }
             rho.powi(3),
             10,
             0.0,
-            0.05,
+            0.03,
         );
         assert_close(
             &label("variance of n"),
@@ -328,7 +345,7 @@ service = { dist = "exponential", mean = 0.5 }
             rho / (1.0 - rho).powi(2),
             10,
             0.0,
-            0.1,
+            0.03,
         );
         // Wait quantile q (q > 1 - rho): ln(rho / (1 - q)) / (mu (1 - rho));
         // the histogram's buckets are at most 1% wide.
@@ -339,7 +356,7 @@ service = { dist = "exponential", mean = 0.5 }
             w(0.9),
             10,
             0.01,
-            0.05,
+            0.03,
         );
         assert_close(
             &label("wait p99"),
@@ -347,7 +364,7 @@ service = { dist = "exponential", mean = 0.5 }
             w(0.99),
             10,
             0.01,
-            0.1,
+            0.03,
         );
         let resp = |q: f64| single::mm1_response_time_percentile_s(lambda, mu, q).unwrap();
         assert_close(
@@ -356,7 +373,7 @@ service = { dist = "exponential", mean = 0.5 }
             resp(0.5),
             10,
             0.01,
-            0.05,
+            0.03,
         );
         assert_close(
             &label("response p90"),
@@ -364,7 +381,7 @@ service = { dist = "exponential", mean = 0.5 }
             resp(0.9),
             10,
             0.01,
-            0.05,
+            0.03,
         );
     }
     // At the second station (rho 0.35) more than half the jobs do not wait:
@@ -375,6 +392,10 @@ service = { dist = "exponential", mean = 0.5 }
 
 #[test]
 fn wait_probability_is_erlang_c_at_mm3() {
+    // Power: 99.9% tolerances (10 replications, 2.11 x the 95% half-width)
+    // measured at 0.9% of Erlang C, so a bias of about 0.9% fails; the guards
+    // (at most 0.7% of the exact value, about 1.5 x the widest measured) allow
+    // at most 1.5%.
     let text = r#"
 [simulation]
 station_tails = true
@@ -393,7 +414,7 @@ service = { dist = "exponential", mean = 1.0 }
     let r = run(&m, 10, 200_000, 10_000);
     let c = single::erlang_c(3, 2.4).unwrap();
     let t = r.stations[0].tails.as_ref().unwrap();
-    assert_close("M/M/3 P(wait > 0)", t.wait_probability, c, 10, 0.0, 0.02);
+    assert_close("M/M/3 P(wait > 0)", t.wait_probability, c, 10, 0.0, 0.007);
     // Without the key, no station tails are reported.
     let m = model(&text.replace("station_tails = true", ""), &[]);
     let r = run(&m, 2, 1_000, 100);
@@ -402,6 +423,10 @@ service = { dist = "exponential", mean = 1.0 }
 
 #[test]
 fn per_class_sla_at_a_shared_fcfs_queue() {
+    // Power: 99.9% tolerances (10 replications, 2.11 x the 95% half-width)
+    // measured at 0.8-2.4% of the exact probabilities, so a bias of about 2.4%
+    // fails in every figure; the guards (at most 1.7% of the exact value, about
+    // 1.5 x the widest measured) allow at most 3.6%.
     // Two Poisson classes (0.2/s and 0.4/s) share an exponential FCFS
     // server (mean 1 s): FCFS does not look at classes, so each class's
     // response time is that of the M/M/1 at lambda 0.6, exponential with
@@ -431,23 +456,28 @@ service = { dist = "exponential", mean = 1.0 }
     let tail = |s: f64| (-0.4 * s).exp();
     let a = r.classes[0].sla_violation.expect("class a has an SLA");
     let b = r.classes[1].sla_violation.expect("class b has an SLA");
-    assert_close("class a P(R > 2)", a, tail(2.0), 10, 0.0, 0.03);
-    assert_close("class b P(R > 5)", b, tail(5.0), 10, 0.0, 0.05);
+    assert_close("class a P(R > 2)", a, tail(2.0), 10, 0.0, 0.017);
+    assert_close("class b P(R > 5)", b, tail(5.0), 10, 0.0, 0.017);
     let sys = r.system.sla_violation.expect("the system has an SLA");
-    assert_close("system P(R > 3)", sys, tail(3.0), 10, 0.0, 0.03);
+    assert_close("system P(R > 3)", sys, tail(3.0), 10, 0.0, 0.017);
     let exact = single::mm1(0.6, 1.0).unwrap().response_time_s;
     for c in &r.classes {
-        assert_close(&c.name, mean_of(&c.response_time_s), exact, 10, 0.0, 0.03);
+        assert_close(&c.name, mean_of(&c.response_time_s), exact, 10, 0.0, 0.017);
     }
     // Without its own SLA a class is measured against the run's.
     let m = model(&text.replace("sla_s = 5.0\n", ""), &[]);
     let r = run(&m, 10, 200_000, 10_000);
     let b = r.classes[1].sla_violation.unwrap();
-    assert_close("class b P(R > 3)", b, tail(3.0), 10, 0.0, 0.03);
+    assert_close("class b P(R > 3)", b, tail(3.0), 10, 0.0, 0.017);
 }
 
 #[test]
 fn connection_pool_model_matches_mmck() {
+    // Power: 99.9% tolerances (10 replications, 2.11 x the 95% half-width)
+    // measured at 4.4% (loss), 3.6% (P(n >= 16)) and 0.5% (mean jobs) of the
+    // exact values, so biases of about those sizes fail; the guards (at most
+    // 3.2% of the exact value, about 1.5 x the widest measured) allow at most
+    // 6.8%.
     let path = std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/models/connection_pool.toml"
@@ -462,7 +492,7 @@ fn connection_pool_model_matches_mmck() {
         exact.loss_probability,
         10,
         0.0,
-        0.05,
+        0.032,
     );
     assert_close(
         "pool mean jobs",
@@ -480,6 +510,6 @@ fn connection_pool_model_matches_mmck() {
         exact.loss_probability,
         10,
         0.0,
-        0.05,
+        0.032,
     );
 }

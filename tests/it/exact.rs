@@ -22,6 +22,10 @@ service = {service}
 
 #[test]
 fn mm1_rho_05_mean_and_p99() {
+    // Power: 99.9% tolerances (10 replications, 2.11 x the 95% half-width; the
+    // p99 with 1% for the buckets) measured at 0.4% (R), 2.1% (p99), 0.3% (U),
+    // 0.5% (jobs), so biases of about those sizes fail; the guards (about 1.5 x
+    // the measured widths) allow at most 0.6%, 2.7%, 0.5% and 0.85%.
     let m = model(
         &open_single(1, "fcfs", 2.0, r#"{ dist = "exponential", mean = 1.0 }"#),
         &[],
@@ -35,12 +39,12 @@ fn mm1_rho_05_mean_and_p99() {
         exact.response_time_s,
         10,
         0.0,
-        0.02,
+        0.003,
     );
     // R is exponential with rate mu - lambda = 0.5; the histogram's buckets are
     // at most 1% wide, hence the 1% allowance.
     let p99 = single::mm1_response_time_percentile_s(0.5, 1.0, 0.99).unwrap();
-    assert_close("M/M/1 rho 0.5 p99", rt.p99, p99, 10, 0.01, 0.03);
+    assert_close("M/M/1 rho 0.5 p99", rt.p99, p99, 10, 0.01, 0.008);
     let st = &r.stations[0];
     assert_close(
         "M/M/1 rho 0.5 utilization",
@@ -48,7 +52,7 @@ fn mm1_rho_05_mean_and_p99() {
         0.5,
         10,
         0.0,
-        0.02,
+        0.0025,
     );
     assert_close(
         "M/M/1 rho 0.5 mean jobs",
@@ -56,12 +60,15 @@ fn mm1_rho_05_mean_and_p99() {
         exact.mean_jobs,
         10,
         0.0,
-        0.03,
+        0.004,
     );
 }
 
 #[test]
 fn mm1_rho_09_mean_and_p99() {
+    // Power: 99.9% tolerances measured at 2.4% (R), 4% (p99), 0.16% (X), so
+    // biases of about those sizes fail; the guards allow at most 3.6%, 5.4% and
+    // 0.25%.
     let m = model(
         &open_single(
             1,
@@ -80,17 +87,17 @@ fn mm1_rho_09_mean_and_p99() {
         exact.response_time_s,
         10,
         0.0,
-        0.03,
+        0.017,
     );
     let p99 = single::mm1_response_time_percentile_s(0.9, 1.0, 0.99).unwrap();
-    assert_close("M/M/1 rho 0.9 p99", rt.p99, p99, 10, 0.01, 0.04);
+    assert_close("M/M/1 rho 0.9 p99", rt.p99, p99, 10, 0.01, 0.021);
     assert_close(
         "M/M/1 rho 0.9 throughput",
         r.system.throughput_per_s,
         0.9,
         10,
         0.0,
-        0.01,
+        0.0012,
     );
 }
 
@@ -131,6 +138,9 @@ fn mm1_rho_09_tail_from_short_replications() {
 
 #[test]
 fn mm4_rho_08() {
+    // Power: 99.9% tolerances measured at 1.5% (R), 3.4% (wait), 0.2% (U), so
+    // biases of about those sizes fail; the guards allow at most 2.3%, 5.1% and
+    // 0.3%.
     // lambda = 3.2, mu = 1, c = 4: rho = 0.8.
     let m = model(
         &open_single(
@@ -149,7 +159,7 @@ fn mm4_rho_08() {
         exact.response_time_s,
         10,
         0.0,
-        0.02,
+        0.011,
     );
     assert_close(
         "M/M/4 wait",
@@ -157,7 +167,7 @@ fn mm4_rho_08() {
         exact.wait_time_s,
         10,
         0.0,
-        0.04,
+        0.024,
     );
     assert_close(
         "M/M/4 utilization",
@@ -165,12 +175,15 @@ fn mm4_rho_08() {
         0.8,
         10,
         0.0,
-        0.01,
+        0.0015,
     );
 }
 
 #[test]
 fn md1_and_me41_match_pollaczek_khinchine() {
+    // Power: 99.9% tolerances measured at 0.95% (M/D/1), 1.1% (M/E4/1) and 2%
+    // (M/H2/1) of the P-K response, so biases of about those sizes fail; the
+    // guards allow at most 1.8% and 3%.
     // rho = 0.8 with mean service 1 s.
     for (label, service, scv) in [
         ("M/D/1", r#"{ dist = "deterministic", value = 1.0 }"#, 0.0),
@@ -184,7 +197,7 @@ fn md1_and_me41_match_pollaczek_khinchine() {
         let m = model(&open_single(1, "fcfs", 1.25, service), &[]);
         let r = run(&m, 10, 1_000_000, 50_000);
         let exact = single::mg1(0.8, 1.0, scv).unwrap();
-        let max_ci = if scv > 1.0 { 0.05 } else { 0.02 };
+        let max_ci = if scv > 1.0 { 0.014 } else { 0.0085 };
         assert_close(
             label,
             mean_of(&r.system.response_time_s),
@@ -198,6 +211,8 @@ fn md1_and_me41_match_pollaczek_khinchine() {
 
 #[test]
 fn processor_sharing_is_insensitive_to_the_service_distribution() {
+    // Power: the 99.9% tolerance is 1.1% of S/(1 - rho) (measured), so a bias
+    // of about 1.1% fails; the 0.8% guard allows at most 1.7%.
     // M/G/1-PS has mean response S / (1 - rho) whatever G is; deterministic
     // service separates PS from FCFS (FCFS would give the M/D/1 value, 3.0).
     let m = model(
@@ -211,12 +226,15 @@ fn processor_sharing_is_insensitive_to_the_service_distribution() {
         1.0 / (1.0 - 0.8),
         10,
         0.0,
-        0.03,
+        0.008,
     );
 }
 
 #[test]
 fn central_server_matches_exact_mva_at_several_populations() {
+    // Power: 99.9% tolerances measured at 0.1-0.75% of exact MVA at every
+    // population, so a bias of about 0.75% fails in every figure; the guards
+    // allow at most 0.74% (X), 1.5% (R) and 0.95% (U).
     // Visits per interaction: cpu 10, disk1 4.5, disk2 4.5.
     let stations = [
         mva::Station::queue("cpu", 10.0 * 0.005),
@@ -237,7 +255,7 @@ fn central_server_matches_exact_mva_at_several_populations() {
             e.throughput_per_s,
             10,
             0.0,
-            0.02,
+            0.0035,
         );
         assert_close(
             &format!("{label} response"),
@@ -245,7 +263,7 @@ fn central_server_matches_exact_mva_at_several_populations() {
             e.response_time_s,
             10,
             0.0,
-            0.03,
+            0.007,
         );
         for (i, name) in ["cpu", "disk1", "disk2"].iter().enumerate() {
             let st = &r.stations[i];
@@ -256,7 +274,7 @@ fn central_server_matches_exact_mva_at_several_populations() {
                 e.stations[i].utilization,
                 10,
                 0.0,
-                0.03,
+                0.0045,
             );
         }
     }
@@ -283,6 +301,9 @@ speed = {{ table = {table} }}
 
 #[test]
 fn load_dependent_station_matches_birth_death_chain() {
+    // Power: 99.9% tolerances measured at 0.28% (X), 0.33% (jobs), 0.01%
+    // (busy), so a bias of about 0.35% fails; the guards allow at most 0.42%,
+    // 0.5% and 0.02%.
     // States k = 0..=N jobs at the station. Birth rate (N - k)/Z (thinkers
     // finishing), death rate rate(k). p(k) ∝ prod_{i=1..k} ((N-i+1)/Z) / rate(i).
     let n = 10u32;
@@ -324,7 +345,7 @@ fn load_dependent_station_matches_birth_death_chain() {
         x,
         10,
         0.0,
-        0.01,
+        0.002,
     );
     assert_close(
         "birth-death mean jobs",
@@ -332,7 +353,7 @@ fn load_dependent_station_matches_birth_death_chain() {
         l,
         10,
         0.0,
-        0.02,
+        0.0024,
     );
     assert_close(
         "birth-death busy fraction",
@@ -340,12 +361,15 @@ fn load_dependent_station_matches_birth_death_chain() {
         1.0 - p[0],
         10,
         0.0,
-        0.02,
+        0.0001,
     );
 }
 
 #[test]
 fn n_jobs_looping_through_a_speed_table_give_rate_of_n() {
+    // Power: the 99.9% tolerance is 0.27% of rate(N) (measured), so a bias of
+    // about 0.3% fails (rate(N - 1) is 14% off); the 0.2% guard allows at most
+    // 0.42%.
     // Zero think time: all N jobs are always at the station, so the rate in
     // force is rate(7) = 7 (interpolated between the points), never rate(6) = 6
     // as a simulator would give that draws the next service before the
@@ -369,7 +393,7 @@ speed = { table = [{ n = 5, rate = 5.0 }, { n = 9, rate = 9.0 }] }
         7.0,
         10,
         0.0,
-        0.01,
+        0.002,
     );
     let m8 = model(text, &["workload.population=8"]);
     let r8 = run(&m8, 10, 300_000, 1_000);
@@ -379,7 +403,7 @@ speed = { table = [{ n = 5, rate = 5.0 }, { n = 9, rate = 9.0 }] }
         8.0,
         10,
         0.0,
-        0.01,
+        0.002,
     );
 }
 
@@ -433,6 +457,9 @@ fn batch_loop_exact(n: usize, z: f64, s: f64, b: usize) -> [f64; 5] {
 
 #[test]
 fn batch_station_matches_its_markov_chain() {
+    // Power: 99.9% tolerances measured at 0.07-0.34% of the chain's figures, so
+    // a bias of about 0.35% fails in every figure; the guards allow at most
+    // 0.13-0.53%.
     // 6 jobs, think 1 s, a group service of 0.5 s carrying up to 2: the
     // chain gives X = 2.89/s, busy 93% of the time, 1.55 jobs per group;
     // without the cap X would be 3.15/s, so both the grouping and the cap
@@ -452,15 +479,22 @@ max_batch = 2
     let [x, u, batches, size, present] = batch_loop_exact(6, 1.0, 0.5, 2);
     let r = run(&model(text, &[]), 10, 200_000, 10_000);
     let st = &r.stations[0];
-    assert_close("batch loop X", r.system.throughput_per_s, x, 10, 0.0, 0.02);
-    assert_close("batch loop utilization", st.utilization, u, 10, 0.0, 0.02);
+    assert_close(
+        "batch loop X",
+        r.system.throughput_per_s,
+        x,
+        10,
+        0.0,
+        0.0023,
+    );
+    assert_close("batch loop utilization", st.utilization, u, 10, 0.0, 0.0006);
     assert_close(
         "batch loop batches/s",
         st.batches_per_s.unwrap(),
         batches,
         10,
         0.0,
-        0.02,
+        0.0025,
     );
     assert_close(
         "batch loop mean batch",
@@ -468,9 +502,16 @@ max_batch = 2
         size,
         10,
         0.0,
-        0.02,
+        0.0009,
     );
-    assert_close("batch loop mean jobs", st.mean_jobs, present, 10, 0.0, 0.02);
+    assert_close(
+        "batch loop mean jobs",
+        st.mean_jobs,
+        present,
+        10,
+        0.0,
+        0.0019,
+    );
     let [x_free, ..] = batch_loop_exact(6, 1.0, 0.5, 6);
     assert!(x_free > 1.05 * x, "the cap must matter: {x} vs {x_free}");
 }

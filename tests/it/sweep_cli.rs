@@ -228,8 +228,11 @@ fn open_sweep_reports_the_highest_stable_rate_not_a_peak() {
         h["throughput_per_s"].as_f64().unwrap(),
         h["ci95"].as_f64().unwrap(),
     );
+    // Stable, so X is the arrival rate: within 4 half-widths, the
+    // half-width (0.27% measured) guarded at 0.4% (it was 5%), so a bias
+    // of about 1.1% fails (at most 1.6%).
     assert!(
-        (x - 0.7).abs() <= 4.0 * ci && ci < 0.05 * 0.7,
+        (x - 0.7).abs() <= 4.0 * ci && ci < 0.004 * 0.7,
         "X = {x} ± {ci}, exact 0.7"
     );
     assert_eq!(s["knee"]["point"]["workload.rate_per_s"], 0.5, "{s:#}");

@@ -99,13 +99,17 @@ fn burst_collapse_reports_each_phase_against_its_two_states() {
         (x - x_fast).abs() <= 4.0 * ci,
         "before: {x} ± {ci} against {x_fast}"
     );
-    assert!(ci < 0.03 * x_fast, "before: half-width {ci}");
+    // 4 half-widths (Student t, 5 replications) with guards at about 1.5
+    // times the widths measured (1% of X and 3.2% of the jobs before, 3.4%
+    // of X after): a bias of about 4% in X or 13% in the jobs before, 14%
+    // in X after, fails (at most 6%, 20% and 20%).
+    assert!(ci < 0.015 * x_fast, "before: half-width {ci}");
     let (n, ci) = est(&phases[0]["stations"][0]["mean_jobs"]);
     assert!(
         (n - n_fast).abs() <= 4.0 * ci,
         "before: {n} ± {ci} jobs against {n_fast}"
     );
-    assert!(ci < 0.1 * n_fast, "before: half-width {ci}");
+    assert!(ci < 0.05 * n_fast, "before: half-width {ci}");
     // After the burst: collapsed at the load of before (the extra threads
     // leave while at least 100 are at the latch, whose rate is then 50/s).
     let (x, ci) = est(&phases[2]["system"]["throughput_per_s"]);
@@ -113,7 +117,7 @@ fn burst_collapse_reports_each_phase_against_its_two_states() {
         (x - x_slow).abs() <= 4.0 * ci,
         "after: {x} ± {ci} against {x_slow}"
     );
-    assert!(ci < 0.1 * x_slow, "after: half-width {ci}");
+    assert!(ci < 0.05 * x_slow, "after: half-width {ci}");
     // Recovery: every replication collapses during the burst and none
     // comes back: the time to recover is refused with its lower bound
     // (the 30 s watched after the burst), and the fraction recovered is

@@ -6,8 +6,12 @@
 //! interval half-width h covers the true mean 95% of the time; 3·h covers it
 //! with probability > 99.9% (t-quantiles grow slowly), so a failure means a
 //! bias, not bad luck. A small relative floor absorbs the histogram's
-//! bucket resolution (< 1%) for percentiles. Seeds are fixed, so the tests
-//! are deterministic anyway; the tolerance says how far off they may be.
+//! bucket resolution (< 1%) for percentiles. Each comparison also guards
+//! the half-width (at most a stated fraction of the exact value, about 1.5
+//! times the width the run reaches), so its power is known: it catches a
+//! bias above max(3 × guard, floor), and each test states the smallest bias
+//! it catches at the width measured. Seeds are fixed, so the tests are
+//! deterministic anyway; the tolerance says how far off they may be.
 
 use qsim_kernel::*;
 
@@ -63,14 +67,22 @@ fn cfg(reps: u32, jobs: u64) -> RunConfig {
     }
 }
 
-/// |sim − exact| ≤ max(3·ci95, rel·exact).
-fn close(what: &str, e: Estimate, exact: f64, rel: f64) {
+/// |sim − exact| ≤ max(3·ci95, rel·exact), with ci95 ≤ guard·exact so the
+/// comparison can fail: a bias above max(3·guard, rel) of the exact value
+/// always does.
+fn close(what: &str, e: Estimate, exact: f64, rel: f64, guard: f64) {
     let tol = (3.0 * e.ci95).max(rel * exact.abs());
     assert!(
         (e.mean - exact).abs() <= tol,
         "{what}: simulated {} ± {} vs exact {exact} (tolerance {tol})",
         e.mean,
         e.ci95
+    );
+    assert!(
+        e.ci95.is_finite() && e.ci95 <= guard * exact.abs(),
+        "{what}: half-width {} is over the guard {}% of {exact}",
+        e.ci95,
+        guard * 100.0
     );
 }
 
@@ -84,6 +96,10 @@ fn mm1(lambda: f64, discipline: Discipline, service: Dist) -> Network {
 #[test]
 fn mm1_mean_and_p99_match_exact() {
     // λ = 0.5, μ = 1: R ~ Exp(μ − λ), mean 2 s, p99 = ln(100)/0.5 s.
+    // Measured 95% half-widths: 0.33% (mean R), 0.24% (p50), 0.87% (p99),
+    // 0.2% (X), 0.16% (U), 0.36% (jobs), 0.6% (wait), each guarded at about
+    // 1.5 times that: a bias of about 1% in R, 1% in p50, 2.6% in p99,
+    // 0.6% in X, 0.5% in U, 1.1% in jobs and 1.8% in the wait fails.
     let r = run(&mm1(0.5, Discipline::Fcfs, exp(1.0)), &cfg(10, 200_000)).unwrap();
     let rt = r.system.response_time_s;
     close(
@@ -94,14 +110,15 @@ fn mm1_mean_and_p99_match_exact() {
         },
         2.0,
         0.002,
+        0.005,
     );
-    close("p50", rt.p50, 2.0 * 2f64.ln(), 0.01);
-    close("p99", rt.p99, 2.0 * 100f64.ln(), 0.01);
-    close("throughput", r.system.throughput_per_s, 0.5, 0.002);
+    close("p50", rt.p50, 2.0 * 2f64.ln(), 0.01, 0.004);
+    close("p99", rt.p99, 2.0 * 100f64.ln(), 0.01, 0.013);
+    close("throughput", r.system.throughput_per_s, 0.5, 0.002, 0.003);
     let st = &r.stations[0];
-    close("utilization", st.utilization, 0.5, 0.002);
-    close("mean jobs", st.mean_jobs, 1.0, 0.002);
-    close("wait", st.wait_time_s, 1.0, 0.002);
+    close("utilization", st.utilization, 0.5, 0.002, 0.0025);
+    close("mean jobs", st.mean_jobs, 1.0, 0.002, 0.0055);
+    close("wait", st.wait_time_s, 1.0, 0.002, 0.009);
     assert_eq!(st.kind, qsim_kernel::KindTag::Queue);
 }
 
@@ -109,6 +126,7 @@ fn mm1_mean_and_p99_match_exact() {
 fn lcfs_and_priority_keep_the_mm1_mean() {
     // Mean response of a work-conserving, non-preemptive discipline that
     // ignores service times is the same as FCFS for exponential service.
+    // Half-width 0.52%, guarded at 0.8%: a bias of about 1.6% fails.
     for d in [Discipline::Lcfs, Discipline::Priority] {
         let r = run(&mm1(0.5, d, exp(1.0)), &cfg(8, 100_000)).unwrap();
         let rt = r.system.response_time_s;
@@ -120,6 +138,7 @@ fn lcfs_and_priority_keep_the_mm1_mean() {
             },
             2.0,
             0.002,
+            0.008,
         );
     }
 }
@@ -128,6 +147,8 @@ fn lcfs_and_priority_keep_the_mm1_mean() {
 fn processor_sharing_is_insensitive_to_the_service_distribution() {
     // M/G/1-PS: mean response S/(1−ρ) whatever the service shape; a
     // hyperexponential with SCV 4 would give 6 s under FCFS (P-K), 2 s here.
+    // Half-widths 0.66% (R) and 0.38% (U), guarded at 1% and 0.6%: a bias
+    // of about 2% in R or 1.1% in U fails.
     let h = Dist::from_mean_scv(Family::HyperExponential, 1.0, 4.0).unwrap();
     let r = run(&mm1(0.5, Discipline::Ps, h), &cfg(10, 200_000)).unwrap();
     let rt = r.system.response_time_s;
@@ -139,22 +160,36 @@ fn processor_sharing_is_insensitive_to_the_service_distribution() {
         },
         2.0,
         0.002,
+        0.01,
     );
-    close("PS utilization", r.stations[0].utilization, 0.5, 0.002);
+    close(
+        "PS utilization",
+        r.stations[0].utilization,
+        0.5,
+        0.002,
+        0.006,
+    );
 }
 
 #[test]
 fn ps_with_two_servers_matches_mm2() {
     // M/M/2-PS has the same mean number as M/M/2 FCFS (both are the same
     // birth–death chain): λ = 1.5, μ = 1 per server, ρ = 0.75:
-    // L = 2ρ/(1−ρ²) = 3.4286, R = L/λ.
+    // L = 2ρ/(1−ρ²) = 3.4286, R = L/λ. Half-width 0.72%, guarded at 1.1%:
+    // a bias of about 2.2% fails.
     let n = net(
         vec![queue("s", 2, Discipline::Ps, exp(1.0))],
         vec![open_class(exp(1.0 / 1.5), vec![0])],
     );
     let r = run(&n, &cfg(10, 200_000)).unwrap();
     let l = 2.0 * 0.75 / (1.0 - 0.75 * 0.75);
-    close("M/M/2-PS mean jobs", r.stations[0].mean_jobs, l, 0.003);
+    close(
+        "M/M/2-PS mean jobs",
+        r.stations[0].mean_jobs,
+        l,
+        0.003,
+        0.011,
+    );
 }
 
 /// Stationary mean number in a birth–death chain with birth rate `lambda`
@@ -173,6 +208,7 @@ fn birth_death_mean(lambda: f64, mu: impl Fn(u32) -> f64, nmax: u32) -> f64 {
 fn load_dependent_station_matches_birth_death_chain() {
     // One FCFS server whose total rate depends on n: 1/s alone, rising
     // linearly to 2/s at n >= 4. Exponential work gives a birth–death chain.
+    // Half-widths 0.67%, guarded at 1%: a bias of about 2% fails.
     let speed = Speed::Table(vec![(1.0, 1.0), (4.0, 2.0)]);
     let mut st = queue("ld", 1, Discipline::Fcfs, exp(0.1));
     st.speed = Some(speed.clone());
@@ -180,7 +216,7 @@ fn load_dependent_station_matches_birth_death_chain() {
     let n = net(vec![st], vec![open_class(exp(1.0 / lambda), vec![0])]);
     let r = run(&n, &cfg(10, 200_000)).unwrap();
     let l = birth_death_mean(lambda, |k| speed.rate(f64::from(k)), 10_000);
-    close("mean jobs", r.stations[0].mean_jobs, l, 0.003);
+    close("mean jobs", r.stations[0].mean_jobs, l, 0.003, 0.01);
     let rt = r.system.response_time_s;
     close(
         "mean response (Little)",
@@ -190,6 +226,7 @@ fn load_dependent_station_matches_birth_death_chain() {
         },
         l / lambda,
         0.003,
+        0.01,
     );
 }
 
@@ -198,6 +235,8 @@ fn thousands_of_thinking_users_match_exact_mva() {
     // 2000 users (100 s think) in front of one FCFS server (0.04 s): some
     // 2000 events pending, which the event list holds in its radix-heap
     // layout. Exact answer: the finite-source queue by exact MVA.
+    // Half-widths 0.29% (X) and 1.6% (jobs), guarded at 0.45% and 2.4%: a
+    // bias of about 0.9% in X or 4.8% in the jobs fails.
     let (pop, z, s) = (2000u32, 100.0, 0.04);
     let n = net(
         vec![queue("server", 1, Discipline::Fcfs, exp(s))],
@@ -210,8 +249,14 @@ fn thousands_of_thinking_users_match_exact_mva() {
         x = f64::from(k) / (z + rt);
         q = x * rt;
     }
-    close("throughput", r.system.throughput_per_s, x, 0.003);
-    close("mean jobs at the server", r.stations[0].mean_jobs, q, 0.01);
+    close("throughput", r.system.throughput_per_s, x, 0.003, 0.0045);
+    close(
+        "mean jobs at the server",
+        r.stations[0].mean_jobs,
+        q,
+        0.01,
+        0.024,
+    );
 }
 
 #[test]
@@ -220,7 +265,10 @@ fn half_a_million_thinking_users_match_exact_mva() {
     // about half busy): half a million events pending, in the radix-heap
     // layout with the job prefetch, and a job slab large enough to be
     // asked for huge pages. Exact answer: the finite-source queue by exact
-    // MVA; tolerance from the run's own intervals.
+    // MVA; tolerance from the run's own intervals. Half-widths 1.5% (X)
+    // and 3.2% (jobs), guarded at 2.25% and 4.8%: a bias of about 4.5% in
+    // X or 10% in the jobs fails (a scale test first; its short runs are
+    // what its size allows).
     let (pop, z, s) = (500_000u32, 5000.0, 0.005);
     let n = net(
         vec![queue("server", 1, Discipline::Fcfs, exp(s))],
@@ -233,8 +281,14 @@ fn half_a_million_thinking_users_match_exact_mva() {
         x = f64::from(k) / (z + rt);
         q = x * rt;
     }
-    close("throughput", r.system.throughput_per_s, x, 0.0);
-    close("mean jobs at the server", r.stations[0].mean_jobs, q, 0.0);
+    close("throughput", r.system.throughput_per_s, x, 0.0, 0.0225);
+    close(
+        "mean jobs at the server",
+        r.stations[0].mean_jobs,
+        q,
+        0.0,
+        0.048,
+    );
 }
 
 #[test]
@@ -443,7 +497,8 @@ fn timed_stop_and_warmup() {
     let r = run(&n, &c).unwrap();
     assert!((r.measured_time_s - 4.0 * 50_000.0).abs() < 1e-6);
     assert!((r.warmup_time_s - 1000.0).abs() < 1e-9);
-    close("throughput", r.system.throughput_per_s, 0.5, 0.005);
+    // Half-width 1.55%, guarded at 2.3%: a bias of about 4.7% fails.
+    close("throughput", r.system.throughput_per_s, 0.5, 0.005, 0.023);
 }
 
 #[test]
@@ -480,7 +535,9 @@ fn mser5_truncates_an_initial_transient() {
     // What is left after truncation is the steady state: exact MVA of the
     // FCFS queue `s` (0.01 s; the route visits only it) with 10 s of think
     // time at N = 200. Tolerance 3 half-widths (or 1%), and the interval at
-    // most 3% wide, so a 5% bias from a transient left in fails.
+    // most 3% wide, so a 5% bias from a transient left in fails (measured:
+    // half-widths 0.53% (R) and 0.49% (X, guarded at 0.75%), so a bias of
+    // about 1.6% in R or 1.5% in X fails).
     let (mut q, mut x, mut resp) = (0.0f64, 0.0, 0.0);
     for k in 1..=200u32 {
         resp = 0.01 * (1.0 + q);
@@ -493,12 +550,13 @@ fn mser5_truncates_an_initial_transient() {
         ci95: rt.ci95,
     };
     assert!(rt.ci95 <= 0.03 * resp, "interval too wide to test: {rt:?}");
-    close("response after MSER-5", rt, resp, 0.01);
+    close("response after MSER-5", rt, resp, 0.01, 0.03);
     close(
         "throughput after MSER-5",
         r.system.throughput_per_s,
         x,
         0.01,
+        0.0075,
     );
 }
 
@@ -519,6 +577,8 @@ fn precision_adds_replications() {
     // M/M/1 at rho 0.5 needs about 10-20 replications of 5,000 jobs for a 3%
     // interval on R: the rule must have stopped by itself, before the cap,
     // with the precision reached and the exact R = 2 s inside 3 half-widths.
+    // The rule itself guards the width at 3% (2.7% reached): a bias of
+    // about 8% fails, at most 9%.
     assert!(
         r.replications > 2 && r.replications < 40,
         "{} replications",
@@ -531,7 +591,7 @@ fn precision_adds_replications() {
         mean: rt.mean,
         ci95: rt.ci95,
     };
-    close("M/M/1 rho 0.5 response", rt, 2.0, 0.0);
+    close("M/M/1 rho 0.5 response", rt, 2.0, 0.0, 0.03);
 }
 
 #[test]
@@ -780,6 +840,8 @@ fn one_station_routes_agree_exactly_with_the_routing_table() {
 fn one_station_delay_matches_the_infinite_server_queue() {
     // M/M/inf through the one-station path: the response time is the
     // service time (mean 0.3 s) and the mean number present is λ·0.3 = 3.
+    // Half-widths 0.22% (R), 0.27% (jobs), 0.3% (X), guarded at about 1.5
+    // times that: a bias of about 0.7%, 0.8% or 0.9% fails.
     let n = net(
         vec![StationSpec {
             name: "d".into(),
@@ -799,7 +861,8 @@ fn one_station_delay_matches_the_infinite_server_queue() {
         },
         0.3,
         0.0,
+        0.0035,
     );
-    close("mean jobs", r.stations[0].mean_jobs, 3.0, 0.0);
-    close("throughput", r.system.throughput_per_s, 10.0, 0.0);
+    close("mean jobs", r.stations[0].mean_jobs, 3.0, 0.0, 0.004);
+    close("throughput", r.system.throughput_per_s, 10.0, 0.0, 0.0045);
 }

@@ -1,6 +1,9 @@
 //! Tests of the contention mechanisms: fork/join, batch, link, regions,
 //! latches. Exact answers where the model has one (see `engine.rs` for the
-//! tolerance rule: 3 CI half-widths, with a small relative floor).
+//! tolerance rule: 3 CI half-widths, with a small relative floor, and a
+//! guard on each half-width of about 1.5 times the width the run reaches,
+//! so a bias above max(3 × guard, floor) always fails; each test states the
+//! smallest bias it catches at the measured width).
 
 mod support;
 
@@ -57,7 +60,8 @@ fn closed(n: u32, think: Option<Dist>) -> Workload {
     }
 }
 
-fn close(what: &str, e: Estimate, exact: f64, rel: f64) {
+/// |sim − exact| ≤ max(3·ci95, rel·exact), with ci95 ≤ guard·exact.
+fn close(what: &str, e: Estimate, exact: f64, rel: f64, guard: f64) {
     let tol = (3.0 * e.ci95).max(rel * exact.abs());
     assert!(
         (e.mean - exact).abs() <= tol,
@@ -65,11 +69,20 @@ fn close(what: &str, e: Estimate, exact: f64, rel: f64) {
         e.mean,
         e.ci95
     );
+    assert!(
+        e.ci95.is_finite() && e.ci95 <= guard * exact.abs(),
+        "{what}: half-width {} is over the guard {}% of {exact}",
+        e.ci95,
+        guard * 100.0
+    );
 }
 
 #[test]
 fn fork_join_of_delays_gives_the_max_of_exponentials() {
     // k sub-jobs, each an Exp(m) delay: R = max of k, P(R <= x) = (1 − e^(−x/m))^k.
+    // Half-widths 0.08% (mean), 0.16% (p50), 0.22% (p90), 0.31% (X): a
+    // bias of about 0.3% in the mean, 1% in a percentile or a throughput
+    // (the floors) fails.
     let (k, m) = (4u32, 1.0);
     let spec = NetworkSpec {
         stations: vec![
@@ -111,17 +124,31 @@ fn fork_join_of_delays_gives_the_max_of_exponentials() {
         },
         m * hk,
         0.003,
+        0.0013,
     );
-    close("p50", rt.p50, inv(0.5), 0.01);
-    close("p90", rt.p90, inv(0.9), 0.01);
+    close("p50", rt.p50, inv(0.5), 0.01, 0.0025);
+    close("p90", rt.p90, inv(0.9), 0.01, 0.0035);
     // Each delay sees half of the 4 sub-jobs of 2 parents per second.
-    close("d1 throughput", r.stations[1].throughput_per_s, 4.0, 0.01);
-    close("join throughput", r.stations[3].throughput_per_s, 2.0, 0.01);
+    close(
+        "d1 throughput",
+        r.stations[1].throughput_per_s,
+        4.0,
+        0.01,
+        0.005,
+    );
+    close(
+        "join throughput",
+        r.stations[3].throughput_per_s,
+        2.0,
+        0.01,
+        0.005,
+    );
 }
 
 #[test]
 fn quorum_join_releases_on_the_kth_arrival() {
-    // 2 of 3: the median of three Exp(1), mean 1/3 + 1/2 = 5/6.
+    // 2 of 3: the median of three Exp(1), mean 1/3 + 1/2 = 5/6. Half-width
+    // 0.18%, guarded at 0.3%: a bias of about 0.5% fails.
     let spec = NetworkSpec {
         stations: vec![
             station(
@@ -160,6 +187,7 @@ fn quorum_join_releases_on_the_kth_arrival() {
         },
         5.0 / 6.0,
         0.003,
+        0.003,
     );
 }
 
@@ -186,35 +214,6 @@ fn saturated_batch_serves_max_batch_per_service() {
     assert!((st.batches_per_s.unwrap().mean - 1.0).abs() < 1e-3);
     assert!((r.system.throughput_per_s.mean - 8.0).abs() < 1e-2);
     assert!((st.utilization.mean - 1.0).abs() < 1e-9);
-}
-
-#[test]
-fn batch_waits_for_more_jobs_up_to_max_wait() {
-    // Sparse arrivals (mean 1 s apart), max_wait 0.1 s: almost every batch
-    // is a single job that waited 0.1 s, then 0.05 s of service.
-    let spec = NetworkSpec {
-        stations: vec![station(
-            "commit",
-            StationKind::Batch(BatchSpec {
-                max_batch: 4,
-                max_wait_s: Some(0.1),
-                per_job_s: 0.0,
-            }),
-            Some(det(0.05)),
-        )],
-        classes: vec![class(
-            Workload::Open {
-                interarrival: exp(1.0),
-            },
-            vec![0],
-        )],
-        ..NetworkSpec::default()
-    };
-    let r = run_net(spec, 4, 50_000);
-    let st = &r.stations[0];
-    assert!(st.mean_batch_size.unwrap().mean < 1.2);
-    // Wait is 0.1 for a batch opener; later joiners wait less.
-    assert!(st.wait_time_s.mean > 0.08 && st.wait_time_s.mean <= 0.1);
 }
 
 #[test]
@@ -263,6 +262,8 @@ fn region_limit_keeps_the_closed_answer_and_caps_the_inside() {
     // not slowed by the limit: jobs wait outside instead of in its queue, so
     // the closed birth–death answer still holds for throughput and for the
     // total (inside + waiting); inside = E[min(n, 3)], waiting = E[(n−3)+].
+    // Half-widths 0.26% (X), 0.09% (inside), 0.37% (waiting), 0.5% (region
+    // wait): a bias of about 0.8%, 0.3%, 1.1% and 1.5% fails.
     let (n, z, s, lim) = (10u32, 5.0, 1.0, 3u32);
     let spec = NetworkSpec {
         stations: vec![station(
@@ -301,14 +302,20 @@ fn region_limit_keeps_the_closed_answer_and_caps_the_inside() {
         .enumerate()
         .map(|(k, q)| (k as u32).saturating_sub(lim) as f64 * q)
         .sum();
-    close("throughput", r.system.throughput_per_s, x, 0.003);
+    close("throughput", r.system.throughput_per_s, x, 0.003, 0.004);
     let g = &r.regions[0];
-    close("inside", g.mean_inside, inside, 0.003);
-    close("waiting", g.mean_waiting, waiting, 0.005);
+    close("inside", g.mean_inside, inside, 0.003, 0.0015);
+    close("waiting", g.mean_waiting, waiting, 0.005, 0.006);
     // The station only ever sees the admitted jobs.
-    close("station jobs", r.stations[0].mean_jobs, inside, 0.003);
+    close(
+        "station jobs",
+        r.stations[0].mean_jobs,
+        inside,
+        0.003,
+        0.0015,
+    );
     // Little's law for the admission queue.
-    close("region wait", g.wait_time_s, waiting / x, 0.01);
+    close("region wait", g.wait_time_s, waiting / x, 0.01, 0.0075);
 }
 
 fn latch_net(latch: LatchSpec, threads: u32) -> NetworkSpec {
@@ -336,7 +343,8 @@ fn latch_net_with(latch: LatchSpec, threads: u32, cpu_s: f64, cs_s: f64) -> Netw
 
 #[test]
 fn plain_latch_is_a_single_fcfs_server() {
-    // One class, Exp service, open arrivals: an M/M/1.
+    // One class, Exp service, open arrivals: an M/M/1. Half-widths 0.52%
+    // (R) and 0.26% (U): a bias of about 1.6% in R or 0.8% in U fails.
     let spec = NetworkSpec {
         stations: vec![station(
             "latch",
@@ -361,12 +369,18 @@ fn plain_latch_is_a_single_fcfs_server() {
         },
         2.0,
         0.003,
+        0.008,
     );
-    close("utilization", r.stations[0].utilization, 0.5, 0.003);
+    close("utilization", r.stations[0].utilization, 0.5, 0.003, 0.004);
 }
 
 #[test]
 fn numa_handoffs_collapse_throughput_when_threads_outnumber_cores() {
+    // The collapse as the model shows it (a ratio, not an exact answer:
+    // with a PS cpu of 8 cores and thinking threads the latch's cycle has
+    // no closed form here). The hand-off costs themselves are checked
+    // against exact answers in exact.rs (the grant cycle of looping
+    // threads, and the semi-Markov chain with thinking threads).
     let numa = NumaSpec {
         nodes: 2,
         cores_per_node: 8,
@@ -556,7 +570,9 @@ fn routed_fork(k: u32, m1: f64, m2: f64) -> NetworkSpec {
 fn routed_sub_jobs_give_the_max_of_hypoexponentials() {
     // Each sub-job's time is Exp(m1) + Exp(m2), hypoexponential with CDF
     // F(x) = 1 − (m1·e^(−x/m1) − m2·e^(−x/m2))/(m1 − m2); the parent waits
-    // for the slowest of k: E[R] = ∫ (1 − F(x)^k) dx.
+    // for the slowest of k: E[R] = ∫ (1 − F(x)^k) dx. Half-widths 0.12%
+    // (mean) and 0.31% (X): a bias of about 0.35% in the mean or 1% in a
+    // throughput fails.
     let (k, m1, m2) = (4u32, 0.2, 0.5);
     let cdf = |x: f64| 1.0 - (m1 * (-x / m1).exp() - m2 * (-x / m2).exp()) / (m1 - m2);
     // Simpson's rule on [0, 40] (the integrand is below 1e-30 beyond).
@@ -578,6 +594,7 @@ fn routed_sub_jobs_give_the_max_of_hypoexponentials() {
         },
         exact,
         0.003,
+        0.002,
     );
     // Every sub-job passes the second station: k per parent (X = 1/s).
     close(
@@ -585,9 +602,16 @@ fn routed_sub_jobs_give_the_max_of_hypoexponentials() {
         r.stations[3].throughput_per_s,
         4.0,
         0.01,
+        0.005,
     );
     // The join counts parents released.
-    close("join throughput", r.stations[4].throughput_per_s, 1.0, 0.01);
+    close(
+        "join throughput",
+        r.stations[4].throughput_per_s,
+        1.0,
+        0.01,
+        0.005,
+    );
 }
 
 /// E[max of k independent Exp(a) + Exp(b)]: the hypoexponential's CDF is
@@ -624,8 +648,11 @@ fn sub_jobs_loop_on_drawn_rows_and_join_from_a_station_without_one() {
     let r = run_net(spec, 8, 50_000);
     let rt = r.system.response_time_s;
     // 4 × the 95% half-width: a miss by chance is far rarer than 1 in 10^4.
+    // Half-widths 0.16% (mean) and 0.38-0.46% (throughputs), guarded at
+    // 0.25% and 0.7%: a bias of about 0.6% in the mean or 1.8% in a
+    // station's throughput fails.
     assert!(
-        (rt.mean - exact).abs() <= 4.0 * rt.ci95,
+        rt.ci95 <= 0.0025 * exact && (rt.mean - exact).abs() <= 4.0 * rt.ci95,
         "mean response {} ± {} vs exact {exact}",
         rt.mean,
         rt.ci95
@@ -641,7 +668,7 @@ fn sub_jobs_loop_on_drawn_rows_and_join_from_a_station_without_one() {
     for (s, exact) in visits {
         let x = r.stations[s].throughput_per_s;
         assert!(
-            (x.mean - exact).abs() <= 4.0 * x.ci95,
+            x.ci95 <= 0.007 * exact && (x.mean - exact).abs() <= 4.0 * x.ci95,
             "station {s} throughput {} ± {} vs exact {exact}",
             x.mean,
             x.ci95
@@ -746,7 +773,8 @@ fn latch_holder_shares_its_cpu_like_a_ps_job() {
     // the background job comes or goes, so the pair is a closed two-class
     // PS network with one job each. Exact answer (arrival theorem): each
     // finds the other at the cpu with the probability it has alone,
-    // busy / (think + busy), and is slowed by (1 + that).
+    // busy / (think + busy), and is slowed by (1 + that). Half-widths
+    // 0.23% and 0.25%: a bias of about 0.7% in either fails.
     let (cs, t_latch, work, t_bg) = (0.001, 0.001, 0.001, 0.002);
     let spin = skylake_spin(6.0, Some(0));
     let spec = NetworkSpec {
@@ -791,12 +819,14 @@ fn latch_holder_shares_its_cpu_like_a_ps_job() {
         r.stations[1].response_time_s,
         cs_exact,
         0.003,
+        0.0035,
     );
     close(
         "background work",
         r.stations[0].response_time_s,
         bg_exact,
         0.003,
+        0.004,
     );
 }
 
@@ -807,7 +837,10 @@ fn spinners_on_half_a_core_poll_at_half_the_rate() {
     // long as without a cpu. With the think time doubled too, the run is
     // the run without a cpu with every duration doubled: the latch's
     // response doubles and throughput halves. Polls that ignored the share
-    // would come too soon and break the scaling.
+    // would come too soon and break the scaling. Half-widths 0.33% (R) and
+    // 0.2% (X) of the doubled and halved reference; the tolerance adds the
+    // reference's own 6 half-widths and 1%: a bias of about 3% (R) or 2.2%
+    // (X) fails.
     let (think, cs) = (0.000_1, 0.000_02);
     let res = |half: bool| {
         let spin = skylake_spin(6.0, half.then_some(0));
@@ -851,6 +884,7 @@ fn spinners_on_half_a_core_poll_at_half_the_rate() {
         half.stations[1].response_time_s,
         2.0 * r.mean,
         0.01 + 6.0 * r.ci95 / r.mean,
+        0.005,
     );
     let x = full.system.throughput_per_s;
     close(
@@ -858,6 +892,7 @@ fn spinners_on_half_a_core_poll_at_half_the_rate() {
         half.system.throughput_per_s,
         0.5 * x.mean,
         0.01 + 6.0 * x.ci95 / x.mean,
+        0.003,
     );
 }
 
