@@ -325,13 +325,13 @@ fn limits_are_inclusive_and_errors_say_what_was_found() {
         " s; at most 1e12 s can be simulated (its tail would draw times the simulation clock cannot resolve)",
     );
     assert!(close(sd, 50f64.exp()), "{m}");
-    // Lognormal mu ln(2e9) − 4.5, sigma 3: mean e^(mu + 9/2) = 2e9 s, caught
-    // by lognormal's own check, which names mu and sigma.
-    let mu = 2e9f64.ln() - 4.5;
-    let m = msg(Dist::lognormal(mu, 3.0));
+    // Lognormal mu ln(2e9) − 3.125, sigma 2.5: mean e^(mu + 6.25/2) = 2e9 s,
+    // caught by lognormal's own check, which names mu and sigma.
+    let mu = 2e9f64.ln() - 3.125;
+    let m = msg(Dist::lognormal(mu, 2.5));
     let mean = number_between(
         &m,
-        &format!("lognormal with mu {mu} and sigma 3 has the mean exp(mu + sigma^2/2) = "),
+        &format!("lognormal with mu {mu} and sigma 2.5 has the mean exp(mu + sigma^2/2) = "),
         " s; at most 1e9 s can be simulated (lower mu or sigma)",
     );
     assert!(close(mean, 2e9), "{m}");
