@@ -1,4 +1,10 @@
-//! MUTATION-NOTE
+//! Tests of the results: the Student-t quantiles against the exact law,
+//! interval estimates, each warning's wording, kind tags, the JSON layout.
+//!
+//! Mutation testing (cargo-mutants, see ARCHITECTURE.md): these tests
+//! catch 115 of the 124 mutants of `results/mod.rs` (8 do not build). The
+//! one left is equivalent: deleting `t975`'s arm for 0 degrees of freedom
+//! sends 0 to the expansion, which divides by 0 and gives the same +inf.
 
 use super::*;
 
@@ -107,6 +113,13 @@ fn estimate_is_the_mean_and_the_t_interval() {
     let want = t975(3) * (5.0f64 / 12.0).sqrt();
     assert!((e.ci95 - want).abs() < 1e-14, "{e:?} vs {want}");
     assert_eq!(t975(3), 3.182);
+    // Two figures near 1e9 that differ by 0.3: the half-width is
+    // t975(1)·|b − a|/2, not lost to cancellation (a one-pass Σx² − n·mean²
+    // is off in the sixth digit here).
+    let (a, b) = (1e9 - 0.3, 1e9);
+    let want = t975(1) * (b - a) / 2.0;
+    let e = estimate([a, b]);
+    assert!((e.ci95 / want - 1.0).abs() < 1e-12, "{e:?} vs {want}");
 }
 
 #[test]
