@@ -696,21 +696,4 @@ fn sig(x: f64) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::RunWarning;
-
-    #[test]
-    fn a_long_list_of_correlated_metrics_is_counted_not_printed() {
-        let names = |n: usize| (0..n).map(|k| format!("station.s{k}.mean_jobs")).collect();
-        let few = RunWarning::SegmentsCorrelated { metrics: names(8) }.to_string();
-        assert!(few.contains("station.s7.mean_jobs"), "{few}");
-        assert!(!few.contains("more are correlated"), "{few}");
-        let many = RunWarning::SegmentsCorrelated {
-            metrics: names(200),
-        }
-        .to_string();
-        assert!(many.contains("station.s5.mean_jobs and 194 more"), "{many}");
-        assert!(!many.contains("station.s6.mean_jobs"), "{many}");
-        assert!(many.len() < 400, "{} characters", many.len());
-    }
-}
+mod tests;
