@@ -89,15 +89,15 @@ if [[ $# -gt 0 ]]; then
     injections=("$@")
 else
     injections=(service interarrival drop route handoff warmup speed preempt weights policy pool
-        perclass timeout backoff)
+        perclass timeout backoff tilt)
 fi
 # The kernel's simulation tests, the sweep's, and the root package's test
 # modules that compare simulated figures with exact answers or with the
 # catalogue (the command-line, chart, docs and grammar modules test
 # rendering, not figures).
-kernel=(engine exact mechanisms statistics latch_spin latch_lazy timeline recovery rare)
+kernel=(engine exact mechanisms statistics latch_spin latch_lazy timeline recovery rare rare_tail)
 modules=(exact scenarios claims switching capacity blocking perclass routes whatif
-    timeline::hysteresis priority policies pools overload_exact clients)
+    timeline::hysteresis priority policies pools overload_exact clients rare_cli)
 
 kernel_args=(-p qsim-kernel --features bias)
 for t in "${kernel[@]}"; do kernel_args+=(--test "$t"); done

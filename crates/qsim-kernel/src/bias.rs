@@ -26,6 +26,7 @@
 //! | `perclass` | 1.05 | a class's time and wait at a station as its per-class histograms record them (its percentiles there) × k; the per-class means and every other figure untouched |
 //! | `timeout` | 1.1 | every client timeout draw × k |
 //! | `backoff` | 0.95 | every retry backoff × k: a backoff distribution scaled (and so its redraw in a rare-event snapshot), a doubling schedule's base and cap |
+//! | `tilt` | 1.05 | every draw from an exponentially tilted law (the rare-event tails' importance sampling) × k, weighed as drawn |
 
 use std::sync::OnceLock;
 
@@ -47,6 +48,7 @@ enum Bias {
     Perclass(f64),
     Timeout(f64),
     Backoff(f64),
+    Tilt(f64),
 }
 
 fn parse(text: &str) -> Bias {
@@ -79,8 +81,9 @@ fn parse(text: &str) -> Bias {
         "perclass" => Bias::Perclass(num(1.05)),
         "timeout" => Bias::Timeout(num(1.1)),
         "backoff" => Bias::Backoff(num(0.95)),
+        "tilt" => Bias::Tilt(num(1.05)),
         _ => panic!(
-            "QSIM_BIAS: unknown injection {name:?}; expected one of service, interarrival, drop, route, handoff, warmup, speed, preempt, weights, policy, pool, perclass, timeout, backoff"
+            "QSIM_BIAS: unknown injection {name:?}; expected one of service, interarrival, drop, route, handoff, warmup, speed, preempt, weights, policy, pool, perclass, timeout, backoff, tilt"
         ),
     }
 }
@@ -203,6 +206,14 @@ pub(crate) fn timeout(t: f64) -> f64 {
     }
 }
 
+/// A draw from an exponentially tilted law (rare-event tails).
+pub(crate) fn tilted_draw(x: f64) -> f64 {
+    match bias() {
+        Bias::Tilt(k) => x * k,
+        _ => x,
+    }
+}
+
 /// A class's retries as the simulation runs them: the backoff scaled.
 pub(crate) fn retry(r: &crate::network::RetrySpec) -> crate::network::RetrySpec {
     let mut r = r.clone();
@@ -244,5 +255,6 @@ mod tests {
         assert_eq!(parse("perclass"), Bias::Perclass(1.05));
         assert_eq!(parse("timeout:1.03"), Bias::Timeout(1.03));
         assert_eq!(parse("backoff"), Bias::Backoff(0.95));
+        assert_eq!(parse("tilt"), Bias::Tilt(1.05));
     }
 }
