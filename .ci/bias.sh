@@ -11,6 +11,36 @@
 # once without (2 to 3 minutes each on two shared cores). BIAS_TIMEOUT
 # (seconds, default 600) bounds each group of test binaries.
 #
+# The whole table at 55bda59 (all 15 injections at their default sizes,
+# after the audit that guarded every exact test's width; 20 minutes on two
+# shared cores), failed tests per injection and binary (kernel tests by
+# file, the sweep's, tests/it by module):
+#   none           0
+#   service      113  engine 14, exact 4, latch_lazy 1, latch_spin 3,
+#                     mechanisms 10, rare 5, rare_tail 1, recovery 1;
+#                     sweep 2; it 70 (blocking 4, capacity 7, claims 2,
+#                     clients 4, exact 11, overload_exact 5, perclass 5,
+#                     policies 6, pools 4, priority 6, routes 1,
+#                     scenarios 13, switching 2, whatif 2)
+#   interarrival  67  engine 8, exact 3, mechanisms 4, rare 4, rare_tail 1,
+#                     recovery 1; sweep 1; it 45
+#   drop           9  engine 2, exact 1, mechanisms 1; it 5 (clients 1,
+#                     perclass 2, routes 1, scenarios 1)
+#   route         13  exact 1, latch_lazy 2, mechanisms 1; it 9 (exact 1,
+#                     policies 1, scenarios 5, switching 2)
+#   handoff        2  exact 2
+#   warmup         4  engine 2, exact 1; it 1 (scenarios)
+#   speed         12  engine 3, exact 1, mechanisms 1, rare 1; it 6
+#   preempt        4  it 4 (priority)      weights   3  it 3 (priority)
+#   policy         4  it 4 (policies)      pool      8  mechanisms 2; it 6
+#   perclass       1  it 1 (perclass)      timeout   4  it 4
+#   backoff        2  rare 1; it 1 (clients)
+#   tilt           9  rare_tail 7 (every exact tail of a GI/G/1 queue,
+#                     tandem, fork-join and two classes); it 2 (rare_cli)
+# tilt:1.01 fails 2 of rare_tail's; the M/M/1 and M/M/c walks of rare.rs
+# stay inside their intervals even at 1.05 (the draws' scale reaches them
+# only through the overshoot, a 2.4% effect at 1.05).
+#
 # The whole table at 3a7d107 (all 14 injections at their default sizes,
 # the clients module included; 15 minutes on two cores, about a minute an
 # injection once built), failed tests per injection: none 0, service 107,

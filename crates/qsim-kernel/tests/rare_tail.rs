@@ -633,7 +633,7 @@ fn gi_g_1_refusals() {
     spec.stations.push(fcfs("after".into(), exp(0.5)));
     spec.classes[0].routing = Routing::Sequence(vec![0, 3, 4]);
     let why = response(&Network::new(spec).unwrap());
-    assert!(why.contains("goes on after the join"), "{why}");
+    assert!(why.contains("goes on after the fork"), "{why}");
     // Clients that time out leave the queue: not the walk's law.
     let client = ClientSpec {
         timeout: Some(exp(10.0)),

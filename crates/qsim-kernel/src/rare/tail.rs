@@ -106,7 +106,7 @@ fn route_paths(
             _ => None,
         };
         if !(route[p + 1..].is_empty() || route[p + 1..] == [fork.join]) {
-            return Err("the route goes on after the join (the join releases jobs out of their order, which the method needs kept)".into());
+            return Err("the route goes on after the fork and its join (a join releases jobs out of their order, which the method needs kept)".into());
         }
         if quorum.is_some_and(|q| q != fork.fan_out) {
             return Err(
