@@ -186,7 +186,7 @@ impl Tilted {
 
     /// Draws one value from the tilted law (seconds, finite and >= 0).
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
-        let x = match &self.law {
+        match &self.law {
             Law::Same(d) => d.sample(rng),
             Law::Uniform { min, width, z } => {
                 // Inversion of the CDF (e^{zv} - 1) / (e^z - 1), v in [0, 1].
@@ -206,10 +206,7 @@ impl Tilted {
                 let i = cumulative.partition_point(|&c| c <= u);
                 samples[i.min(samples.len() - 1)]
             }
-        };
-        #[cfg(feature = "bias")]
-        let x = crate::bias::tilted_draw(x);
-        x
+        }
     }
 }
 

@@ -44,7 +44,7 @@
 //! stations the excess came from, some sequence explains it and the weight
 //! stays bounded. A station whose queue can never grow (every service
 //! shorter than every interarrival time) has no tilt and no state.
-use super::walk::{Mix, Walk};
+use super::walk::{Mix, Walk, draw};
 use crate::dist::{Dist, unit};
 use crate::rng::SimRng;
 
@@ -196,7 +196,7 @@ impl Tandem {
         loop {
             let (tilted, walk) = &self.states[state];
             if customers > 0 {
-                let a = walk.interarrival.sample(rng);
+                let a = draw(&walk.interarrival, rng);
                 gaps += a;
                 gap = Some(a);
             }

@@ -4,6 +4,15 @@
 use crate::dist::{Dist, Tilted, unit};
 use crate::rng::SimRng;
 
+/// One draw from a tilted law, as every rare-event tail takes it (the
+/// `tilt` bias scales it here).
+pub(super) fn draw(t: &Tilted, rng: &mut SimRng) -> f64 {
+    let x = t.sample(rng);
+    #[cfg(feature = "bias")]
+    let x = crate::bias::tilted_draw(x);
+    x
+}
+
 /// The service law of an arbitrary customer: each class's law with its
 /// share of the arrivals (one law with share 1 for one class).
 #[derive(Clone, Debug)]
@@ -69,14 +78,14 @@ impl TiltedMix {
     /// its tilted law.
     pub(super) fn sample(&self, rng: &mut SimRng) -> f64 {
         if self.parts.len() == 1 {
-            return self.parts[0].sample(rng);
+            return draw(&self.parts[0], rng);
         }
         let u = unit(rng) * self.cumulative[self.cumulative.len() - 1];
         let k = self
             .cumulative
             .partition_point(|&c| c <= u)
             .min(self.parts.len() - 1);
-        self.parts[k].sample(rng)
+        draw(&self.parts[k], rng)
     }
 }
 
@@ -150,7 +159,7 @@ impl Walk {
     pub(super) fn passage(&self, x: f64, rng: &mut SimRng) -> (f64, u64) {
         let (mut s, mut n) = (0.0, 0u64);
         while s <= x {
-            s += self.service.sample(rng) - self.interarrival.sample(rng);
+            s += self.service.sample(rng) - draw(&self.interarrival, rng);
             n += 1;
         }
         ((n as f64 * self.drift_log - self.theta * s).exp(), 2 * n)
@@ -161,7 +170,7 @@ impl Walk {
     /// (`own`) one class's tilted by the walk's theta.
     pub(super) fn response(&self, own: Option<&Tilted>, t: f64, rng: &mut SimRng) -> (f64, u64) {
         let (b, log_mgf) = match own {
-            Some(own) => (own.sample(rng), own.log_mgf()),
+            Some(own) => (draw(own, rng), own.log_mgf()),
             None => (self.service.sample(rng), self.service.log_mgf()),
         };
         let ratio = (log_mgf - self.theta * b).exp();
