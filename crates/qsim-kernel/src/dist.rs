@@ -17,6 +17,7 @@ use thiserror::Error;
 
 mod tilt;
 pub use tilt::Tilted;
+pub(crate) use tilt::ln_sum_exp;
 
 /// A parameter of a distribution was out of range.
 #[derive(Debug, Clone, PartialEq, Error)]

@@ -53,14 +53,16 @@ fn ln_expm1_over(z: f64) -> f64 {
     }
 }
 
-/// ln of the mean of e^{θx} over `samples`, by the largest term.
+/// ln of the sum of e^l over `logs`, by the largest term (no overflow).
+pub(crate) fn ln_sum_exp(logs: &[f64]) -> f64 {
+    let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    top + logs.iter().map(|l| (l - top).exp()).sum::<f64>().ln()
+}
+
+/// ln of the mean of e^{θx} over `samples`.
 fn ln_mean_exp(samples: &[f64], theta: f64) -> f64 {
-    let top = samples
-        .iter()
-        .map(|&x| theta * x)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let sum: f64 = samples.iter().map(|&x| (theta * x - top).exp()).sum();
-    top + (sum / samples.len() as f64).ln()
+    let logs: Vec<f64> = samples.iter().map(|&x| theta * x).collect();
+    ln_sum_exp(&logs) - (samples.len() as f64).ln()
 }
 
 /// 1 - θ·mean for a rate-like family, when the tilt is below its decay

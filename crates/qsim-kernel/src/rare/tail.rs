@@ -142,6 +142,9 @@ fn route_paths(
 /// is none of them.
 fn shape(network: &Network) -> Result<Shape, String> {
     let spec = network.spec();
+    if !spec.regions.is_empty() || network.overload().is_some() {
+        return Err("the model has a region, or client or overload behaviour (timeouts, retries, shedding), which changes the queues' law".into());
+    }
     if spec.classes.len() > 1 {
         return classes_at_one_queue(network);
     }
@@ -151,9 +154,6 @@ fn shape(network: &Network) -> Result<Shape, String> {
     let Workload::Open { interarrival } = &cl.workload else {
         return Err("the workload is not open".into());
     };
-    if !spec.regions.is_empty() || network.overload().is_some() {
-        return Err("the model has a region, or client or overload behaviour (timeouts, retries, shedding), which changes the queues' law".into());
-    }
     let route =
         match &cl.routing {
             Routing::Sequence(r) if !r.is_empty() => r.as_slice(),
@@ -168,16 +168,7 @@ fn shape(network: &Network) -> Result<Shape, String> {
     let mut servers = 1;
     for &s in &stations {
         let st = &spec.stations[s];
-        let c = match st.kind.as_queue() {
-            Some((c, Discipline::Fcfs)) if c >= 1 && st.speed.is_none() => c,
-            _ => 0,
-        };
-        if c == 0 || spec.capacity.get(s).is_some_and(Option::is_some) {
-            return Err(format!(
-                "station {} is not a FCFS queue at a fixed speed without a capacity",
-                st.name
-            ));
-        }
+        let c = fcfs_servers(network, s)?;
         if c > 1 && several {
             return Err(format!(
                 "station {} has {c} servers; a route through several stations needs one server at each",
@@ -217,6 +208,23 @@ fn shape(network: &Network) -> Result<Shape, String> {
     }))
 }
 
+/// The servers of FCFS queue `s` at a fixed speed without a capacity, or
+/// why it is not one.
+fn fcfs_servers(network: &Network, s: usize) -> Result<u32, String> {
+    let st = &network.spec().stations[s];
+    match st.kind.as_queue() {
+        Some((c, Discipline::Fcfs))
+            if c >= 1 && st.speed.is_none() && network.capacity(s).is_none() =>
+        {
+            Ok(c)
+        }
+        _ => Err(format!(
+            "station {} is not a FCFS queue at a fixed speed without a capacity",
+            st.name
+        )),
+    }
+}
+
 /// Several classes at one FCFS server, each with Poisson arrivals (so that
 /// together they are Poisson, and every class sees the same wait): an
 /// arbitrary customer's service is the classes' laws mixed by their
@@ -224,9 +232,6 @@ fn shape(network: &Network) -> Result<Shape, String> {
 fn classes_at_one_queue(network: &Network) -> Result<Shape, String> {
     let spec = network.spec();
     let why = "several classes are taken at one FCFS server only, every class open with Poisson arrivals (exponential interarrival times) and routed to that server alone";
-    if !spec.regions.is_empty() || network.overload().is_some() {
-        return Err("the model has a region, or client or overload behaviour (timeouts, retries, shedding), which changes the queue's law".into());
-    }
     let mut station = None;
     let mut parts = Vec::new();
     for (k, cl) in spec.classes.iter().enumerate() {
@@ -242,10 +247,7 @@ fn classes_at_one_queue(network: &Network) -> Result<Shape, String> {
     }
     let s = station.expect("a class");
     let st = &spec.stations[s];
-    if !matches!(st.kind.as_queue(), Some((1, Discipline::Fcfs)))
-        || st.speed.is_some()
-        || spec.capacity.get(s).is_some_and(Option::is_some)
-    {
+    if fcfs_servers(network, s) != Ok(1) {
         return Err(format!(
             "{why}; station {} is not one FCFS server at a fixed speed without a capacity",
             st.name

@@ -68,8 +68,9 @@ pub(super) struct Tandem {
     entries: Vec<usize>,
     /// The hidden states: (station, its tilt), in station order.
     states: Vec<(usize, Walk)>,
-    /// Each state's weight w (they sum to 1).
+    /// Each state's weight w (they sum to 1), and every state's index.
     weights: Vec<f64>,
+    all: Vec<usize>,
     /// Each state's ancestors (states at stations before it on its path),
     /// their total weight, and its descendants.
     ancestors: Vec<Vec<usize>>,
@@ -152,6 +153,7 @@ impl Tandem {
             children,
             entries,
             states,
+            all: (0..weights.len()).collect(),
             weights,
             ancestors,
             ancestor_weight,
@@ -178,8 +180,7 @@ impl Tandem {
     pub(super) fn response(&self, t: f64, rng: &mut SimRng) -> (f64, u64) {
         let stations = self.services.len();
         let n = self.states.len();
-        let all: Vec<usize> = (0..n).collect();
-        let mut state = self.draw_state(&all, rng);
+        let mut state = self.draw_state(&self.all, rng);
         // The longest path's service sum from (customer, station j).
         let mut column = vec![0.0; stations];
         let mut drawn = vec![0.0; stations];

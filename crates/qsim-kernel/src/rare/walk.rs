@@ -1,7 +1,7 @@
 //! The walk of service minus interarrival times of a single FCFS server,
 //! under the exponential tilt that makes it drift up (see `tail.rs` for
 //! how the tails use it, and `tandem.rs` for its use per station).
-use crate::dist::{Dist, Tilted, unit};
+use crate::dist::{Dist, Tilted, ln_sum_exp, unit};
 use crate::rng::SimRng;
 
 /// One draw from a tilted law, as every rare-event tail takes it (the
@@ -36,8 +36,7 @@ impl Mix {
             .iter()
             .map(|(p, d)| Some(p.ln() + d.log_mgf(theta)?))
             .collect::<Option<_>>()?;
-        let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        Some(top + logs.iter().map(|l| (l - top).exp()).sum::<f64>().ln())
+        Some(ln_sum_exp(&logs))
     }
 
     /// The mix tilted by theta: part k with weight p_k M_k(theta) /
