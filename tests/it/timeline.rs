@@ -223,13 +223,7 @@ fn burst_collapse_stays_collapsed_after_the_burst() {
             0.021,
         ),
     ] {
-        assert!(
-            e.ci95 <= guard * exact && (e.mean - exact).abs() <= 3.0 * e.ci95,
-            "{what}: {} ± {} vs theory's {exact} (3 half-widths, guard {}%)",
-            e.mean,
-            e.ci95,
-            guard * 100.0
-        );
+        near_theory(what, e, exact, guard);
     }
 }
 
@@ -326,13 +320,7 @@ fn hysteresis_branches_sit_on_the_two_operating_points_of_theory() {
             0.02,
         ),
     ] {
-        assert!(
-            e.ci95 <= guard * exact && (e.mean - exact).abs() <= 3.0 * e.ci95,
-            "{what}: {} ± {} vs theory's {exact} (3 half-widths, guard {}%)",
-            e.mean,
-            e.ci95,
-            guard * 100.0
-        );
+        near_theory(what, e, exact, guard);
     }
 }
 
@@ -441,4 +429,16 @@ fn hysteresis_output_never_mixes_with_a_sweep() {
         assert!(err.contains("no use with --hysteresis"), "{err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A figure within 3 half-widths of theory's operating point, with its
+/// half-width at most `guard` of it.
+fn near_theory(what: &str, e: qsim_kernel::Estimate, exact: f64, guard: f64) {
+    assert!(
+        e.ci95 <= guard * exact && (e.mean - exact).abs() <= 3.0 * e.ci95,
+        "{what}: {} ± {} vs theory's {exact} (3 half-widths, guard {}%)",
+        e.mean,
+        e.ci95,
+        guard * 100.0
+    );
 }

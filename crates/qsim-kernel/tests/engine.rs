@@ -243,12 +243,7 @@ fn thousands_of_thinking_users_match_exact_mva() {
         vec![closed_class(pop, Some(exp(z)), vec![0])],
     );
     let r = run(&n, &cfg(10, 100_000)).unwrap();
-    let (mut q, mut x) = (0.0, 0.0);
-    for k in 1..=pop {
-        let rt = s * (1.0 + q);
-        x = f64::from(k) / (z + rt);
-        q = x * rt;
-    }
+    let (x, q) = finite_source_mva(pop, z, s);
     close("throughput", r.system.throughput_per_s, x, 0.003, 0.0045);
     close(
         "mean jobs at the server",
@@ -275,12 +270,7 @@ fn half_a_million_thinking_users_match_exact_mva() {
         vec![closed_class(pop, Some(exp(z)), vec![0])],
     );
     let r = run(&n, &cfg(4, 20_000)).unwrap();
-    let (mut q, mut x) = (0.0, 0.0);
-    for k in 1..=pop {
-        let rt = s * (1.0 + q);
-        x = f64::from(k) / (z + rt);
-        q = x * rt;
-    }
+    let (x, q) = finite_source_mva(pop, z, s);
     close("throughput", r.system.throughput_per_s, x, 0.0, 0.0225);
     close(
         "mean jobs at the server",
@@ -865,4 +855,16 @@ fn one_station_delay_matches_the_infinite_server_queue() {
     );
     close("mean jobs", r.stations[0].mean_jobs, 3.0, 0.0, 0.004);
     close("throughput", r.system.throughput_per_s, 10.0, 0.0, 0.0045);
+}
+
+/// Exact MVA of `pop` users thinking `z` s in front of one FCFS server of
+/// mean service `s`: the throughput and the mean jobs at the server.
+fn finite_source_mva(pop: u32, z: f64, s: f64) -> (f64, f64) {
+    let (mut q, mut x) = (0.0, 0.0);
+    for k in 1..=pop {
+        let rt = s * (1.0 + q);
+        x = f64::from(k) / (z + rt);
+        q = x * rt;
+    }
+    (x, q)
 }

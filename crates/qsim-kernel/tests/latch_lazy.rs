@@ -97,24 +97,6 @@ fn reference(mut spec: NetworkSpec) -> NetworkSpec {
     spec
 }
 
-/// Within 4 half-widths of an exact value (about 6 standard errors at 6
-/// replications), with the half-width at most `guard` of it, so a bias
-/// above 4 × guard always fails.
-fn close(what: &str, e: Estimate, exact: f64, guard: f64) {
-    assert!(
-        e.ci95.is_finite() && (e.mean - exact).abs() <= 4.0 * e.ci95,
-        "{what}: {} ± {} vs exact {exact}",
-        e.mean,
-        e.ci95
-    );
-    assert!(
-        e.ci95 <= guard * exact.abs(),
-        "{what}: half-width {} is over the guard {}% of {exact}",
-        e.ci95,
-        guard * 100.0
-    );
-}
-
 fn resp(r: &RunResults) -> Estimate {
     Estimate {
         mean: r.system.response_time_s.mean,
@@ -138,8 +120,8 @@ fn a_lone_thread_cycles_in_the_sum_of_its_visits() {
     let fast = run_net(spec.clone(), 6, 20_000);
     let slow = run_net(reference(spec), 6, 20_000);
     for (path, r) in [("fast", &fast), ("reference", &slow)] {
-        close(&format!("{path}: response"), resp(r), r_exact, 0.013);
-        close(
+        support::within_4(&format!("{path}: response"), resp(r), r_exact, 0.013);
+        support::within_4(
             &format!("{path}: throughput"),
             r.system.throughput_per_s,
             1.0 / r_exact,
@@ -147,19 +129,19 @@ fn a_lone_thread_cycles_in_the_sum_of_its_visits() {
         );
         let u = r.stations[0].utilization.mean;
         assert!((u - 0.5).abs() < 1e-9, "{path}: cpu utilization {u}");
-        close(
+        support::within_4(
             &format!("{path}: cpu mean jobs"),
             r.stations[0].mean_jobs,
             v * s / r_exact,
             0.001,
         );
-        close(
+        support::within_4(
             &format!("{path}: latch held"),
             r.stations[1].utilization,
             (v - 1.0) * c / r_exact,
             0.0032,
         );
-        close(
+        support::within_4(
             &format!("{path}: latch response"),
             r.stations[1].response_time_s,
             c,
@@ -270,8 +252,8 @@ fn batch_means_of_one_replication_read_settled_sections() {
     let r = run(&n, &cfg).unwrap();
     let u = r.stations[0].utilization;
     assert!((u.mean - 0.5).abs() < 1e-9, "cpu utilization {u:?}");
-    close("response", resp(&r), r_exact, 0.017);
-    close(
+    support::within_4("response", resp(&r), r_exact, 0.017);
+    support::within_4(
         "latch held",
         r.stations[1].utilization,
         (v - 1.0) * c / r_exact,

@@ -185,24 +185,6 @@ fn net_case(cpu: Option<usize>, wake: Wake, rounds: u32) -> (LatchSpec, u32) {
     )
 }
 
-/// |mean − exact| ≤ 4·ci95 (about 6 standard errors at 4-6 replications),
-/// with ci95 ≤ `guard`·exact so the check can fail: a bias above 4 × guard
-/// always does.
-fn within_4(what: &str, e: Estimate, exact: f64, guard: f64) {
-    assert!(
-        e.ci95.is_finite() && (e.mean - exact).abs() <= 4.0 * e.ci95,
-        "{what}: {} ± {} vs exact {exact}",
-        e.mean,
-        e.ci95
-    );
-    assert!(
-        e.ci95 <= guard * exact.abs(),
-        "{what}: half-width {} is over the guard {}% of {exact}",
-        e.ci95,
-        guard * 100.0
-    );
-}
-
 #[test]
 fn mean_poll_delay_is_the_mean_of_whole_units() {
     // InnoDB draws ut_rnd_interval(0, d) = a whole number in {0, …, d − 1}
@@ -238,7 +220,7 @@ fn mean_poll_delay_is_the_mean_of_whole_units() {
         // half-widths of slack. Half-widths 0.36-0.6%, guarded at 0.9%: a
         // bias of about 2.4% fails (at most 3.6%, far below the 20%
         // between the two laws).
-        within_4(
+        support::within_4(
             &format!("{poll_delay:?} (poll by poll {poll_by_poll}) mean poll delay"),
             m,
             exact,
@@ -285,7 +267,7 @@ fn latch_utilization_is_the_held_fraction() {
     let r = run_net(spec, 6, 40_000);
     let u = r.stations[1].utilization;
     // Half-width 0.33%, guarded at 0.5%: a bias of about 1.3% fails.
-    within_4("held fraction", u, u_exact, 0.005);
+    support::within_4("held fraction", u, u_exact, 0.005);
     // Occupancy (anyone present) is P(n > 0), the same here.
     let occ = r.stations[1].occupancy.unwrap();
     assert!((occ.mean - u.mean).abs() < 1e-9, "{occ:?} vs {u:?}");
@@ -364,15 +346,15 @@ fn one_thread_cycles_through_cpu_and_latch_in_their_sum() {
         let r = run_net(with_path(net(latch, 1, 2, s, c), poll_by_poll), 6, 20_000);
         let x = r.system.throughput_per_s;
         let exact = 1.0 / (s + c);
-        within_4("throughput", x, exact, 0.004);
+        support::within_4("throughput", x, exact, 0.004);
         let cpu_n = r.stations[0].mean_jobs;
         let n_exact = s / (s + c);
-        within_4("cpu mean jobs", cpu_n, n_exact, 0.0017);
+        support::within_4("cpu mean jobs", cpu_n, n_exact, 0.0017);
         let u = r.stations[0].utilization.mean;
         assert!((u - 0.5).abs() < 1e-9, "cpu utilization {u} vs exactly 1/2");
         let held = r.stations[1].utilization;
         let held_exact = c / (s + c);
-        within_4("held", held, held_exact, 0.005);
+        support::within_4("held", held, held_exact, 0.005);
     }
 }
 
@@ -413,10 +395,10 @@ fn a_spin_cpu_past_its_cores_is_the_finite_source_ps_queue() {
     }
     let r = run_net(spec, 6, 40_000);
     let x = r.system.throughput_per_s;
-    within_4("finite-source throughput", x, x_exact, 0.005);
+    support::within_4("finite-source throughput", x, x_exact, 0.005);
     let n = r.stations[0].mean_jobs;
-    within_4("finite-source cpu mean jobs", n, n_exact, 0.0045);
+    support::within_4("finite-source cpu mean jobs", n, n_exact, 0.0045);
     let rt = r.stations[0].response_time_s;
     let rt_exact = n_exact / x_exact;
-    within_4("finite-source cpu response", rt, rt_exact, 0.0085);
+    support::within_4("finite-source cpu response", rt, rt_exact, 0.0085);
 }

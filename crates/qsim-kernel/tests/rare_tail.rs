@@ -29,19 +29,25 @@ fn fcfs(name: String, service: Dist) -> StationSpec {
     }
 }
 
-/// A single FCFS server with these interarrival and service laws.
-fn gg1(interarrival: Dist, service: Dist) -> Network {
+/// One open class with these interarrival times along `route` through
+/// `stations`.
+fn open_network(interarrival: Dist, stations: Vec<StationSpec>, route: Vec<usize>) -> Network {
     Network::new(NetworkSpec {
-        stations: vec![fcfs("server".into(), service)],
+        stations,
         classes: vec![ClassSpec {
             name: "default".into(),
             workload: Workload::Open { interarrival },
-            routing: Routing::Sequence(vec![0]),
+            routing: Routing::Sequence(route),
             priority: 0,
         }],
         ..NetworkSpec::default()
     })
     .unwrap()
+}
+
+/// A single FCFS server with these interarrival and service laws.
+fn gg1(interarrival: Dist, service: Dist) -> Network {
+    open_network(interarrival, vec![fcfs("server".into(), service)], vec![0])
 }
 
 fn cfg(seed: u64) -> RareConfig {
@@ -248,19 +254,7 @@ fn tandem(lambda: f64, services: Vec<Dist>) -> Network {
         .map(|(i, s)| fcfs(format!("s{i}"), s))
         .collect();
     let route = (0..stations.len()).collect();
-    Network::new(NetworkSpec {
-        stations,
-        classes: vec![ClassSpec {
-            name: "default".into(),
-            workload: Workload::Open {
-                interarrival: Dist::exponential(1.0 / lambda).unwrap(),
-            },
-            routing: Routing::Sequence(route),
-            priority: 0,
-        }],
-        ..NetworkSpec::default()
-    })
-    .unwrap()
+    open_network(Dist::exponential(1.0 / lambda).unwrap(), stations, route)
 }
 
 /// P(X > t) for a sum of independent exponentials with distinct rates
@@ -378,19 +372,11 @@ fn fork_join(lambda: f64, branches: Vec<Dist>) -> Network {
         service: vec![None],
         speed: None,
     });
-    Network::new(NetworkSpec {
+    open_network(
+        Dist::exponential(1.0 / lambda).unwrap(),
         stations,
-        classes: vec![ClassSpec {
-            name: "default".into(),
-            workload: Workload::Open {
-                interarrival: Dist::exponential(1.0 / lambda).unwrap(),
-            },
-            routing: Routing::Sequence(vec![0, k + 1]),
-            priority: 0,
-        }],
-        ..NetworkSpec::default()
-    })
-    .unwrap()
+        vec![0, k + 1],
+    )
 }
 
 /// Four constant 1 s branches behind Poisson arrivals at 0.5/s: the four

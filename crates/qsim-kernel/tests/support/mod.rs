@@ -59,3 +59,21 @@ pub fn check_rare(what: &str, got: &rare::RareEstimate, exact: f64, k: f64, max_
         v.ci95
     );
 }
+
+/// |mean − exact| ≤ 4·ci95 (about 6 standard errors at 4-6 replications),
+/// with ci95 ≤ `guard`·exact so the check can fail: a bias above 4 × guard
+/// always does.
+pub fn within_4(what: &str, e: Estimate, exact: f64, guard: f64) {
+    assert!(
+        e.ci95.is_finite() && (e.mean - exact).abs() <= 4.0 * e.ci95,
+        "{what}: {} ± {} vs exact {exact}",
+        e.mean,
+        e.ci95
+    );
+    assert!(
+        e.ci95 <= guard * exact.abs(),
+        "{what}: half-width {} is over the guard {}% of {exact}",
+        e.ci95,
+        guard * 100.0
+    );
+}
