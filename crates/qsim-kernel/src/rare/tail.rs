@@ -67,14 +67,12 @@ pub const WAIT_WARMUP: u64 = 10_000;
 
 /// The laws of a single FCFS queue a tail is computed for.
 struct Queue {
-    /// An arbitrary customer's service: the classes' laws with their
-    /// shares of the arrivals.
+    /// An arbitrary customer's service: the classes' laws, in class order,
+    /// with their shares of the arrivals.
     service: Mix,
     /// The time between arrivals of any class.
     interarrival: Dist,
     servers: u32,
-    /// Each class's own service law.
-    classes: Vec<Dist>,
 }
 
 /// What a tail is computed for.
@@ -201,10 +199,9 @@ fn shape(network: &Network) -> Result<Shape, String> {
         ));
     }
     Ok(Shape::Queue(Queue {
-        service: Mix::one(service.clone()),
+        service: Mix::one(service),
         interarrival: interarrival.clone(),
         servers,
-        classes: vec![service],
     }))
 }
 
@@ -274,7 +271,6 @@ fn classes_at_one_queue(network: &Network) -> Result<Shape, String> {
     }
     let interarrival = Dist::exponential(1.0 / rate).map_err(|e| e.to_string())?;
     Ok(Shape::Queue(Queue {
-        classes: mix.0.iter().map(|(_, d)| d.clone()).collect(),
         service: mix,
         interarrival,
         servers: 1,
@@ -401,8 +397,9 @@ fn tail_of(
     // A class's own service, tilted as the walk's (every class's law has a
     // finite M(theta) there: the mix's does).
     let own = match class {
-        Some(k) if queue.classes.len() > 1 => Some(
-            queue.classes[k]
+        Some(k) if queue.service.0.len() > 1 => Some(
+            queue.service.0[k]
+                .1
                 .tilted(walk.theta)
                 .ok_or_else(|| refused("a class's service has no tilt at the walk's".into()))?,
         ),
